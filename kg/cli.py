@@ -1,0 +1,103 @@
+"""The `kg` command: the only module that parses arguments, prints or exits.
+
+Exit codes: 0 success, 1 the data does not conform to the shapes, 2 bad input or usage.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from kg import __version__, pipeline
+from kg.config import load_config
+from kg.errors import InputError, KgError
+
+EXIT_OK, EXIT_NONCONFORMING, EXIT_BAD_INPUT = 0, 1, 2
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="kg",
+        description="Publish researcher profiles (YAML) as a linked-data knowledge graph.",
+        epilog="Exit codes: 0 success, 1 data does not conform to the shapes, 2 bad input or usage.",
+    )
+    parser.add_argument("--version", action="version", version=f"kg {__version__}")
+    parser.add_argument("--project", type=Path, help="project directory (default: found from .)")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    sub.add_parser("check", help="load every profile and registry; report every mistake",
+                   description="Load data/ and report every mistake (file:line:column, key, "
+                   "what was expected). Exit 0 when clean, 2 when not.")
+
+    resolve = sub.add_parser("resolve", help="show which names, papers and venues were merged",
+                             description="Resolve entities across profiles and show the merge "
+                             "report: what was merged and why, and near misses to confirm.")
+    resolve.add_argument("--report", action="store_true", help="print the full merge report")
+
+    build = sub.add_parser("build", help="build the graph and write every export",
+                           description="Load, resolve, map and export the graph into the output "
+                           "directory (replaced atomically).")
+    build.add_argument("--out", type=Path, help="output directory (default: dist/ or kg.toml out)")
+
+    sub.add_parser("schema", help="print the JSON Schema of a profile file",
+                   description="Print the JSON Schema of data/profiles/*.yaml (for editors).")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = _parser()
+    args = parser.parse_args(argv)
+    try:
+        return _run(args)
+    except InputError as exc:
+        for problem in exc.problems:
+            print(f"error: {problem}", file=sys.stderr)
+        print(f"{len(exc.problems)} problem(s) found", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except KgError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+
+
+def _run(args: argparse.Namespace) -> int:
+    if args.command == "schema":
+        from kg.schema import profile_schema
+
+        print(json.dumps(profile_schema(), indent=2, ensure_ascii=False))
+        return EXIT_OK
+    config = load_config(args.project)
+    if args.command == "check":
+        data = pipeline.check(config)
+        print(f"ok: {len(data.profiles)} profiles, {len(data.organizations)} organizations, "
+              f"{len(data.venues)} venues, {len(data.people)} people")
+        return EXIT_OK
+    if args.command == "resolve":
+        resolution = pipeline.resolve_project(config)
+        _print_report(resolution, full=args.report)
+        return EXIT_OK
+    if args.command == "build":
+        result = pipeline.build(config, out=args.out, progress=_progress)
+        _print_report(result.resolution, full=False)
+        print(f"wrote {result.out_dir} ({result.triples} triples, {len(result.files)} files)")
+        return EXIT_OK
+    raise AssertionError(args.command)
+
+
+def _progress(message: str) -> None:
+    print(f"... {message}", file=sys.stderr)
+
+
+def _print_report(resolution, full: bool) -> None:  # noqa: ANN001
+    merged = [n for n in resolution.notes if n.kind == "merged"]
+    near = [n for n in resolution.notes if n.kind == "near-miss"]
+    print(f"resolved {len(resolution.persons)} people, {len(resolution.publications)} "
+          f"publications, {len(resolution.organizations)} organizations, "
+          f"{len(resolution.venues)} venues; {len(merged)} merges, {len(near)} near misses")
+    if full:
+        for note in resolution.notes:
+            print(f"{note.kind:9} {note.subject}: {note.detail}")

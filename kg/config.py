@@ -1,0 +1,97 @@
+"""The project's configuration, read from one place: `kg.toml` at the project root.
+
+The project root is the directory given with `--project`, else the nearest of the
+current directory and its parents that holds `kg.toml` or a `data/` directory.
+`shapes/`, `queries/` and `ontology/` come from the project when it has them, else
+from the copies shipped inside the `kg` package (so an installed wheel works).
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass, fields
+from pathlib import Path
+
+from kg.errors import ProjectError
+
+PACKAGE_DIR = Path(__file__).resolve().parent
+CONFIG_FILE = "kg.toml"
+DEFAULT_BASE_IRI = "https://kg.example.org/"
+
+
+@dataclass(frozen=True)
+class Config:
+    """Where things are and how IRIs are minted."""
+
+    root: Path
+    base_iri: str = DEFAULT_BASE_IRI
+    title: str = "Researcher profiles"
+    description: str = "Researcher profiles published as linked data."
+    license: str = "https://creativecommons.org/licenses/by/4.0/"
+    sparql_endpoint: str | None = None
+    out: str = "dist"
+
+    @property
+    def data_dir(self) -> Path:
+        return self.root / "data"
+
+    @property
+    def out_dir(self) -> Path:
+        return self.root / self.out
+
+    @property
+    def shapes_dir(self) -> Path:
+        return resource_dir(self.root, "shapes")
+
+    @property
+    def queries_dir(self) -> Path:
+        return resource_dir(self.root, "queries")
+
+    @property
+    def ontology_dir(self) -> Path:
+        return resource_dir(self.root, "ontology")
+
+
+def resource_dir(root: Path, name: str) -> Path:
+    """The project's own `name/` directory, else the one shipped with the package."""
+    for candidate in (root / name, PACKAGE_DIR / "_resources" / name, PACKAGE_DIR.parent / name):
+        if candidate.is_dir():
+            return candidate
+    raise ProjectError(f"no {name}/ directory in {root} and none shipped with kg")
+
+
+def find_root(start: Path) -> Path:
+    start = start.resolve()
+    for folder in (start, *start.parents):
+        if (folder / CONFIG_FILE).is_file() or (folder / "data").is_dir():
+            return folder
+    raise ProjectError(
+        f"no kg project here: neither {start} nor a parent holds {CONFIG_FILE} or data/ "
+        "(run kg in a project directory or pass --project DIR)"
+    )
+
+
+def load_config(project: Path | None = None) -> Config:
+    """Read `kg.toml` of the project (found from the current directory by default)."""
+    root = project.resolve() if project else find_root(Path.cwd())
+    if project and not root.is_dir():
+        raise ProjectError(f"project directory {project} does not exist")
+    path = root / CONFIG_FILE
+    if not path.is_file():
+        return Config(root=root)
+    try:
+        table = tomllib.loads(path.read_text(encoding="utf-8")).get("kg", {})
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise ProjectError(f"{path}: {exc}") from None
+    known = {f.name for f in fields(Config)} - {"root"}
+    unknown = sorted(set(table) - known)
+    if unknown:
+        raise ProjectError(f"{path}: unknown setting(s) {', '.join(unknown)} in [kg]; "
+                           f"expected {', '.join(sorted(known))}")
+    bad = [k for k, v in table.items() if not isinstance(v, str)]
+    if bad:
+        raise ProjectError(f"{path}: [kg] {', '.join(bad)} must be text")
+    base = table.get("base_iri", DEFAULT_BASE_IRI)
+    if not base.startswith(("http://", "https://")) or not base.endswith(("/", "#")):
+        raise ProjectError(f"{path}: base_iri {base!r} must be an http(s) IRI ending in / or #")
+    return Config(root=root, **table)

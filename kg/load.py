@@ -1,0 +1,317 @@
+"""Stage 1: YAML files under `data/` -> a typed `Dataset`.
+
+Conversion is driven by the model's type hints, so every class in `kg.model` is
+checked the same way: unknown keys (with a suggestion), duplicate keys, wrong
+types, closed value lists and text formats. All problems of a run are collected
+and raised together as one `InputError`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import re
+import types
+import typing
+from functools import cache
+from pathlib import Path
+from typing import Any, Union
+
+from kg import model
+from kg.errors import InputError, Problem
+from kg.model import PRESENT, Dataset, PartialDate, Present, Source
+from kg.yamlsafe import MappingNode, Node, ScalarNode, SequenceNode, read_node, source_of
+
+FORMATS = {
+    "email": (re.compile(r"^[^@\s<>()]+@[^@\s<>()]+\.[A-Za-z]{2,}$"), "an email address"),
+    "url": (re.compile(r"^https?://[^\s<>\"]+$"), "an http(s) URL"),
+    "orcid": (re.compile(r"^\d{4}-\d{4}-\d{4}-\d{3}[\dX]$"), "an ORCID iD like 0000-0002-1825-0097"),
+    "lang": (re.compile(r"^[a-zA-Z]{2,3}(-[a-zA-Z0-9]{2,8})*$"), "a BCP 47 language tag"),
+    "key": (re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$"), "a key of lower-case letters, digits, -"),
+}
+NULLS = frozenset({"", "~", "null"})
+SHORTHAND = {model.PersonRef: "name"}
+
+
+class _Context:
+    """Collects problems while converting one file."""
+
+    def __init__(self, file: str) -> None:
+        self.file = file
+        self.problems: list[Problem] = []
+
+    def report(self, node: Node, path: str, message: str) -> None:
+        self.problems.append(Problem(source_of(node, self.file), path, message))
+
+
+def _describe(node: Node) -> str:
+    if isinstance(node, MappingNode):
+        return "a mapping"
+    if isinstance(node, SequenceNode):
+        return "a list"
+    text = node.value if len(node.value) <= 40 else node.value[:37] + "..."
+    return f"{text!r}"
+
+
+def _is_null(node: Node) -> bool:
+    return isinstance(node, ScalarNode) and node.style is None and node.value in NULLS
+
+
+# --------------------------------------------------------------------------- conversion
+
+
+def convert(node: Node, hint: Any, path: str, ctx: _Context, meta: dict | None = None) -> Any:
+    """Convert `node` to a value of type `hint`; report and return None when it cannot."""
+    meta = meta or {}
+    origin = typing.get_origin(hint)
+    if origin in (Union, types.UnionType):
+        return _convert_union(node, typing.get_args(hint), path, ctx, meta)
+    if origin is list:
+        return _convert_list(node, typing.get_args(hint)[0], path, ctx, meta)
+    if origin is dict:
+        return _convert_dict(node, typing.get_args(hint), path, ctx)
+    if dataclasses.is_dataclass(hint) and hint not in (PartialDate, Present):
+        return _convert_record(node, hint, path, ctx)
+    if not isinstance(node, ScalarNode):
+        ctx.report(node, path, f"found {_describe(node)}; expected {_expected(hint, meta)}")
+        return None
+    return _convert_scalar(node, hint, path, ctx, meta)
+
+
+def _convert_union(node: Node, args: tuple, path: str, ctx: _Context, meta: dict) -> Any:
+    if type(None) in args and _is_null(node):
+        return None
+    options = [a for a in args if a is not type(None)]
+    if Present in options and isinstance(node, ScalarNode) and node.value.lower() == "present":
+        return PRESENT
+    options = [a for a in options if a is not Present]
+    return convert(node, options[0], path, ctx, meta)
+
+
+def _convert_list(node: Node, item: Any, path: str, ctx: _Context, meta: dict) -> tuple | list:
+    if not isinstance(node, SequenceNode):
+        ctx.report(node, path, f"found {_describe(node)}; expected a list")
+        return []
+    values = [convert(child, item, f"{path}[{i}]", ctx, meta) for i, child in enumerate(node.value)]
+    return [v for v in values if v is not None]
+
+
+def _convert_dict(node: Node, args: tuple, path: str, ctx: _Context) -> dict:
+    key_type, value_type = args
+    if not isinstance(node, MappingNode):
+        ctx.report(node, path, f"found {_describe(node)}; expected a mapping")
+        return {}
+    result: dict = {}
+    for key_node, value_node in node.value:
+        key = convert(key_node, key_type, path, ctx)
+        if key is None:
+            continue
+        if key in result:
+            ctx.report(key_node, f"{path}.{key}", "duplicate key")
+            continue
+        value = convert(value_node, value_type, f"{path}.{key}", ctx)
+        if value is not None:
+            result[key] = value
+    return result
+
+
+def _convert_scalar(node: ScalarNode, hint: Any, path: str, ctx: _Context, meta: dict) -> Any:
+    text = node.value
+    try:
+        if hint is str:
+            return _check_text(text, meta)
+        if hint is bool:
+            if node.style is None and text in ("true", "false"):
+                return text == "true"
+            raise ValueError("true or false")
+        if hint is int:
+            if node.style is None and re.fullmatch(r"-?(0|[1-9]\d*)", text):
+                return int(text)
+            raise ValueError("a whole number (no quotes, no leading zeros)")
+        if hint is PartialDate:
+            return PartialDate.parse(text)
+    except ValueError as exc:
+        ctx.report(node, path, f"found {_describe(node)}; expected {exc}")
+        return None
+    raise TypeError(f"no conversion for {hint!r}")  # a bug in the model, not in the data
+
+
+def _check_text(text: str, meta: dict) -> str:
+    text = text.strip()
+    if not text:
+        raise ValueError("non-empty text")
+    choices = meta.get("choices")
+    if choices and text not in choices:
+        raise ValueError("one of " + ", ".join(choices) + _suggest(text, choices))
+    fmt = meta.get("format")
+    if fmt:
+        pattern, what = FORMATS[fmt]
+        if not pattern.match(text):
+            raise ValueError(what)
+    return text
+
+
+def _expected(hint: Any, meta: dict) -> str:
+    if hint is PartialDate:
+        return "a date (YYYY, YYYY-MM or YYYY-MM-DD)"
+    names = {str: "text", int: "a whole number", bool: "true or false"}
+    return names.get(hint, "a single value")
+
+
+def _suggest(word: str, candidates: typing.Iterable[str]) -> str:
+    close = difflib.get_close_matches(word, list(candidates), n=1, cutoff=0.6)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+@cache
+def _fields(cls: type) -> dict[str, tuple[Any, dataclasses.Field]]:
+    hints = typing.get_type_hints(cls, vars(model))
+    return {
+        f.name: (hints[f.name], f)
+        for f in dataclasses.fields(cls)
+        if not f.metadata.get("internal")
+    }
+
+
+def _convert_record(node: Node, cls: type, path: str, ctx: _Context) -> Any:
+    if isinstance(node, ScalarNode) and cls in SHORTHAND and not _is_null(node):
+        return _convert_record_shorthand(node, cls, path, ctx)
+    if not isinstance(node, MappingNode):
+        ctx.report(node, path, f"found {_describe(node)}; expected a mapping ({cls.__name__})")
+        return None
+    fields = _fields(cls)
+    values: dict[str, Any] = {}
+    ok = True
+    for key_node, value_node in node.value:
+        key = key_node.value if isinstance(key_node, ScalarNode) else None
+        where = f"{path}.{key}" if path else str(key)
+        if key not in fields:
+            hint = _suggest(str(key), fields) or f"; expected one of {', '.join(fields)}"
+            ctx.report(key_node, where, f"unknown key {key!r}{hint}")
+            ok = False
+        elif key in values:
+            ctx.report(key_node, where, f"duplicate key {key!r}")
+            ok = False
+        else:
+            hint, fld = fields[key]
+            before = len(ctx.problems)
+            values[key] = convert(value_node, hint, where, ctx, dict(fld.metadata))
+            ok = ok and len(ctx.problems) == before
+    for name, (_, fld) in fields.items():
+        if name not in values and _is_required(fld):
+            ctx.report(node, f"{path}.{name}" if path else name, "missing required key")
+            ok = False
+    if not ok:
+        return None
+    values = {k: v for k, v in values.items() if v is not None or not _is_required(fields[k][1])}
+    return cls(**values, source=source_of(node, ctx.file))
+
+
+def _convert_record_shorthand(node: ScalarNode, cls: type, path: str, ctx: _Context) -> Any:
+    name = _check_text(node.value, {}) if node.value.strip() else None
+    if name is None:
+        ctx.report(node, path, "found ''; expected a name")
+        return None
+    return cls(**{SHORTHAND[cls]: name}, source=source_of(node, ctx.file))
+
+
+def _is_required(fld: dataclasses.Field) -> bool:
+    no_default = fld.default is dataclasses.MISSING
+    return no_default and fld.default_factory is dataclasses.MISSING  # type: ignore[misc]
+
+
+# --------------------------------------------------------------------------- files
+
+
+def load_file(path: Path, cls: type, display: str) -> Any:
+    """Load one YAML file holding a single record of type `cls`."""
+    node = read_node(path, display)
+    ctx = _Context(display)
+    record = convert(node, cls, "", ctx)
+    if ctx.problems:
+        raise InputError(ctx.problems)
+    return record
+
+
+def load_registry(path: Path, cls: type, display: str) -> tuple:
+    """Load a registry file: a mapping from key to a record of type `cls`."""
+    node = read_node(path, display)
+    ctx = _Context(display)
+    if not isinstance(node, MappingNode):
+        ctx.report(node, "", f"found {_describe(node)}; expected a mapping from key to entry")
+        raise InputError(ctx.problems)
+    records = []
+    seen: set[str] = set()
+    for key_node, value_node in node.value:
+        key = key_node.value if isinstance(key_node, ScalarNode) else ""
+        if not FORMATS["key"][0].match(key):
+            ctx.report(key_node, key, f"found {_describe(key_node)}; expected {FORMATS['key'][1]}")
+            continue
+        if key in seen:
+            ctx.report(key_node, key, f"duplicate key {key!r}")
+            continue
+        seen.add(key)
+        record = convert(value_node, cls, key, ctx)
+        if record is not None:
+            records.append(dataclasses.replace(record, key=key))
+    if ctx.problems:
+        raise InputError(ctx.problems)
+    return tuple(records)
+
+
+REGISTRIES = (
+    ("organizations", model.Organization),
+    ("venues", model.Venue),
+    ("people", model.KnownPerson),
+)
+
+
+def load_dataset(data_dir: Path) -> Dataset:
+    """Load every profile and registry under `data_dir`, reporting all problems at once."""
+    if not data_dir.is_dir():
+        problem = Problem(Source(str(data_dir), 0, 0), "", "data directory not found")
+        raise InputError([problem])
+    problems: list[Problem] = []
+    found: dict[str, tuple] = {}
+    for name, cls in REGISTRIES:
+        path = data_dir / f"{name}.yaml"
+        found[name] = _collect(problems, load_registry, path, cls, _display(path, data_dir)) or ()
+    profiles = [
+        _collect(problems, _load_profile, path, data_dir)
+        for path in sorted((data_dir / "profiles").glob("*.yaml"))
+    ]
+    if problems:
+        raise InputError(problems)
+    return Dataset(
+        profiles=tuple(p for p in profiles if p is not None),
+        organizations=found["organizations"],
+        venues=found["venues"],
+        people=found["people"],
+    )
+
+
+def _load_profile(path: Path, data_dir: Path) -> model.Profile:
+    display = _display(path, data_dir)
+    if not FORMATS["key"][0].match(path.stem):
+        problem = Problem(Source(display, 0, 0), "", f"file name {path.stem!r} is not a slug; "
+                          "expected lower-case letters, digits and -, e.g. yihao-zhao.yaml")
+        raise InputError([problem])
+    profile = load_file(path, model.Profile, display)
+    return dataclasses.replace(profile, slug=path.stem)
+
+
+def _collect(problems: list[Problem], fn: Any, path: Path, *args: Any) -> Any:
+    if fn is load_registry and not path.exists():
+        return ()
+    try:
+        return fn(path, *args)
+    except InputError as exc:
+        problems.extend(exc.problems)
+        return None
+
+
+def _display(path: Path, data_dir: Path) -> str:
+    try:
+        return str(Path("data") / path.relative_to(data_dir))
+    except ValueError:
+        return str(path)

@@ -1,0 +1,46 @@
+"""Name normalisation and slugs, shared by resolution and mapping."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import unicodedata
+
+HONORIFICS = ("prof.", "prof", "professor", "dr.", "dr", "mr.", "ms.", "mrs.")
+_MARKERS = re.compile(r"[*†‡§¶#]+")
+_PAREN = re.compile(r"\s*\([^)]*\)\s*")
+_NON_WORD = re.compile(r"[^\w]+", re.UNICODE)
+
+
+def clean_person_name(printed: str) -> str:
+    """The name without honorifics, parenthesised annotations and contribution markers."""
+    text = unicodedata.normalize("NFKC", printed)
+    text = _PAREN.sub(" ", _MARKERS.sub("", text))
+    words = text.split()
+    while words and words[0].casefold() in HONORIFICS:
+        words = words[1:]
+    return " ".join(words)
+
+
+def name_key(name: str) -> str:
+    """Comparison key: case, spacing and punctuation do not matter ("Yihao ZHAO" = "Yihao Zhao")."""
+    text = unicodedata.normalize("NFKC", clean_person_name(name)).casefold()
+    return " ".join(_NON_WORD.sub(" ", text).split())
+
+
+def text_key(text: str) -> str:
+    """Comparison key for titles and registry names."""
+    text = unicodedata.normalize("NFKC", text).casefold()
+    return " ".join(_NON_WORD.sub(" ", text.replace("’", "'")).split())
+
+
+def slugify(text: str, max_length: int = 60) -> str:
+    """A readable ASCII slug; non-Latin text gets a short stable hash."""
+    ascii_text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode()
+    slug = re.sub(r"[^a-z0-9]+", "-", ascii_text.lower()).strip("-")
+    if len(slug) > max_length:
+        slug = slug[:max_length].rsplit("-", 1)[0]
+    if not slug:
+        digest = hashlib.sha1(text.encode("utf-8")).hexdigest()[:10]
+        slug = f"n-{digest}"
+    return slug

@@ -1,0 +1,497 @@
+"""Stage 2: a `Dataset` -> a `Resolution`: which mentions are the same thing.
+
+- persons: a profile's owner, `data/people.yaml` entries and every printed name
+  (authors, advisors, mentors) become person entities; names match ignoring case,
+  spacing, punctuation, honorifics and annotations. A name shared by several
+  registered people must be disambiguated with `person:`; never by surname alone.
+- publications: listings with the same title (ignoring case and punctuation) are one
+  publication holding the union of their facts.
+- organizations and venues: registry keys, names and aliases; `OSDI '24` names the
+  2024 edition of OSDI.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any
+
+from kg.errors import InputError, Problem
+from kg.model import (
+    Dataset,
+    KnownPerson,
+    Organization,
+    PersonRef,
+    Profile,
+    Publication,
+    Source,
+    Venue,
+)
+from kg.names import clean_person_name, name_key, slugify, text_key
+
+STATUS_ORDER = ("in-submission", "submitted", "preprint", "report", "accepted", "published")
+_YEAR_SUFFIX = re.compile(r"^(?P<base>.*?)[\s'’‘`]*(?P<year>\d{4}|\d{2})$")
+
+
+@dataclass(frozen=True)
+class PersonEntity:
+    key: str
+    name: str
+    profile: str | None = None
+    known: str | None = None
+    printed: tuple[str, ...] = ()
+    mentioned_in: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class AuthorSlot:
+    rank: int
+    person: str | None
+    group: str | None
+    printed: tuple[str, ...]
+    equal_contribution: bool = False
+    corresponding: bool = False
+    annotation: str | None = None
+
+
+@dataclass(frozen=True)
+class PublicationEntity:
+    key: str
+    title: str
+    authors: tuple[AuthorSlot, ...]
+    listings: tuple[tuple[str, Publication], ...]
+    venue: str | None = None
+    year: int | None = None
+    status: str = "published"
+    type: str | None = None
+    notes: tuple[str, ...] = ()
+    venue_as_printed: tuple[str, ...] = ()
+    equal_contribution_note: str | None = None
+    arxiv: str | None = None
+    doi: str | None = None
+
+
+@dataclass(frozen=True)
+class Note:
+    """A line of the merge report."""
+
+    kind: str  # "merged" or "near-miss"
+    subject: str
+    detail: str
+
+
+@dataclass
+class Resolution:
+    dataset: Dataset
+    persons: dict[str, PersonEntity]
+    person_of: dict[Source, str]
+    organizations: dict[str, Organization]
+    venues: dict[str, Venue]
+    publications: dict[str, PublicationEntity]
+    publication_of: dict[Source, str]
+    notes: list[Note] = field(default_factory=list)
+    _org_index: dict[str, str] = field(default_factory=dict, repr=False)
+    _venue_index: dict[str, str] = field(default_factory=dict, repr=False)
+
+    def org(self, ref: str) -> str:
+        """The key of the organization a reference names (references were checked)."""
+        return self._org_index[text_key(ref)]
+
+    def venue(self, ref: str) -> tuple[str, int | None]:
+        """The venue key and, for refs like `OSDI '24`, the edition year."""
+        found = _lookup_venue(self._venue_index, ref)
+        assert found is not None, ref
+        return found
+
+    def person(self, ref: PersonRef) -> str:
+        assert ref.source is not None
+        return self.person_of[ref.source]
+
+    def owner(self, profile: Profile) -> str:
+        return self.person_of[_owner_source(profile)]
+
+
+# --------------------------------------------------------------------------- registries
+
+
+def _index(entries: Any, names: Any, what: str, problems: list[Problem]) -> dict[str, str]:
+    index: dict[str, str] = {}
+    for entry in entries:
+        for name in names(entry):
+            key = text_key(name)
+            other = index.get(key)
+            if other is not None and other != entry.key:
+                problems.append(
+                    Problem(entry.source, entry.key, f"{what} name {name!r} is also used by {other!r}")
+                )
+            index[key] = entry.key
+    return index
+
+
+def _org_names(org: Organization) -> list[str]:
+    return [org.key, org.name, *org.aliases]
+
+
+def _venue_names(venue: Venue) -> list[str]:
+    return [venue.key, venue.name, *([venue.short_name] if venue.short_name else []), *venue.aliases]
+
+
+def _lookup_venue(index: dict[str, str], ref: str) -> tuple[str, int | None] | None:
+    key = index.get(text_key(ref))
+    match = _YEAR_SUFFIX.match(ref.strip())
+    year = None
+    if match:
+        digits = match["year"]
+        year = int(digits) if len(digits) == 4 else 2000 + int(digits)
+        if key is None:
+            key = index.get(text_key(match["base"]))
+    if key is None:
+        return None
+    return key, year if match and year and 1900 < year < 2100 else None
+
+
+class _Refs:
+    """Checks registry references and reports the unknown ones with a suggestion."""
+
+    def __init__(self, orgs: dict[str, str], venues: dict[str, str], problems: list[Problem]):
+        self.orgs, self.venues, self.problems = orgs, venues, problems
+
+    def org(self, ref: str | None, source: Source | None, path: str) -> None:
+        if ref is not None and text_key(ref) not in self.orgs:
+            self._unknown(ref, self.orgs, source, path, "organization", "data/organizations.yaml")
+
+    def venue(self, ref: str | None, source: Source | None, path: str) -> None:
+        if ref is not None and _lookup_venue(self.venues, ref) is None:
+            self._unknown(ref, self.venues, source, path, "venue", "data/venues.yaml")
+
+    def _unknown(self, ref, index, source, path, what, file) -> None:  # noqa: ANN001
+        close = difflib.get_close_matches(text_key(ref), list(index), n=1, cutoff=0.75)
+        hint = f" (did you mean {index[close[0]]!r}?)" if close else ""
+        message = f"unknown {what} {ref!r}; expected a key, name or alias from {file}{hint}"
+        self.problems.append(Problem(source or Source("?", 0, 0), path, message))
+
+
+def _check_references(data: Dataset, refs: _Refs) -> None:
+    for org in data.organizations:
+        refs.org(org.parent, org.source, f"{org.key}.parent")
+    for venue in data.venues:
+        refs.org(venue.publisher, venue.source, f"{venue.key}.publisher")
+    for person in data.people:
+        refs.org(person.affiliation, person.source, f"{person.key}.affiliation")
+    for p in data.profiles:
+        for i, e in enumerate(p.education):
+            refs.org(e.institution, e.source, f"education[{i}].institution")
+        for i, pos in enumerate(p.positions):
+            refs.org(pos.organization, pos.source, f"positions[{i}].organization")
+            refs.org(pos.unit, pos.source, f"positions[{i}].unit")
+        for i, pub in enumerate(p.publications):
+            refs.venue(pub.venue, pub.source, f"publications[{i}].venue")
+        for i, proj in enumerate(p.projects):
+            for org in proj.deployed_at:
+                refs.org(org, proj.source, f"projects[{i}].deployed_at")
+        for i, award in enumerate(p.awards):
+            refs.org(award.awarded_by, award.source, f"awards[{i}].awarded_by")
+        for i, course in enumerate(p.teaching):
+            refs.org(course.institution, course.source, f"teaching[{i}].institution")
+        for i, service in enumerate(p.service):
+            for venue in service.venues:
+                refs.venue(venue, service.source, f"service[{i}].venues")
+        for i, talk in enumerate(p.talks):
+            for j, event in enumerate(talk.events):
+                refs.org(event.host, event.source, f"talks[{i}].events[{j}].host")
+                refs.venue(event.venue, event.source, f"talks[{i}].events[{j}].venue")
+
+
+# --------------------------------------------------------------------------- persons
+
+
+def _owner_source(profile: Profile) -> Source:
+    assert profile.source is not None
+    return profile.source
+
+
+def person_mentions(profile: Profile) -> list[tuple[PersonRef, str]]:
+    """Every person a profile names, with the key path it is named at."""
+    found: list[tuple[PersonRef, str]] = []
+    for i, e in enumerate(profile.education):
+        found += [(r, f"education[{i}].advisors") for r in e.advisors]
+        found += [(r, f"education[{i}].co_advisors") for r in e.co_advisors]
+    for i, pos in enumerate(profile.positions):
+        found += [(r, f"positions[{i}].mentors") for r in pos.mentors]
+        found += [(r, f"positions[{i}].supervisors") for r in pos.supervisors]
+    for i, pub in enumerate(profile.publications):
+        found += [(r, f"publications[{i}].authors") for r in pub.authors if not r.group]
+    return found
+
+
+class _PersonIndex:
+    """Name -> candidate person keys, from profiles and `data/people.yaml`."""
+
+    def __init__(self, data: Dataset, problems: list[Problem]) -> None:
+        self.by_name: dict[str, list[str]] = defaultdict(list)
+        self.entities: dict[str, PersonEntity] = {}
+        self.problems = problems
+        for profile in data.profiles:
+            names = [profile.name, *profile.alternate_names, *(n.name for n in profile.native_names)]
+            self._register(PersonEntity(profile.slug, profile.name, profile=profile.slug), names)
+        for known in data.people:
+            self._register_known(known)
+
+    def _register(self, entity: PersonEntity, names: list[str]) -> None:
+        self.entities[entity.key] = entity
+        for key in dict.fromkeys(name_key(n) for n in names):
+            self.by_name[key].append(entity.key)
+
+    def _register_known(self, known: KnownPerson) -> None:
+        if known.key in self.entities:
+            message = f"key {known.key!r} is also a profile slug; people keys must differ"
+            self.problems.append(Problem(known.source or Source("?", 0, 0), known.key, message))
+            return
+        names = [known.name, *known.aliases]
+        self._register(PersonEntity(known.key, known.name, known=known.key), names)
+
+    def resolve(self, ref: PersonRef, path: str) -> str | None:
+        if ref.person is not None:
+            if ref.person in self.entities:
+                return ref.person
+            close = difflib.get_close_matches(ref.person, list(self.entities), n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            self._problem(ref, path, f"unknown person {ref.person!r}; expected a profile slug "
+                          f"or a key of data/people.yaml{hint}")
+            return None
+        key = name_key(ref.name)
+        candidates = self.by_name.get(key, [])
+        if len(candidates) > 1:
+            self._problem(ref, path, f"{ref.name!r} could be any of {', '.join(candidates)}; "
+                          "expected `person: KEY` to say which")
+            return None
+        if candidates:
+            return candidates[0]
+        return self._mint(ref.name, key)
+
+    def _mint(self, printed: str, key: str) -> str:
+        name = clean_person_name(printed)
+        slug = base = slugify(name)
+        n = 2
+        while slug in self.entities and name_key(self.entities[slug].name) != key:
+            slug, n = f"{base}-{n}", n + 1
+        if slug not in self.entities:
+            self.entities[slug] = PersonEntity(slug, name)
+            self.by_name[key].append(slug)
+        return slug
+
+    def _problem(self, ref: PersonRef, path: str, message: str) -> None:
+        self.problems.append(Problem(ref.source or Source("?", 0, 0), path, message))
+
+
+def _resolve_persons(data: Dataset, problems: list[Problem]) -> tuple[dict, dict, list[Note]]:
+    index = _PersonIndex(data, problems)
+    person_of: dict[Source, str] = {}
+    printed: dict[str, set[str]] = defaultdict(set)
+    where: dict[str, set[str]] = defaultdict(set)
+    for profile in data.profiles:
+        person_of[_owner_source(profile)] = profile.slug
+        printed[profile.slug].update([profile.name, *profile.alternate_names])
+        where[profile.slug].add(profile.slug)
+        for ref, path in person_mentions(profile):
+            key = index.resolve(ref, path)
+            if key is not None and ref.source is not None:
+                person_of[ref.source] = key
+                printed[key].add(ref.name)
+                where[key].add(profile.slug)
+    persons = {
+        key: PersonEntity(e.key, e.name, e.profile, e.known,
+                          tuple(sorted(printed[key])), tuple(sorted(where[key])))
+        for key, e in sorted(index.entities.items())
+    }
+    return persons, person_of, _person_notes(persons)
+
+
+def _person_notes(persons: dict[str, PersonEntity]) -> list[Note]:
+    notes = []
+    for p in persons.values():
+        if len(p.printed) > 1 or len(p.mentioned_in) > 1:
+            reason = "same name ignoring case, spacing, honorifics and annotations"
+            if p.known:
+                reason = f"registered in data/people.yaml as {p.known!r}"
+            detail = (f"printed as {', '.join(map(repr, p.printed))} in "
+                      f"{', '.join(p.mentioned_in)}: {reason}")
+            notes.append(Note("merged", f"person/{p.key}", detail))
+    return notes + _near_misses(persons)
+
+
+def _near_misses(persons: dict[str, PersonEntity]) -> list[Note]:
+    """Different entities whose names are close: for a person to confirm or split."""
+    by_family: dict[str, list[PersonEntity]] = defaultdict(list)
+    for p in persons.values():
+        words = name_key(p.name).split()
+        if words:
+            by_family[words[-1]].append(p)
+    notes = []
+    for group in by_family.values():
+        keys = [(name_key(p.name), p) for p in group]
+        for i, (a, pa) in enumerate(keys):
+            for b, pb in keys[i + 1 : i + 40]:
+                ratio = difflib.SequenceMatcher(None, a.replace(" ", ""), b.replace(" ", "")).ratio()
+                if ratio >= 0.9:
+                    detail = f"{pa.name!r} and {pb.name!r} look alike (similarity {ratio:.2f}); kept apart"
+                    notes.append(Note("near-miss", f"person/{pa.key} ~ person/{pb.key}", detail))
+    return notes
+
+
+# --------------------------------------------------------------------------- publications
+
+
+def _resolve_publications(data: Dataset, person_of: dict, refs: _Refs,
+                          venue_index: dict[str, str], problems: list[Problem]):
+    groups: dict[str, list[tuple[str, Publication]]] = defaultdict(list)
+    for profile in data.profiles:
+        for pub in profile.publications:
+            groups[text_key(pub.title)].append((profile.slug, pub))
+    publications: dict[str, PublicationEntity] = {}
+    publication_of: dict[Source, str] = {}
+    notes: list[Note] = []
+    for listings in sorted(groups.values(), key=lambda ls: text_key(ls[0][1].title)):
+        key = _publication_key(listings, publications)
+        entity = _merge_listings(key, listings, person_of, venue_index, problems)
+        if entity is None:
+            continue
+        publications[key] = entity
+        for _, pub in listings:
+            if pub.source is not None:
+                publication_of[pub.source] = key
+        if len(listings) > 1:
+            who = ", ".join(slug for slug, _ in listings)
+            notes.append(Note("merged", f"publication/{key}", f"listed by {who}: same title"))
+    return publications, publication_of, notes
+
+
+def _publication_key(listings: list[tuple[str, Publication]], taken: dict) -> str:
+    chosen = next((p.id for _, p in listings if p.id), None)
+    base = chosen or slugify(listings[0][1].title)
+    key, n = base, 2
+    while key in taken:
+        key, n = f"{base}-{n}", n + 1
+    return key
+
+
+def _merge_listings(key, listings, person_of, venue_index, problems) -> PublicationEntity | None:  # noqa: ANN001
+    first = listings[0][1]
+    authors = _merge_authors(listings, person_of, problems)
+    if authors is None:
+        return None
+    venue, year = _merge_venue(listings, venue_index, problems)
+    statuses = [p.status for _, p in listings]
+    return PublicationEntity(
+        key=key,
+        title=first.title,
+        authors=authors,
+        listings=tuple(listings),
+        venue=venue,
+        year=year,
+        status=max(statuses, key=STATUS_ORDER.index),
+        type=next((p.type for _, p in listings if p.type), None),
+        notes=tuple(dict.fromkeys(n for _, p in listings for n in p.notes)),
+        venue_as_printed=tuple(dict.fromkeys(p.venue_as_printed for _, p in listings
+                                             if p.venue_as_printed)),
+        equal_contribution_note=next(
+            (p.equal_contribution_note for _, p in listings if p.equal_contribution_note), None),
+        arxiv=next((p.arxiv for _, p in listings if p.arxiv), None),
+        doi=next((p.doi for _, p in listings if p.doi), None),
+    )
+
+
+def _merge_authors(listings, person_of, problems) -> tuple[AuthorSlot, ...] | None:  # noqa: ANN001
+    first_slug, first = listings[0]
+    for slug, pub in listings[1:]:
+        a = [person_of.get(r.source, text_key(r.name)) for r in first.authors]
+        b = [person_of.get(r.source, text_key(r.name)) for r in pub.authors]
+        if a != b:
+            message = (f"this listing of {pub.title!r} names different authors than "
+                       f"profiles/{first_slug}.yaml; expected the same people in the same order")
+            problems.append(Problem(pub.source or Source("?", 0, 0), "authors", message))
+            return None
+    slots = []
+    for rank, refs in enumerate(zip(*(p.authors for _, p in listings), strict=True), start=1):
+        head = refs[0]
+        slots.append(AuthorSlot(
+            rank=rank,
+            person=None if head.group else person_of.get(head.source),
+            group=slugify(head.name) if head.group else None,
+            printed=tuple(dict.fromkeys(r.name for r in refs)),
+            equal_contribution=any(r.equal_contribution for r in refs),
+            corresponding=any(r.corresponding for r in refs),
+            annotation=next((r.annotation for r in refs if r.annotation), None),
+        ))
+    return tuple(slots)
+
+
+def _merge_venue(listings, venue_index, problems) -> tuple[str | None, int | None]:  # noqa: ANN001
+    venues, years = set(), set()
+    for _, pub in listings:
+        if pub.venue:
+            found = _lookup_venue(venue_index, pub.venue)
+            if found:
+                venues.add(found[0])
+                if found[1]:
+                    years.add(found[1])
+        if pub.year:
+            years.add(pub.year)
+    if len(venues) > 1 or len(years) > 1:
+        pub = listings[-1][1]
+        message = (f"the listings of {pub.title!r} disagree on venue or year "
+                   f"({', '.join(sorted(venues))} {sorted(years)}); expected one")
+        problems.append(Problem(pub.source or Source("?", 0, 0), "venue", message))
+    return (min(venues) if venues else None), (min(years) if years else None)
+
+
+# --------------------------------------------------------------------------- entry point
+
+
+def resolve(data: Dataset) -> Resolution:
+    """Decide identities across the whole dataset; raise InputError listing every problem."""
+    problems: list[Problem] = []
+    org_index = _index(data.organizations, _org_names, "organization", problems)
+    venue_index = _index(data.venues, _venue_names, "venue", problems)
+    refs = _Refs(org_index, venue_index, problems)
+    _check_references(data, refs)
+    _check_units(data, org_index, problems)
+    persons, person_of, notes = _resolve_persons(data, problems)
+    publications, publication_of, pub_notes = _resolve_publications(
+        data, person_of, refs, venue_index, problems)
+    if problems:
+        raise InputError(problems)
+    return Resolution(
+        dataset=data,
+        persons=persons,
+        person_of=person_of,
+        organizations={o.key: o for o in data.organizations},
+        venues={v.key: v for v in data.venues},
+        publications=publications,
+        publication_of=publication_of,
+        notes=notes + pub_notes,
+        _org_index=org_index,
+        _venue_index=venue_index,
+    )
+
+
+def _check_units(data: Dataset, org_index: dict[str, str], problems: list[Problem]) -> None:
+    """A position's unit must sit inside its organization (through `parent` links)."""
+    parents = {o.key: o.parent and org_index.get(text_key(o.parent)) for o in data.organizations}
+    for profile in data.profiles:
+        for i, pos in enumerate(profile.positions):
+            org = org_index.get(text_key(pos.organization))
+            unit = pos.unit and org_index.get(text_key(pos.unit))
+            if not (org and unit):
+                continue
+            chain, seen = parents.get(unit), {unit}
+            while chain and chain != org and chain not in seen:
+                seen.add(chain)
+                chain = parents.get(chain)
+            if chain != org:
+                message = (f"unit {pos.unit!r} is not part of {pos.organization!r}; expected an "
+                           "organization whose parent chain reaches it")
+                problems.append(Problem(pos.source or Source("?", 0, 0),
+                                        f"positions[{i}].unit", message))

@@ -1,0 +1,118 @@
+"""Read YAML into position-carrying nodes, safely.
+
+No Python object is ever constructed: the document is only *composed* into nodes,
+with no implicit type resolution (every plain scalar is text, so `NO`, `01234` and
+`12:30` stay text until the model asks for something else). Explicit tags other than
+the three core ones, anchors and aliases (the vehicle of alias bombs), and multiple
+documents are refused.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import yaml
+from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+
+from kg.errors import InputError, Problem
+from kg.model import Source
+
+try:  # libyaml's parser when available: same nodes, several times faster
+    from yaml import CParser as _Parser
+except ImportError:  # pragma: no cover - depends on the PyYAML build
+    from yaml.composer import Composer
+    from yaml.parser import Parser
+    from yaml.reader import Reader
+    from yaml.scanner import Scanner
+
+    class _Parser(Reader, Scanner, Parser, Composer):  # type: ignore[no-redef]
+        def __init__(self, stream: bytes) -> None:
+            Reader.__init__(self, stream)
+            Scanner.__init__(self)
+            Parser.__init__(self)
+            Composer.__init__(self)
+
+
+MAX_FILE_BYTES = 5 * 1024 * 1024
+CORE_TAGS = frozenset(
+    {"tag:yaml.org,2002:str", "tag:yaml.org,2002:seq", "tag:yaml.org,2002:map"}
+)
+
+
+class _NodeLoader(_Parser, yaml.resolver.BaseResolver):
+    """Composes nodes; BaseResolver has no implicit resolvers, so scalars stay text."""
+
+    def __init__(self, stream: bytes) -> None:
+        _Parser.__init__(self, stream)
+        yaml.resolver.BaseResolver.__init__(self)
+
+
+def source_of(node: Node, file: str) -> Source:
+    mark = node.start_mark
+    return Source(file, mark.line + 1, mark.column + 1)
+
+
+def read_node(path: Path, display: str) -> Node:
+    """Compose one YAML file into a node tree, or raise InputError explaining why not."""
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise _fail(display, 0, 0, f"cannot read the file ({exc.strerror})") from None
+    if len(data) > MAX_FILE_BYTES:
+        raise _fail(display, 0, 0, f"file is {len(data)} bytes; expected at most {MAX_FILE_BYTES}")
+    try:
+        data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise _fail(display, line, 0, f"invalid UTF-8 at byte {exc.start}; expected UTF-8 text")
+    node = _compose(data, display)
+    if node is None:
+        raise _fail(display, 1, 1, "the file is empty; expected a mapping")
+    _check_tree(node, display)
+    return node
+
+
+def _compose(data: bytes, display: str) -> Node | None:
+    loader = _NodeLoader(data)
+    try:
+        return loader.get_single_node()
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line, col = (mark.line + 1, mark.column + 1) if mark else (0, 0)
+        what = exc.problem or "invalid YAML"
+        if "\t" in what or "found character '\\t'" in str(exc):
+            what += " (YAML does not allow tabs for indentation; use spaces)"
+        raise _fail(display, line, col, f"YAML syntax error: {what}") from None
+    except yaml.YAMLError as exc:
+        raise _fail(display, 0, 0, f"YAML error: {exc}") from None
+    except RecursionError:
+        raise _fail(display, 0, 0, "the YAML is nested too deeply") from None
+    finally:
+        loader.dispose()
+
+
+def _check_tree(root: Node, display: str) -> None:
+    """Refuse shared nodes (aliases) and non-core tags, iteratively (no recursion)."""
+    seen: set[int] = set()
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            where = source_of(node, display)
+            raise InputError([Problem(where, "", "anchors and aliases are not allowed")])
+        seen.add(id(node))
+        if node.tag not in CORE_TAGS:
+            where = source_of(node, display)
+            raise InputError([Problem(where, "", f"YAML tag {node.tag!r} is not allowed")])
+        if isinstance(node, MappingNode):
+            for key, value in node.value:
+                stack.extend((key, value))
+        elif isinstance(node, SequenceNode):
+            stack.extend(node.value)
+
+
+def _fail(display: str, line: int, col: int, message: str) -> InputError:
+    return InputError([Problem(Source(display, line, col), "", message)])
+
+
+__all__ = ["MappingNode", "Node", "ScalarNode", "SequenceNode", "read_node", "source_of"]
