@@ -2,13 +2,29 @@
 
 from __future__ import annotations
 
+import datetime
+import json
+import os
+import subprocess
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from rdflib import Graph, URIRef
+
 from kg.config import Config
+from kg.export import (
+    SERIALIZERS,
+    dataset_description,
+    jsonld_context,
+    person_subgraph,
+    to_jsonld,
+    to_turtle,
+    write_outputs,
+)
 from kg.load import load_dataset
-from kg.model import Dataset
+from kg.map import Mapped, map_graph
+from kg.model import Dataset, PartialDate
 from kg.resolve import Resolution, resolve
 
 Progress = Callable[[str], None]
@@ -35,3 +51,82 @@ class BuildResult:
     files: tuple[str, ...]
     triples: int
     resolution: Resolution
+
+
+def profile_dates(config: Config, data: Dataset) -> dict[str, PartialDate]:
+    """When each profile last changed: SOURCE_DATE_EPOCH, else its last git commit, else mtime.
+
+    Reproducible: the same checkout gives the same dates, so rebuilds are byte-identical.
+    """
+    epoch = os.environ.get("SOURCE_DATE_EPOCH")
+    if epoch and epoch.isdigit():
+        day = _day(int(epoch))
+        return {p.slug: day for p in data.profiles}
+    committed = _git_dates(config.data_dir / "profiles")
+    dates = {}
+    for p in data.profiles:
+        path = config.data_dir / "profiles" / f"{p.slug}.yaml"
+        stamp = committed.get(path.name)
+        dates[p.slug] = _day(stamp if stamp is not None else int(path.stat().st_mtime))
+    return dates
+
+
+def _day(epoch: int) -> PartialDate:
+    moment = datetime.datetime.fromtimestamp(epoch, tz=datetime.UTC)
+    return PartialDate(moment.year, moment.month, moment.day)
+
+
+def _git_dates(folder: Path) -> dict[str, int]:
+    """File name -> commit time of its last commit (one git call for the folder)."""
+    try:
+        dirty = subprocess.run(["git", "status", "--porcelain", "--", "."], cwd=folder,
+                               capture_output=True, text=True, timeout=30, check=True).stdout
+        log = subprocess.run(["git", "log", "--format=%x00%ct", "--name-only", "--", "."],
+                             cwd=folder, capture_output=True, text=True, timeout=60,
+                             check=True).stdout
+    except (OSError, subprocess.SubprocessError):
+        return {}
+    changed = {Path(line[3:]).name for line in dirty.splitlines()}
+    dates: dict[str, int] = {}
+    for chunk in log.split("\x00")[1:]:
+        stamp, *names = chunk.strip().splitlines() or ["0"]
+        for name in names:
+            dates.setdefault(Path(name).name, int(stamp))
+    return {k: v for k, v in dates.items() if k not in changed}
+
+
+def build_graph(config: Config, progress: Progress = _quiet) -> tuple[Resolution, Mapped]:
+    progress("loading data/")
+    data = load_dataset(config.data_dir)
+    progress(f"resolving {len(data.profiles)} profiles")
+    resolution = resolve(data)
+    progress("mapping to RDF")
+    return resolution, map_graph(resolution, config.base_iri, profile_dates(config, data))
+
+
+def render_outputs(config: Config, resolution: Resolution, graph: Graph) -> dict[str, str]:
+    """Every export file, by path relative to the output directory."""
+    files = {f"graph.{ext}": fn(graph) for ext, (_, fn) in SERIALIZERS.items()}
+    for profile in resolution.dataset.profiles:
+        person = URIRef(f"{config.base_iri}person/{profile.slug}")
+        sub = person_subgraph(graph, person)
+        files[f"people/{profile.slug}.ttl"] = to_turtle(sub)
+        files[f"people/{profile.slug}.jsonld"] = to_jsonld(sub)
+    examples = [URIRef(f"{config.base_iri}person/{p.slug}") for p in
+                resolution.dataset.profiles[:3]]
+    void = dataset_description(graph, config.base_iri, config.title, config.description,
+                               config.license, config.sparql_endpoint, examples)
+    files["void.ttl"] = to_turtle(void)
+    files["context.jsonld"] = json.dumps({"@context": jsonld_context()}, indent=2) + "\n"
+    return files
+
+
+def build(config: Config, out: Path | None = None, progress: Progress = _quiet) -> BuildResult:
+    """Load, resolve, map and export; the output directory is replaced atomically."""
+    resolution, mapped = build_graph(config, progress)
+    progress("serializing")
+    files = render_outputs(config, resolution, mapped.graph)
+    out_dir = out or config.out_dir
+    progress(f"writing {len(files)} files to {out_dir}")
+    write_outputs(out_dir, files)
+    return BuildResult(out_dir, tuple(sorted(files)), len(mapped.graph), resolution)

@@ -1,0 +1,232 @@
+"""Stage 5: serialize the graph: Turtle, JSON-LD, N-Triples, per person, VoID/DCAT.
+
+All writers are deterministic (sorted), and `write_outputs` replaces the output
+directory atomically: files are written to a sibling temporary directory that is
+swapped in only when everything succeeded.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+from collections import Counter
+from collections.abc import Callable, Iterable
+from pathlib import Path
+
+from rdflib import BNode, Graph, Literal, URIRef
+from rdflib.term import Node
+
+from kg.errors import ProjectError
+from kg.namespaces import DCAT, DCTERMS, FOAF, KG, PREFIXES, RDF, SCHEMA, VOID, XSD
+
+MARKER = ".kg-output"
+CONTEXT_PREFIXES = ("foaf", "kg", "xsd", "rdfs", "dcterms", "dcat", "void", "skos")
+
+
+def jsonld_context() -> dict:
+    """The compaction context: `@vocab` is schema.org (http), other vocabularies by prefix."""
+    context: dict = {"@vocab": str(SCHEMA)}
+    for prefix in CONTEXT_PREFIXES:
+        context[prefix] = str(PREFIXES[prefix])
+    return context
+
+
+# --------------------------------------------------------------------------- serializers
+
+
+def to_ntriples(graph: Graph) -> str:
+    lines = sorted(f"{s.n3()} {p.n3()} {_nt_object(o)} .\n" for s, p, o in graph)
+    return "".join(lines)
+
+
+def _nt_object(o: Node) -> str:
+    if isinstance(o, Literal):
+        return o.n3()  # rdflib escapes quotes, backslashes and newlines
+    return o.n3()
+
+
+def to_turtle(graph: Graph) -> str:
+    return graph.serialize(format="turtle")
+
+
+def _compact_iri(iri: str, context: dict) -> str:
+    vocab = context["@vocab"]
+    if iri.startswith(vocab) and "/" not in iri[len(vocab) :] and ":" not in iri[len(vocab) :]:
+        return iri[len(vocab) :]
+    for prefix in CONTEXT_PREFIXES:
+        ns = context[prefix]
+        if iri.startswith(ns) and iri[len(ns) :]:
+            return f"{prefix}:{iri[len(ns):]}"
+    return iri
+
+
+def _json_value(o: Node, context: dict) -> object:
+    if isinstance(o, URIRef):
+        return {"@id": str(o)}
+    if isinstance(o, BNode):
+        raise ValueError("blank nodes are not exported")
+    assert isinstance(o, Literal)
+    if o.language:
+        return {"@value": str(o), "@language": o.language}
+    if o.datatype is None or o.datatype == XSD.string:
+        return str(o)
+    if o.datatype == XSD.boolean:
+        return bool(o.toPython())
+    if o.datatype == XSD.integer:
+        return int(o)
+    return {"@value": str(o), "@type": _compact_iri(str(o.datatype), context)}
+
+
+def _sort_key(value: object) -> str:
+    return json.dumps(value, sort_keys=True, ensure_ascii=False)
+
+
+def to_jsonld_document(graph: Graph) -> dict:
+    """A compacted, flattened JSON-LD document: one node object per subject, sorted."""
+    context = jsonld_context()
+    nodes: dict[str, dict[str, list]] = {}
+    for s, p, o in graph:
+        node = nodes.setdefault(str(s), {})
+        if p == RDF.type:
+            node.setdefault("@type", []).append(_compact_iri(str(o), context))
+        else:
+            node.setdefault(_compact_iri(str(p), context), []).append(_json_value(o, context))
+    out = []
+    for subject in sorted(nodes):
+        obj: dict = {"@id": subject}
+        for key in sorted(nodes[subject], key=lambda k: (k != "@type", k)):
+            values = sorted(nodes[subject][key], key=_sort_key)
+            obj[key] = values[0] if len(values) == 1 else values
+        out.append(obj)
+    return {"@context": context, "@graph": out}
+
+
+def to_jsonld(graph: Graph) -> str:
+    return json.dumps(to_jsonld_document(graph), ensure_ascii=False, indent=2) + "\n"
+
+
+SERIALIZERS: dict[str, tuple[str, Callable[[Graph], str]]] = {
+    "ttl": ("text/turtle", to_turtle),
+    "jsonld": ("application/ld+json", to_jsonld),
+    "nt": ("application/n-triples", to_ntriples),
+}
+
+
+# --------------------------------------------------------------------------- subsets
+
+
+def person_subgraph(graph: Graph, person: URIRef) -> Graph:
+    """The person, their roles, works and authorships, and labels of what those link to."""
+    prefix = str(person) + "/"
+    owned = {person} | {s for s in set(graph.subjects()) if str(s).startswith(prefix)}
+    owned |= set(graph.subjects(SCHEMA.mainEntity, person))
+    works = set(graph.objects(person, FOAF.made))
+    owned |= works | {a for w in works for a in graph.objects(w, KG.authorship)}
+    sub = _bound_graph()
+    for s in owned:
+        for p, o in graph.predicate_objects(s):
+            sub.add((s, p, o))
+    for s, p, o in graph.triples((None, None, None)):
+        if o in owned and s not in owned:
+            sub.add((s, p, o))
+    _add_labels(graph, sub, {o for o in sub.objects() if isinstance(o, URIRef)} |
+                set(sub.subjects()))
+    return sub
+
+
+def _add_labels(graph: Graph, sub: Graph, nodes: Iterable[Node]) -> None:
+    for node in nodes:
+        for p in (RDF.type, SCHEMA.name):
+            for o in graph.objects(node, p):
+                sub.add((node, p, o))
+
+
+def _bound_graph() -> Graph:
+    g = Graph(bind_namespaces="none")
+    for prefix, ns in PREFIXES.items():
+        g.bind(prefix, ns)
+    return g
+
+
+# --------------------------------------------------------------------------- dataset description
+
+
+def dataset_description(graph: Graph, base: str, title: str, description: str, license: str,
+                        endpoint: str | None, examples: list[URIRef]) -> Graph:
+    """VoID + DCAT: what the dataset is, its dumps and its size by class."""
+    d = _bound_graph()
+    ds = URIRef(base + "dataset")
+    for t in (VOID.Dataset, DCAT.Dataset):
+        d.add((ds, RDF.type, t))
+    d.add((ds, DCTERMS.title, Literal(title)))
+    d.add((ds, DCTERMS.description, Literal(description)))
+    d.add((ds, DCTERMS.license, URIRef(license)))
+    d.add((ds, VOID.triples, Literal(len(graph), datatype=XSD.integer)))
+    d.add((ds, VOID.entities, Literal(len(set(graph.subjects())), datatype=XSD.integer)))
+    d.add((ds, VOID.uriSpace, Literal(base)))
+    for ns in (SCHEMA, FOAF, KG):
+        d.add((ds, VOID.vocabulary, URIRef(str(ns))))
+    for name, (media, _) in SERIALIZERS.items():
+        dump = URIRef(f"{base}graph.{name}")
+        dist = URIRef(f"{base}dataset/distribution/{name}")
+        d.add((ds, VOID.dataDump, dump))
+        d.add((ds, DCAT.distribution, dist))
+        d.add((dist, RDF.type, DCAT.Distribution))
+        d.add((dist, DCAT.downloadURL, dump))
+        d.add((dist, DCAT.mediaType, Literal(media)))
+    counts = Counter(o for o in graph.objects(None, RDF.type))
+    for cls, n in sorted(counts.items()):
+        part = URIRef(f"{base}dataset/class/{_local(cls)}")
+        d.add((ds, VOID.classPartition, part))
+        d.add((part, VOID["class"], cls))
+        d.add((part, VOID.entities, Literal(n, datatype=XSD.integer)))
+    for example in examples:
+        d.add((ds, VOID.exampleResource, example))
+    if endpoint:
+        d.add((ds, VOID.sparqlEndpoint, URIRef(endpoint)))
+    return d
+
+
+def _local(iri: Node) -> str:
+    text = str(iri)
+    for prefix, ns in PREFIXES.items():
+        if text.startswith(str(ns)):
+            return f"{prefix}-{text[len(str(ns)):]}"
+    return text.rsplit("/", 1)[-1].rsplit("#", 1)[-1]
+
+
+# --------------------------------------------------------------------------- writing
+
+
+def write_outputs(out_dir: Path, files: dict[str, str]) -> None:
+    """Write `files` (relative path -> text) as the new content of `out_dir`, atomically."""
+    out_dir = out_dir.resolve()
+    if out_dir.exists() and any(out_dir.iterdir()) and not (out_dir / MARKER).exists():
+        raise ProjectError(f"refusing to replace {out_dir}: it is not empty and was not written "
+                           f"by kg (no {MARKER} file); choose another --out")
+    out_dir.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.", dir=out_dir.parent))
+    os.chmod(staging, 0o755)
+    try:
+        for rel, text in {**files, MARKER: "written by kg build; replaced on every build\n"}.items():
+            target = (staging / rel).resolve()
+            if staging not in target.parents:
+                raise ProjectError(f"refusing to write {rel!r} outside the output directory")
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(text, encoding="utf-8", newline="\n")
+        _swap(staging, out_dir)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+
+
+def _swap(staging: Path, out_dir: Path) -> None:
+    old = None
+    if out_dir.exists():
+        old = out_dir.with_name(f".{out_dir.name}.old-{os.getpid()}")
+        os.replace(out_dir, old)
+    os.replace(staging, out_dir)
+    if old is not None:
+        shutil.rmtree(old, ignore_errors=True)

@@ -1,0 +1,576 @@
+"""Stage 3: a `Resolution` -> an rdflib Graph (schema.org + FOAF + kg terms) and a source map.
+
+Every node gets a deterministic IRI under the configured base (no blank nodes); the
+source map records the YAML file and line each node came from, for validation reports.
+See docs/mapping.md for the table this module implements.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from rdflib import Graph, Literal, URIRef
+from rdflib.term import Node
+
+from kg.model import (
+    PRESENT,
+    Award,
+    Education,
+    Organization,
+    PartialDate,
+    Position,
+    Present,
+    Profile,
+    Project,
+    Service,
+    Source,
+    Talk,
+    Teaching,
+    Venue,
+)
+from kg.names import slugify
+from kg.namespaces import FOAF, KG, PREFIXES, RDF, SCHEMA, XSD
+from kg.resolve import PublicationEntity, Resolution
+
+ORG_TYPES = {
+    "university": SCHEMA.CollegeOrUniversity,
+    "company": SCHEMA.Corporation,
+    "institute": SCHEMA.ResearchOrganization,
+}
+VENUE_TYPES = {
+    "conference": SCHEMA.EventSeries,
+    "workshop": SCHEMA.EventSeries,
+    "journal": SCHEMA.Periodical,
+    "preprint-server": SCHEMA.CreativeWorkSeries,
+    "report-series": SCHEMA.CreativeWorkSeries,
+}
+WORK_TYPES = {"report": SCHEMA.Report, "thesis": SCHEMA.Thesis}
+PUBLISHED = ("published", "accepted")
+ACCOUNT_SERVICES = {
+    "github": "https://github.com/",
+    "gitlab": "https://gitlab.com/",
+    "twitter": "https://twitter.com/",
+    "x": "https://x.com/",
+    "linkedin": "https://www.linkedin.com/in/",
+}
+
+
+def date_literal(value: PartialDate) -> Literal:
+    """A literal whose datatype keeps the written precision."""
+    datatype = {"year": XSD.gYear, "month": XSD.gYearMonth, "day": XSD.date}[value.precision]
+    return Literal(str(value), datatype=datatype)
+
+
+@dataclass
+class Mapped:
+    """The graph and where each of its subjects came from."""
+
+    graph: Graph
+    sources: dict[URIRef, Source] = field(default_factory=dict)
+
+
+class _Mapper:
+    def __init__(self, resolution: Resolution, base: str, modified: dict[str, PartialDate]):
+        self.r = resolution
+        self.base = base
+        self.modified = modified
+        self.graph = Graph(bind_namespaces="none")
+        for prefix, ns in PREFIXES.items():
+            self.graph.bind(prefix, ns)
+        self.sources: dict[URIRef, Source] = {}
+
+    # ---------------------------------------------------------------- primitives
+
+    def iri(self, *parts: str | int) -> URIRef:
+        return URIRef(self.base + "/".join(str(p) for p in parts))
+
+    def add(self, s: URIRef, p: URIRef, o: Node | str | int | bool | None) -> None:
+        if o is None or o == "":
+            return
+        if isinstance(o, Node):
+            pass
+        elif isinstance(o, bool):
+            o = Literal(o)
+        elif isinstance(o, int):
+            o = Literal(o, datatype=XSD.integer)
+        elif isinstance(o, str):
+            o = Literal(o)
+        self.graph.add((s, p, o))
+
+    def add_date(self, s: URIRef, p: URIRef, value: PartialDate | Present | None) -> None:
+        if isinstance(value, PartialDate):
+            self.add(s, p, date_literal(value))
+
+    def node(self, iri: URIRef, types: Iterable[URIRef], source: Source | None) -> URIRef:
+        for t in types:
+            self.graph.add((iri, RDF.type, t))
+        if source is not None and iri not in self.sources:
+            self.sources[iri] = source
+        return iri
+
+    def named(self, s: URIRef, name: str) -> None:
+        self.add(s, SCHEMA.name, name)
+
+    def person(self, key: str) -> URIRef:
+        return self.iri("person", key)
+
+    def org(self, ref: str) -> URIRef:
+        return self.iri("org", self.r.org(ref))
+
+    # ---------------------------------------------------------------- registries
+
+    def organizations(self) -> None:
+        for org in self.r.organizations.values():
+            self.organization(org)
+
+    def organization(self, org: Organization) -> None:
+        s = self.node(self.iri("org", org.key),
+                      [SCHEMA.Organization, FOAF.Organization, *_opt(ORG_TYPES.get(org.kind))],
+                      org.source)
+        self.named(s, org.name)
+        for alias in org.aliases:
+            self.add(s, SCHEMA.alternateName, alias)
+        if org.parent:
+            parent = self.org(org.parent)
+            self.add(s, SCHEMA.parentOrganization, parent)
+            self.add(parent, SCHEMA.subOrganization, s)
+        if org.homepage:
+            self.add(s, SCHEMA.url, URIRef(org.homepage))
+            self.add(s, FOAF.homepage, URIRef(org.homepage))
+        self.add(s, SCHEMA.location, org.location)
+        self.add(s, KG.organizationKind, org.kind)
+
+    def venues(self) -> None:
+        for venue in self.r.venues.values():
+            self.venue(venue)
+
+    def venue(self, venue: Venue) -> None:
+        s = self.node(self.iri("venue", venue.key), [VENUE_TYPES[venue.kind]], venue.source)
+        self.named(s, venue.name)
+        self.add(s, SCHEMA.alternateName, venue.short_name)
+        for alias in venue.aliases:
+            self.add(s, SCHEMA.alternateName, alias)
+        self.add(s, KG.venueKind, venue.kind)
+        if venue.homepage:
+            self.add(s, SCHEMA.url, URIRef(venue.homepage))
+        if venue.publisher:
+            prop = SCHEMA.organizer if venue.kind in ("conference", "workshop") else SCHEMA.publisher
+            self.add(s, prop, self.org(venue.publisher))
+        for rank_list, value in sorted(venue.ranks.items()):
+            rank = self.node(self.iri("venue", venue.key, "rank", slugify(rank_list)),
+                             [KG.VenueRanking], venue.source)
+            self.add(s, KG.ranking, rank)
+            self.add(rank, KG.rankingList, rank_list)
+            self.add(rank, KG.rankValue, value)
+            self.named(rank, f"{rank_list}-{value}")
+        for year in sorted(venue.editions):
+            self.edition(venue.key, year)
+
+    def edition(self, venue_key: str, year: int) -> URIRef:
+        """The yearly event of a conference series (or the journal itself)."""
+        venue = self.r.venues[venue_key]
+        series = self.iri("venue", venue_key)
+        if venue.kind not in ("conference", "workshop"):
+            return series
+        s = self.iri("venue", venue_key, year)
+        if (s, RDF.type, SCHEMA.Event) in self.graph:
+            return s
+        detail = venue.editions.get(year)
+        self.node(s, [SCHEMA.Event], detail.source if detail else venue.source)
+        label = venue.short_name or venue.name
+        self.named(s, (detail.name if detail and detail.name else None) or f"{label} {year}")
+        self.add(s, SCHEMA.superEvent, series)
+        self.add(series, SCHEMA.subEvent, s)
+        self.add(s, SCHEMA.startDate, Literal(f"{year:04d}", datatype=XSD.gYear))
+        if detail:
+            self.add(s, KG.editionNumber, detail.ordinal)
+            self.add(s, SCHEMA.location, detail.location)
+        return s
+
+    def proceedings(self, venue_key: str, year: int) -> URIRef:
+        venue = self.r.venues[venue_key]
+        event = self.edition(venue_key, year)
+        s = self.iri("venue", venue_key, year, "proceedings")
+        if (s, RDF.type, SCHEMA.Book) not in self.graph:
+            self.node(s, [SCHEMA.Book], venue.source)
+            self.named(s, f"Proceedings of {venue.short_name or venue.name} {year}")
+            self.add(s, SCHEMA.datePublished, Literal(f"{year:04d}", datatype=XSD.gYear))
+            self.add(s, SCHEMA.about, event)
+            if venue.publisher:
+                self.add(s, SCHEMA.publisher, self.org(venue.publisher))
+        return s
+
+    # ---------------------------------------------------------------- persons
+
+    def persons(self) -> None:
+        for entity in self.r.persons.values():
+            s = self.node(self.person(entity.key), [SCHEMA.Person, FOAF.Person], None)
+            self.named(s, entity.name)
+            self.add(s, FOAF.name, entity.name)
+            for printed in entity.printed:
+                if printed != entity.name:
+                    self.add(s, SCHEMA.alternateName, printed)
+        for known in self.r.dataset.people:
+            s = self.person(known.key)
+            self.sources[s] = known.source  # type: ignore[assignment]
+            for alias in known.aliases:
+                self.add(s, SCHEMA.alternateName, alias)
+            self.add(s, KG.disambiguation, known.disambiguation)
+            if known.affiliation:
+                self.add(s, SCHEMA.affiliation, self.org(known.affiliation))
+            if known.homepage:
+                self.add(s, SCHEMA.url, URIRef(known.homepage))
+                self.add(s, FOAF.homepage, URIRef(known.homepage))
+            self.add(s, SCHEMA.description, known.note)
+
+    def profile(self, p: Profile) -> None:
+        s = self.node(self.person(p.slug), [SCHEMA.Person, FOAF.Person], p.source)
+        self.identity(s, p)
+        for i, e in enumerate(p.education):
+            self.education(s, p.slug, i, e)
+        for i, pos in enumerate(p.positions):
+            self.position(s, p.slug, i, pos)
+        for i, proj in enumerate(p.projects):
+            self.project(s, p.slug, i, proj)
+        for i, award in enumerate(p.awards):
+            self.award(s, p.slug, i, award)
+        for i, course in enumerate(p.teaching):
+            self.teaching(s, p.slug, i, course)
+        for i, service in enumerate(p.service):
+            self.service(s, p.slug, i, service)
+        for i, talk in enumerate(p.talks):
+            self.talk(s, p.slug, i, talk)
+        self.profile_page(s, p)
+
+    def identity(self, s: URIRef, p: Profile) -> None:
+        self.add(s, SCHEMA.givenName, p.given_name)
+        self.add(s, FOAF.givenName, p.given_name)
+        self.add(s, SCHEMA.familyName, p.family_name)
+        self.add(s, FOAF.familyName, p.family_name)
+        for alt in p.alternate_names:
+            self.add(s, SCHEMA.alternateName, alt)
+        for native in p.native_names:
+            self.add(s, SCHEMA.alternateName, Literal(native.name, lang=native.lang))
+        self.add(s, SCHEMA.jobTitle, p.headline)
+        for email in p.emails:
+            self.add(s, SCHEMA.email, email)
+            self.add(s, FOAF.mbox, URIRef(f"mailto:{email}"))
+        if p.homepage:
+            self.add(s, SCHEMA.url, URIRef(p.homepage))
+            self.add(s, FOAF.homepage, URIRef(p.homepage))
+        if p.orcid:
+            self.add(s, SCHEMA.identifier, p.orcid)
+            self.add(s, SCHEMA.sameAs, URIRef(f"https://orcid.org/{p.orcid}"))
+        for account in p.accounts:
+            self.account(s, p.slug, account)
+        self.add(s, SCHEMA.address, p.address)
+        self.add(s, SCHEMA.description, p.bio)
+        for topic in p.interests:
+            t = self.topic(topic, None)
+            self.add(s, SCHEMA.knowsAbout, t)
+            self.add(s, FOAF.topic_interest, t)
+        for group in p.skills:
+            for item in group.items:
+                self.add(s, SCHEMA.knowsAbout, self.topic(item, group.category))
+        for i, link in enumerate(p.links):
+            page = self.node(self.iri("person", p.slug, "link", i + 1), [SCHEMA.WebPage], link.source)
+            self.named(page, link.label)
+            self.add(page, SCHEMA.url, URIRef(link.url) if link.url else None)
+            self.add(page, SCHEMA.description, link.note)
+            self.add(page, SCHEMA.about, s)
+            self.add(s, SCHEMA.subjectOf, page)
+        for statement in p.other:
+            self.add(s, KG.statement, statement)
+
+    def account(self, s: URIRef, slug: str, account) -> None:  # noqa: ANN001
+        a = self.node(self.iri("person", slug, "account", slugify(account.service)),
+                      [FOAF.OnlineAccount], account.source)
+        self.add(s, FOAF.account, a)
+        self.add(a, FOAF.accountName, account.username)
+        home = ACCOUNT_SERVICES.get(account.service)
+        if home:
+            self.add(a, FOAF.accountServiceHomepage, URIRef(home))
+        url = account.url or (home + account.username if home else None)
+        if url:
+            self.add(s, SCHEMA.sameAs, URIRef(url))
+            self.add(a, SCHEMA.url, URIRef(url))
+
+    def topic(self, label: str, category: str | None) -> URIRef:
+        t = self.iri("topic", slugify(label))
+        self.node(t, [SCHEMA.DefinedTerm], None)
+        self.named(t, label)
+        if category:
+            term_set = self.iri("topic-set", slugify(category))
+            self.node(term_set, [SCHEMA.DefinedTermSet], None)
+            self.named(term_set, category)
+            self.add(t, SCHEMA.inDefinedTermSet, term_set)
+        return t
+
+    def people_links(self, role: URIRef, person: URIRef, refs, prop: URIRef, person_prop: URIRef):  # noqa: ANN001
+        for ref in refs:
+            other = self.person(self.r.person(ref))
+            self.add(role, prop, other)
+            self.add(person, person_prop, other)
+            self.add(person, SCHEMA.knows, other)
+            self.add(person, FOAF.knows, other)
+
+    def period(self, s: URIRef, start: PartialDate | None, end: PartialDate | Present | None):
+        self.add_date(s, SCHEMA.startDate, start)
+        self.add_date(s, SCHEMA.endDate, end)
+        if end == PRESENT:
+            self.add(s, KG.current, True)
+
+    def education(self, s: URIRef, slug: str, i: int, e: Education) -> None:
+        role = self.node(self.iri("person", slug, "education", i + 1),
+                         [SCHEMA.OrganizationRole], e.source)
+        institution = self.org(e.institution)
+        self.add(s, SCHEMA.alumniOf, role)
+        self.add(role, SCHEMA.alumniOf, institution)
+        self.add(role, SCHEMA.roleName, e.degree or "Student")
+        self.period(role, e.start, e.end)
+        self.add(role, KG.department, e.unit)
+        self.add(role, KG.program, e.program)
+        self.add(role, KG.location, e.location)
+        self.people_links(role, s, e.advisors, KG.advisor, KG.advisedBy)
+        self.people_links(role, s, e.co_advisors, KG.coAdvisor, KG.advisedBy)
+        if e.degree or e.level or e.field:
+            cred = self.node(self.iri("person", slug, "education", i + 1, "credential"),
+                             [SCHEMA.EducationalOccupationalCredential], e.source)
+            self.add(s, SCHEMA.hasCredential, cred)
+            self.add(role, KG.credential, cred)
+            label = ", ".join(x for x in (e.degree, e.field) if x) or e.level or "Degree"
+            self.named(cred, label)
+            self.add(cred, SCHEMA.credentialCategory, "degree")
+            self.add(cred, SCHEMA.educationalLevel, e.level)
+            self.add(cred, KG.degreeName, e.degree)
+            self.add(cred, KG.fieldOfStudy, e.field)
+            self.add(cred, SCHEMA.recognizedBy, institution)
+            self.add(cred, KG.educationStatus, e.status)
+            self.add(cred, KG.gpa, e.gpa)
+            self.add(cred, KG.classRank, e.rank)
+        for note in e.notes:
+            self.add(role, KG.note, note)
+
+    def position(self, s: URIRef, slug: str, i: int, pos: Position) -> None:
+        role = self.node(self.iri("person", slug, "position", i + 1), [SCHEMA.EmployeeRole],
+                         pos.source)
+        self.add(s, SCHEMA.worksFor, role)
+        self.add(role, SCHEMA.worksFor, self.org(pos.unit or pos.organization))
+        if pos.unit:
+            self.add(role, KG.organization, self.org(pos.organization))
+        self.add(role, SCHEMA.roleName, pos.role or pos.type or "Member")
+        self.add(role, KG.positionType, pos.type)
+        self.add(role, KG.location, pos.location)
+        self.period(role, pos.start, pos.end)
+        self.add(role, SCHEMA.description, pos.description)
+        for item in pos.highlights:
+            self.add(role, KG.highlight, item)
+        self.people_links(role, s, pos.mentors, KG.mentor, KG.mentoredBy)
+        self.people_links(role, s, pos.supervisors, KG.supervisor, KG.mentoredBy)
+
+    def project(self, s: URIRef, slug: str, i: int, proj: Project) -> None:
+        has_code = any("code" in (link.label or "").lower() for link in proj.links)
+        types = [SCHEMA.SoftwareSourceCode if has_code else SCHEMA.CreativeWork]
+        w = self.node(self.iri("person", slug, "project", slugify(proj.name)), types, proj.source)
+        self.named(w, proj.name)
+        self.add(w, SCHEMA.creator, s)
+        self.add(w, FOAF.maker, s)
+        self.add(s, FOAF.made, w)
+        self.add_date(w, SCHEMA.dateCreated, proj.date)
+        self.add(w, SCHEMA.description, proj.description)
+        self.add(w, KG.category, proj.category)
+        for org in proj.deployed_at:
+            self.add(w, KG.deployedAt, self.org(org))
+        if proj.publication:
+            self.add(w, KG.describedIn, proj.publication)
+        for link in proj.links:
+            self.add(w, SCHEMA.url, URIRef(link.url) if link.url else None)
+        for note in proj.notes:
+            self.add(w, KG.note, note)
+
+    def award(self, s: URIRef, slug: str, i: int, award: Award) -> None:
+        receipt = self.node(self.iri("person", slug, "award", i + 1), [KG.AwardReceipt],
+                            award.source)
+        self.add(s, SCHEMA.award, award.name)
+        self.add(s, KG.received, receipt)
+        self.named(receipt, award.name)
+        self.add(receipt, KG.recipient, s)
+        if award.awarded_by:
+            self.add(receipt, KG.awardedBy, self.org(award.awarded_by))
+        self.add_date(receipt, KG.awardDate, award.date)
+        self.add(receipt, SCHEMA.description, award.note)
+
+    def teaching(self, s: URIRef, slug: str, i: int, course: Teaching) -> None:
+        inst = self.r.org(course.institution) if course.institution else "unknown"
+        c = self.node(self.iri("course", inst, slugify(course.course)), [SCHEMA.Course],
+                      course.source)
+        self.named(c, course.course)
+        if course.institution:
+            self.add(c, SCHEMA.provider, self.org(course.institution))
+        for term in course.terms or ["unspecified term"]:
+            ci = self.node(self.iri("course", inst, slugify(course.course), slugify(term)),
+                           [SCHEMA.CourseInstance], course.source)
+            self.add(c, SCHEMA.hasCourseInstance, ci)
+            self.named(ci, f"{course.course}, {term}")
+            self.add(ci, KG.academicTerm, term if course.terms else None)
+            role = self.node(self.iri("person", slug, "teaching", i + 1, slugify(term)),
+                             [SCHEMA.Role], course.source)
+            self.add(ci, SCHEMA.instructor, role)
+            self.add(role, SCHEMA.instructor, s)
+            self.add(role, SCHEMA.roleName, course.role)
+            self.add(role, KG.academicTerm, term if course.terms else None)
+
+    def service(self, s: URIRef, slug: str, i: int, service: Service) -> None:
+        prop = SCHEMA.editor if "editor" in service.role.lower() else SCHEMA.contributor
+        for ref in service.venues:
+            key, year = self.r.venue(ref)
+            year = service.year or year
+            target = self.edition(key, year) if year else self.iri("venue", key)
+            role = self.node(self.iri("person", slug, "service", i + 1, key), [SCHEMA.Role],
+                             service.source)
+            self.add(target, prop, role)
+            self.add(role, prop, s)
+            self.add(role, SCHEMA.roleName, service.role)
+            if year:
+                self.add(role, SCHEMA.startDate, Literal(f"{year:04d}", datatype=XSD.gYear))
+            self.add(role, KG.asPrinted, service.as_printed)
+
+    def talk(self, s: URIRef, slug: str, i: int, talk: Talk) -> None:
+        for j, occasion in enumerate(talk.events):
+            e = self.node(self.iri("person", slug, "talk", i + 1, j + 1), [SCHEMA.Event],
+                          occasion.source)
+            self.named(e, talk.title)
+            self.add_date(e, SCHEMA.startDate, occasion.date)
+            if occasion.host:
+                self.add(e, SCHEMA.organizer, self.org(occasion.host))
+            self.add(e, KG.occasion, occasion.event)
+            if occasion.venue:
+                key, year = self.r.venue(occasion.venue)
+                year = year or (occasion.date.year if occasion.date else None)
+                self.add(e, SCHEMA.superEvent, self.edition(key, year) if year else None)
+            role = self.node(e + "/speaker", [SCHEMA.PerformanceRole], occasion.source)
+            self.add(e, SCHEMA.performer, role)
+            self.add(role, SCHEMA.performer, s)
+            self.add(role, SCHEMA.roleName, "Invited speaker")
+
+    def profile_page(self, s: URIRef, p: Profile) -> None:
+        page = self.node(self.iri("profile", p.slug),
+                         [SCHEMA.ProfilePage, FOAF.PersonalProfileDocument], p.source)
+        self.named(page, f"{p.name}: researcher profile")
+        self.add(page, SCHEMA.mainEntity, s)
+        self.add(page, FOAF.primaryTopic, s)
+        self.add(s, SCHEMA.mainEntityOfPage, page)
+        modified = self.modified.get(p.slug)
+        if modified:
+            self.add_date(page, SCHEMA.dateModified, modified)
+
+    # ---------------------------------------------------------------- publications
+
+    def publications(self) -> None:
+        for pub in self.r.publications.values():
+            self.publication(pub)
+
+    def publication(self, pub: PublicationEntity) -> None:
+        work_type = pub.type or self._infer_type(pub)
+        w = self.node(self.iri("publication", pub.key),
+                      [WORK_TYPES.get(work_type, SCHEMA.ScholarlyArticle)],
+                      pub.listings[0][1].source)
+        self.named(w, pub.title)
+        self.add(w, KG.publicationType, work_type)
+        self.add(w, SCHEMA.creativeWorkStatus, pub.status)
+        for _, listing in pub.listings:
+            self.sources.setdefault(w, listing.source)  # type: ignore[arg-type]
+        self.place(w, pub)
+        for note in pub.notes:
+            self.add(w, KG.note, note)
+        for printed in pub.venue_as_printed:
+            self.add(w, KG.venueAsPrinted, printed)
+        self.add(w, KG.equalContributionNote, pub.equal_contribution_note)
+        if pub.arxiv:
+            self.add(w, SCHEMA.identifier, f"arXiv:{pub.arxiv}")
+            self.add(w, SCHEMA.sameAs, URIRef(f"https://arxiv.org/abs/{pub.arxiv}"))
+        if pub.doi:
+            self.add(w, SCHEMA.identifier, f"doi:{pub.doi}")
+            self.add(w, SCHEMA.sameAs, URIRef(f"https://doi.org/{pub.doi}"))
+        for slug, listing in pub.listings:
+            for link in listing.links:
+                self.add(w, KG.linkLabel, link.label)
+                self.add(w, SCHEMA.url, URIRef(link.url) if link.url else None)
+            if listing.selected:
+                self.add(self.person(slug), KG.selectedPublication, w)
+        for slot in pub.authors:
+            self.authorship(w, pub, slot)
+
+    def _infer_type(self, pub: PublicationEntity) -> str:
+        kind = self.r.venues[pub.venue].kind if pub.venue else None
+        if pub.status == "report" or kind == "report-series":
+            return "report"
+        if pub.status == "preprint" or kind == "preprint-server":
+            return "preprint"
+        return {"journal": "journal-article", "workshop": "workshop-paper"}.get(
+            kind or "", "conference-paper")
+
+    def place(self, w: URIRef, pub: PublicationEntity) -> None:
+        """Where the work appeared (or was submitted), and when."""
+        venue = self.r.venues[pub.venue] if pub.venue else None
+        if pub.status in PUBLISHED or pub.status == "preprint":
+            if pub.year:
+                self.add(w, SCHEMA.datePublished, Literal(f"{pub.year:04d}", datatype=XSD.gYear))
+        elif pub.year:
+            self.add(w, KG.targetYear, Literal(f"{pub.year:04d}", datatype=XSD.gYear))
+        if venue is None:
+            return
+        series = self.iri("venue", venue.key)
+        if pub.status not in PUBLISHED and pub.status != "preprint":
+            event = self.edition(venue.key, pub.year) if pub.year else series
+            self.add(w, KG.submittedTo, event)
+        elif venue.kind in ("conference", "workshop") and pub.year:
+            proceedings = self.proceedings(venue.key, pub.year)
+            self.add(w, SCHEMA.isPartOf, proceedings)
+            self.add(self.edition(venue.key, pub.year), SCHEMA.workFeatured, w)
+        else:
+            self.add(w, SCHEMA.isPartOf, series)
+        self.add(w, KG.venue, series)
+
+    def authorship(self, w: URIRef, pub: PublicationEntity, slot) -> None:  # noqa: ANN001
+        a = self.node(w + f"/author/{slot.rank}", [KG.Authorship], None)
+        agent = self.person(slot.person) if slot.person else self.group(slot)
+        self.add(w, KG.authorship, a)
+        self.add(a, KG.author, agent)
+        self.add(a, KG.rank, slot.rank)
+        for printed in slot.printed:
+            self.add(a, KG.printedName, printed)
+        self.add(a, KG.equalContribution, slot.equal_contribution)
+        self.add(a, KG.corresponding, slot.corresponding)
+        self.add(a, KG.annotation, slot.annotation)
+        self.add(w, SCHEMA.author, agent)
+        self.add(w, FOAF.maker, agent)
+        self.add(agent, FOAF.made, w)
+
+    def group(self, slot) -> URIRef:  # noqa: ANN001
+        name = slot.printed[0]
+        try:
+            return self.org(name)
+        except KeyError:
+            g = self.node(self.iri("org", slot.group), [SCHEMA.Organization, FOAF.Organization],
+                          None)
+            self.named(g, name)
+            return g
+
+
+def _opt(value: URIRef | None) -> list[URIRef]:
+    return [value] if value is not None else []
+
+
+def map_graph(resolution: Resolution, base_iri: str,
+              modified: dict[str, PartialDate] | None = None) -> Mapped:
+    """Map the resolved dataset to one RDF graph."""
+    m = _Mapper(resolution, base_iri, modified or {})
+    m.organizations()
+    m.venues()
+    m.persons()
+    for profile in resolution.dataset.profiles:
+        m.profile(profile)
+    m.publications()
+    return Mapped(m.graph, m.sources)
