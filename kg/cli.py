@@ -27,22 +27,34 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--project", type=Path, help="project directory (default: found from .)")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    sub.add_parser("check", help="load every profile and registry; report every mistake",
-                   description="Load data/ and report every mistake (file:line:column, key, "
-                   "what was expected). Exit 0 when clean, 2 when not.")
+    sub.add_parser(
+        "check",
+        help="load every profile and registry; report every mistake",
+        description="Load data/ and report every mistake (file:line:column, key, "
+        "what was expected). Exit 0 when clean, 2 when not.",
+    )
 
-    resolve = sub.add_parser("resolve", help="show which names, papers and venues were merged",
-                             description="Resolve entities across profiles and show the merge "
-                             "report: what was merged and why, and near misses to confirm.")
+    resolve = sub.add_parser(
+        "resolve",
+        help="show which names, papers and venues were merged",
+        description="Resolve entities across profiles and show the merge "
+        "report: what was merged and why, and near misses to confirm.",
+    )
     resolve.add_argument("--report", action="store_true", help="print the full merge report")
 
-    build = sub.add_parser("build", help="build the graph and write every export",
-                           description="Load, resolve, map and export the graph into the output "
-                           "directory (replaced atomically).")
+    build = sub.add_parser(
+        "build",
+        help="build the graph and write every export",
+        description="Load, resolve, map and export the graph into the output "
+        "directory (replaced atomically).",
+    )
     build.add_argument("--out", type=Path, help="output directory (default: dist/ or kg.toml out)")
 
-    sub.add_parser("schema", help="print the JSON Schema of a profile file",
-                   description="Print the JSON Schema of data/profiles/*.yaml (for editors).")
+    sub.add_parser(
+        "schema",
+        help="print the JSON Schema of a profile file",
+        description="Print the JSON Schema of data/profiles/*.yaml (for editors).",
+    )
     return parser
 
 
@@ -73,8 +85,10 @@ def _run(args: argparse.Namespace) -> int:
     config = load_config(args.project)
     if args.command == "check":
         data = pipeline.check(config)
-        print(f"ok: {len(data.profiles)} profiles, {len(data.organizations)} organizations, "
-              f"{len(data.venues)} venues, {len(data.people)} people")
+        print(
+            f"ok: {len(data.profiles)} profiles, {len(data.organizations)} organizations, "
+            f"{len(data.venues)} venues, {len(data.people)} people"
+        )
         return EXIT_OK
     if args.command == "resolve":
         resolution = pipeline.resolve_project(config)
@@ -92,12 +106,14 @@ def _progress(message: str) -> None:
     print(f"... {message}", file=sys.stderr)
 
 
-def _print_report(resolution, full: bool) -> None:  # noqa: ANN001
+def _print_report(resolution, full: bool) -> None:
     merged = [n for n in resolution.notes if n.kind == "merged"]
     near = [n for n in resolution.notes if n.kind == "near-miss"]
-    print(f"resolved {len(resolution.persons)} people, {len(resolution.publications)} "
-          f"publications, {len(resolution.organizations)} organizations, "
-          f"{len(resolution.venues)} venues; {len(merged)} merges, {len(near)} near misses")
+    print(
+        f"resolved {len(resolution.persons)} people, {len(resolution.publications)} "
+        f"publications, {len(resolution.organizations)} organizations, "
+        f"{len(resolution.venues)} venues; {len(merged)} merges, {len(near)} near misses"
+    )
     if full:
         for note in resolution.notes:
             print(f"{note.kind:9} {note.subject}: {note.detail}")

@@ -86,8 +86,10 @@ def load_config(project: Path | None = None) -> Config:
     known = {f.name for f in fields(Config)} - {"root"}
     unknown = sorted(set(table) - known)
     if unknown:
-        raise ProjectError(f"{path}: unknown setting(s) {', '.join(unknown)} in [kg]; "
-                           f"expected {', '.join(sorted(known))}")
+        raise ProjectError(
+            f"{path}: unknown setting(s) {', '.join(unknown)} in [kg]; "
+            f"expected {', '.join(sorted(known))}"
+        )
     bad = [k for k, v in table.items() if not isinstance(v, str)]
     if bad:
         raise ProjectError(f"{path}: [kg] {', '.join(bad)} must be text")

@@ -58,7 +58,7 @@ def _compact_iri(iri: str, context: dict) -> str:
     for prefix in CONTEXT_PREFIXES:
         ns = context[prefix]
         if iri.startswith(ns) and iri[len(ns) :]:
-            return f"{prefix}:{iri[len(ns):]}"
+            return f"{prefix}:{iri[len(ns) :]}"
     return iri
 
 
@@ -131,8 +131,9 @@ def person_subgraph(graph: Graph, person: URIRef) -> Graph:
     for s, p, o in graph.triples((None, None, None)):
         if o in owned and s not in owned:
             sub.add((s, p, o))
-    _add_labels(graph, sub, {o for o in sub.objects() if isinstance(o, URIRef)} |
-                set(sub.subjects()))
+    _add_labels(
+        graph, sub, {o for o in sub.objects() if isinstance(o, URIRef)} | set(sub.subjects())
+    )
     return sub
 
 
@@ -153,8 +154,15 @@ def _bound_graph() -> Graph:
 # --------------------------------------------------------------------------- dataset description
 
 
-def dataset_description(graph: Graph, base: str, title: str, description: str, license: str,
-                        endpoint: str | None, examples: list[URIRef]) -> Graph:
+def dataset_description(
+    graph: Graph,
+    base: str,
+    title: str,
+    description: str,
+    license: str,
+    endpoint: str | None,
+    examples: list[URIRef],
+) -> Graph:
     """VoID + DCAT: what the dataset is, its dumps and its size by class."""
     d = _bound_graph()
     ds = URIRef(base + "dataset")
@@ -193,7 +201,7 @@ def _local(iri: Node) -> str:
     text = str(iri)
     for prefix, ns in PREFIXES.items():
         if text.startswith(str(ns)):
-            return f"{prefix}-{text[len(str(ns)):]}"
+            return f"{prefix}-{text[len(str(ns)) :]}"
     return text.rsplit("/", 1)[-1].rsplit("#", 1)[-1]
 
 
@@ -204,13 +212,18 @@ def write_outputs(out_dir: Path, files: dict[str, str]) -> None:
     """Write `files` (relative path -> text) as the new content of `out_dir`, atomically."""
     out_dir = out_dir.resolve()
     if out_dir.exists() and any(out_dir.iterdir()) and not (out_dir / MARKER).exists():
-        raise ProjectError(f"refusing to replace {out_dir}: it is not empty and was not written "
-                           f"by kg (no {MARKER} file); choose another --out")
+        raise ProjectError(
+            f"refusing to replace {out_dir}: it is not empty and was not written "
+            f"by kg (no {MARKER} file); choose another --out"
+        )
     out_dir.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.", dir=out_dir.parent))
     os.chmod(staging, 0o755)
     try:
-        for rel, text in {**files, MARKER: "written by kg build; replaced on every build\n"}.items():
+        for rel, text in {
+            **files,
+            MARKER: "written by kg build; replaced on every build\n",
+        }.items():
             target = (staging / rel).resolve()
             if staging not in target.parents:
                 raise ProjectError(f"refusing to write {rel!r} outside the output directory")

@@ -25,7 +25,10 @@ from kg.yamlsafe import MappingNode, Node, ScalarNode, SequenceNode, read_node, 
 FORMATS = {
     "email": (re.compile(r"^[^@\s<>()]+@[^@\s<>()]+\.[A-Za-z]{2,}$"), "an email address"),
     "url": (re.compile(r"^https?://[^\s<>\"]+$"), "an http(s) URL"),
-    "orcid": (re.compile(r"^\d{4}-\d{4}-\d{4}-\d{3}[\dX]$"), "an ORCID iD like 0000-0002-1825-0097"),
+    "orcid": (
+        re.compile(r"^\d{4}-\d{4}-\d{4}-\d{3}[\dX]$"),
+        "an ORCID iD like 0000-0002-1825-0097",
+    ),
     "lang": (re.compile(r"^[a-zA-Z]{2,3}(-[a-zA-Z0-9]{2,8})*$"), "a BCP 47 language tag"),
     "key": (re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$"), "a key of lower-case letters, digits, -"),
 }
@@ -293,8 +296,12 @@ def load_dataset(data_dir: Path) -> Dataset:
 def _load_profile(path: Path, data_dir: Path) -> model.Profile:
     display = _display(path, data_dir)
     if not FORMATS["key"][0].match(path.stem):
-        problem = Problem(Source(display, 0, 0), "", f"file name {path.stem!r} is not a slug; "
-                          "expected lower-case letters, digits and -, e.g. yihao-zhao.yaml")
+        problem = Problem(
+            Source(display, 0, 0),
+            "",
+            f"file name {path.stem!r} is not a slug; "
+            "expected lower-case letters, digits and -, e.g. yihao-zhao.yaml",
+        )
         raise InputError([problem])
     profile = load_file(path, model.Profile, display)
     return dataclasses.replace(profile, slug=path.stem)

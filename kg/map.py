@@ -125,9 +125,11 @@ class _Mapper:
             self.organization(org)
 
     def organization(self, org: Organization) -> None:
-        s = self.node(self.iri("org", org.key),
-                      [SCHEMA.Organization, FOAF.Organization, *_opt(ORG_TYPES.get(org.kind))],
-                      org.source)
+        s = self.node(
+            self.iri("org", org.key),
+            [SCHEMA.Organization, FOAF.Organization, *_opt(ORG_TYPES.get(org.kind))],
+            org.source,
+        )
         self.named(s, org.name)
         for alias in org.aliases:
             self.add(s, SCHEMA.alternateName, alias)
@@ -155,11 +157,16 @@ class _Mapper:
         if venue.homepage:
             self.add(s, SCHEMA.url, URIRef(venue.homepage))
         if venue.publisher:
-            prop = SCHEMA.organizer if venue.kind in ("conference", "workshop") else SCHEMA.publisher
+            prop = (
+                SCHEMA.organizer if venue.kind in ("conference", "workshop") else SCHEMA.publisher
+            )
             self.add(s, prop, self.org(venue.publisher))
         for rank_list, value in sorted(venue.ranks.items()):
-            rank = self.node(self.iri("venue", venue.key, "rank", slugify(rank_list)),
-                             [KG.VenueRanking], venue.source)
+            rank = self.node(
+                self.iri("venue", venue.key, "rank", slugify(rank_list)),
+                [KG.VenueRanking],
+                venue.source,
+            )
             self.add(s, KG.ranking, rank)
             self.add(rank, KG.rankingList, rank_list)
             self.add(rank, KG.rankValue, value)
@@ -274,7 +281,9 @@ class _Mapper:
             for item in group.items:
                 self.add(s, SCHEMA.knowsAbout, self.topic(item, group.category))
         for i, link in enumerate(p.links):
-            page = self.node(self.iri("person", p.slug, "link", i + 1), [SCHEMA.WebPage], link.source)
+            page = self.node(
+                self.iri("person", p.slug, "link", i + 1), [SCHEMA.WebPage], link.source
+            )
             self.named(page, link.label)
             self.add(page, SCHEMA.url, URIRef(link.url) if link.url else None)
             self.add(page, SCHEMA.description, link.note)
@@ -283,9 +292,12 @@ class _Mapper:
         for statement in p.other:
             self.add(s, KG.statement, statement)
 
-    def account(self, s: URIRef, slug: str, account) -> None:  # noqa: ANN001
-        a = self.node(self.iri("person", slug, "account", slugify(account.service)),
-                      [FOAF.OnlineAccount], account.source)
+    def account(self, s: URIRef, slug: str, account) -> None:
+        a = self.node(
+            self.iri("person", slug, "account", slugify(account.service)),
+            [FOAF.OnlineAccount],
+            account.source,
+        )
         self.add(s, FOAF.account, a)
         self.add(a, FOAF.accountName, account.username)
         home = ACCOUNT_SERVICES.get(account.service)
@@ -307,7 +319,7 @@ class _Mapper:
             self.add(t, SCHEMA.inDefinedTermSet, term_set)
         return t
 
-    def people_links(self, role: URIRef, person: URIRef, refs, prop: URIRef, person_prop: URIRef):  # noqa: ANN001
+    def people_links(self, role: URIRef, person: URIRef, refs, prop: URIRef, person_prop: URIRef):
         for ref in refs:
             other = self.person(self.r.person(ref))
             self.add(role, prop, other)
@@ -322,8 +334,9 @@ class _Mapper:
             self.add(s, KG.current, True)
 
     def education(self, s: URIRef, slug: str, i: int, e: Education) -> None:
-        role = self.node(self.iri("person", slug, "education", i + 1),
-                         [SCHEMA.OrganizationRole], e.source)
+        role = self.node(
+            self.iri("person", slug, "education", i + 1), [SCHEMA.OrganizationRole], e.source
+        )
         institution = self.org(e.institution)
         self.add(s, SCHEMA.alumniOf, role)
         self.add(role, SCHEMA.alumniOf, institution)
@@ -335,8 +348,11 @@ class _Mapper:
         self.people_links(role, s, e.advisors, KG.advisor, KG.advisedBy)
         self.people_links(role, s, e.co_advisors, KG.coAdvisor, KG.advisedBy)
         if e.degree or e.level or e.field:
-            cred = self.node(self.iri("person", slug, "education", i + 1, "credential"),
-                             [SCHEMA.EducationalOccupationalCredential], e.source)
+            cred = self.node(
+                self.iri("person", slug, "education", i + 1, "credential"),
+                [SCHEMA.EducationalOccupationalCredential],
+                e.source,
+            )
             self.add(s, SCHEMA.hasCredential, cred)
             self.add(role, KG.credential, cred)
             label = ", ".join(x for x in (e.degree, e.field) if x) or e.level or "Degree"
@@ -353,8 +369,9 @@ class _Mapper:
             self.add(role, KG.note, note)
 
     def position(self, s: URIRef, slug: str, i: int, pos: Position) -> None:
-        role = self.node(self.iri("person", slug, "position", i + 1), [SCHEMA.EmployeeRole],
-                         pos.source)
+        role = self.node(
+            self.iri("person", slug, "position", i + 1), [SCHEMA.EmployeeRole], pos.source
+        )
         self.add(s, SCHEMA.worksFor, role)
         self.add(role, SCHEMA.worksFor, self.org(pos.unit or pos.organization))
         if pos.unit:
@@ -390,8 +407,9 @@ class _Mapper:
             self.add(w, KG.note, note)
 
     def award(self, s: URIRef, slug: str, i: int, award: Award) -> None:
-        receipt = self.node(self.iri("person", slug, "award", i + 1), [KG.AwardReceipt],
-                            award.source)
+        receipt = self.node(
+            self.iri("person", slug, "award", i + 1), [KG.AwardReceipt], award.source
+        )
         self.add(s, SCHEMA.award, award.name)
         self.add(s, KG.received, receipt)
         self.named(receipt, award.name)
@@ -403,19 +421,26 @@ class _Mapper:
 
     def teaching(self, s: URIRef, slug: str, i: int, course: Teaching) -> None:
         inst = self.r.org(course.institution) if course.institution else "unknown"
-        c = self.node(self.iri("course", inst, slugify(course.course)), [SCHEMA.Course],
-                      course.source)
+        c = self.node(
+            self.iri("course", inst, slugify(course.course)), [SCHEMA.Course], course.source
+        )
         self.named(c, course.course)
         if course.institution:
             self.add(c, SCHEMA.provider, self.org(course.institution))
         for term in course.terms or ["unspecified term"]:
-            ci = self.node(self.iri("course", inst, slugify(course.course), slugify(term)),
-                           [SCHEMA.CourseInstance], course.source)
+            ci = self.node(
+                self.iri("course", inst, slugify(course.course), slugify(term)),
+                [SCHEMA.CourseInstance],
+                course.source,
+            )
             self.add(c, SCHEMA.hasCourseInstance, ci)
             self.named(ci, f"{course.course}, {term}")
             self.add(ci, KG.academicTerm, term if course.terms else None)
-            role = self.node(self.iri("person", slug, "teaching", i + 1, slugify(term)),
-                             [SCHEMA.Role], course.source)
+            role = self.node(
+                self.iri("person", slug, "teaching", i + 1, slugify(term)),
+                [SCHEMA.Role],
+                course.source,
+            )
             self.add(ci, SCHEMA.instructor, role)
             self.add(role, SCHEMA.instructor, s)
             self.add(role, SCHEMA.roleName, course.role)
@@ -427,8 +452,9 @@ class _Mapper:
             key, year = self.r.venue(ref)
             year = service.year or year
             target = self.edition(key, year) if year else self.iri("venue", key)
-            role = self.node(self.iri("person", slug, "service", i + 1, key), [SCHEMA.Role],
-                             service.source)
+            role = self.node(
+                self.iri("person", slug, "service", i + 1, key), [SCHEMA.Role], service.source
+            )
             self.add(target, prop, role)
             self.add(role, prop, s)
             self.add(role, SCHEMA.roleName, service.role)
@@ -438,8 +464,9 @@ class _Mapper:
 
     def talk(self, s: URIRef, slug: str, i: int, talk: Talk) -> None:
         for j, occasion in enumerate(talk.events):
-            e = self.node(self.iri("person", slug, "talk", i + 1, j + 1), [SCHEMA.Event],
-                          occasion.source)
+            e = self.node(
+                self.iri("person", slug, "talk", i + 1, j + 1), [SCHEMA.Event], occasion.source
+            )
             self.named(e, talk.title)
             self.add_date(e, SCHEMA.startDate, occasion.date)
             if occasion.host:
@@ -455,8 +482,11 @@ class _Mapper:
             self.add(role, SCHEMA.roleName, "Invited speaker")
 
     def profile_page(self, s: URIRef, p: Profile) -> None:
-        page = self.node(self.iri("profile", p.slug),
-                         [SCHEMA.ProfilePage, FOAF.PersonalProfileDocument], p.source)
+        page = self.node(
+            self.iri("profile", p.slug),
+            [SCHEMA.ProfilePage, FOAF.PersonalProfileDocument],
+            p.source,
+        )
         self.named(page, f"{p.name}: researcher profile")
         self.add(page, SCHEMA.mainEntity, s)
         self.add(page, FOAF.primaryTopic, s)
@@ -473,9 +503,11 @@ class _Mapper:
 
     def publication(self, pub: PublicationEntity) -> None:
         work_type = pub.type or self._infer_type(pub)
-        w = self.node(self.iri("publication", pub.key),
-                      [WORK_TYPES.get(work_type, SCHEMA.ScholarlyArticle)],
-                      pub.listings[0][1].source)
+        w = self.node(
+            self.iri("publication", pub.key),
+            [WORK_TYPES.get(work_type, SCHEMA.ScholarlyArticle)],
+            pub.listings[0][1].source,
+        )
         self.named(w, pub.title)
         self.add(w, KG.publicationType, work_type)
         self.add(w, SCHEMA.creativeWorkStatus, pub.status)
@@ -509,7 +541,8 @@ class _Mapper:
         if pub.status == "preprint" or kind == "preprint-server":
             return "preprint"
         return {"journal": "journal-article", "workshop": "workshop-paper"}.get(
-            kind or "", "conference-paper")
+            kind or "", "conference-paper"
+        )
 
     def place(self, w: URIRef, pub: PublicationEntity) -> None:
         """Where the work appeared (or was submitted), and when."""
@@ -533,7 +566,7 @@ class _Mapper:
             self.add(w, SCHEMA.isPartOf, series)
         self.add(w, KG.venue, series)
 
-    def authorship(self, w: URIRef, pub: PublicationEntity, slot) -> None:  # noqa: ANN001
+    def authorship(self, w: URIRef, pub: PublicationEntity, slot) -> None:
         a = self.node(w + f"/author/{slot.rank}", [KG.Authorship], None)
         agent = self.person(slot.person) if slot.person else self.group(slot)
         self.add(w, KG.authorship, a)
@@ -548,13 +581,14 @@ class _Mapper:
         self.add(w, FOAF.maker, agent)
         self.add(agent, FOAF.made, w)
 
-    def group(self, slot) -> URIRef:  # noqa: ANN001
+    def group(self, slot) -> URIRef:
         name = slot.printed[0]
         try:
             return self.org(name)
         except KeyError:
-            g = self.node(self.iri("org", slot.group), [SCHEMA.Organization, FOAF.Organization],
-                          None)
+            g = self.node(
+                self.iri("org", slot.group), [SCHEMA.Organization, FOAF.Organization], None
+            )
             self.named(g, name)
             return g
 
@@ -563,8 +597,9 @@ def _opt(value: URIRef | None) -> list[URIRef]:
     return [value] if value is not None else []
 
 
-def map_graph(resolution: Resolution, base_iri: str,
-              modified: dict[str, PartialDate] | None = None) -> Mapped:
+def map_graph(
+    resolution: Resolution, base_iri: str, modified: dict[str, PartialDate] | None = None
+) -> Mapped:
     """Map the resolved dataset to one RDF graph."""
     m = _Mapper(resolution, base_iri, modified or {})
     m.organizations()

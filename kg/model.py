@@ -147,20 +147,14 @@ class PersonRef:
     when the listing marks something about the person.
     """
 
-    name: str = f(
-        "The name exactly as printed, without markers such as `*`.", required=True
-    )
-    equal_contribution: bool = f(
-        "Marked as equal contribution (`*`, co-first author).", False
-    )
+    name: str = f("The name exactly as printed, without markers such as `*`.", required=True)
+    equal_contribution: bool = f("Marked as equal contribution (`*`, co-first author).", False)
     corresponding: bool = f("Marked as corresponding author.", False)
     annotation: str | None = f(
         "A note printed beside the name, kept apart from it, e.g. `Advisor`.",
         example="Advisor",
     )
-    honorific: str | None = f(
-        "A title printed before the name, e.g. `Prof.`.", example="Prof."
-    )
+    honorific: str | None = f("A title printed before the name, e.g. `Prof.`.", example="Prof.")
     person: str | None = f(
         "Key of the person in `data/people.yaml` or of a profile, to pick one of several "
         "people who share this name.",
@@ -174,15 +168,9 @@ class PersonRef:
 class Link:
     """A link the document gives (or names without an address)."""
 
-    label: str = f(
-        "What the link is, as written.", required=True, example="Google Scholar"
-    )
-    url: str | None = f(
-        "The address; omitted when the document names the link only.", fmt="url"
-    )
-    note: str | None = f(
-        "Anything the document says about the link.", example="outdated"
-    )
+    label: str = f("What the link is, as written.", required=True, example="Google Scholar")
+    url: str | None = f("The address; omitted when the document names the link only.", fmt="url")
+    note: str | None = f("Anything the document says about the link.", example="outdated")
     source: Source | None = SOURCE
 
 
@@ -191,12 +179,8 @@ class Account:
     """An account on an online service."""
 
     service: str = f("The service, lower case.", required=True, example="github")
-    username: str = f(
-        "The user name on that service.", required=True, example="PKUFlyingPig"
-    )
-    url: str | None = f(
-        "The profile address; derived for known services when omitted.", fmt="url"
-    )
+    username: str = f("The user name on that service.", required=True, example="PKUFlyingPig")
+    url: str | None = f("The profile address; derived for known services when omitted.", fmt="url")
     source: Source | None = SOURCE
 
 
@@ -228,9 +212,7 @@ class Education:
         "School, department or programme as written.",
         example="School of Computer Science",
     )
-    program: str | None = f(
-        "A named track, class or direction as written.", example="Turing Class"
-    )
+    program: str | None = f("A named track, class or direction as written.", example="Turing Class")
     location: str | None = f("Where, as written.", example="Beijing, China")
     start: PartialDate | None = f("Start date (YYYY or YYYY-MM).", example="2021-09")
     end: PartialDate | Present | None = f("End date, or `present`.", example="present")
@@ -241,9 +223,7 @@ class Education:
         choices=EDUCATION_STATUSES,
     )
     advisors: list[PersonRef] = f("Advisors, as printed.", [], example=["Xuanzhe Liu"])
-    co_advisors: list[PersonRef] = f(
-        "Co-advisors, as printed.", [], example=["Xin Jin"]
-    )
+    co_advisors: list[PersonRef] = f("Co-advisors, as printed.", [], example=["Xin Jin"])
     gpa: str | None = f("GPA as written.", example="3.78/4.0")
     rank: str | None = f("Class rank as written.", example="top 7%")
     notes: list[str] = f("Other facts about this programme, as written.", [])
@@ -297,21 +277,15 @@ class Publication:
         example="conference-paper",
         choices=PUBLICATION_TYPES,
     )
-    venue: str | None = f(
-        "The venue: key, name or alias from `data/venues.yaml`.", example="OSDI"
-    )
-    venue_as_printed: str | None = f(
-        "The venue text exactly as printed.", example="OSDI '24"
-    )
+    venue: str | None = f("The venue: key, name or alias from `data/venues.yaml`.", example="OSDI")
+    venue_as_printed: str | None = f("The venue text exactly as printed.", example="OSDI '24")
     year: int | None = f("Year of the venue edition or of publication.", example=2024)
     status: str = f(
         "Publication status.",
         "published",
         choices=PUBLICATION_STATUSES,
     )
-    notes: list[str] = f(
-        "Tags printed with the entry, e.g. CCF ranks.", [], example=["CCF-A"]
-    )
+    notes: list[str] = f("Tags printed with the entry, e.g. CCF ranks.", [], example=["CCF-A"])
     equal_contribution_note: str | None = f(
         "The legend printed for the equal-contribution marker.",
         example="(*Equal contribution)",
@@ -334,9 +308,7 @@ class Project:
         "Heading the project is listed under.", example="Large Language Model Serving"
     )
     description: str | None = f("Description as written.")
-    deployed_at: list[str] = f(
-        "Organizations (registry references) where it is deployed.", []
-    )
+    deployed_at: list[str] = f("Organizations (registry references) where it is deployed.", [])
     publication: str | None = f("Title of the publication that describes it.")
     links: list[Link] = f("Links.", [])
     notes: list[str] = f("Other facts, as written.", [])
@@ -347,16 +319,10 @@ class Project:
 class Award:
     """An award, prize, scholarship or honour."""
 
-    name: str = f(
-        "The award as written.", required=True, example="Presidential Scholarship"
-    )
-    awarded_by: str | None = f(
-        "Awarding organization (registry reference).", example="PKU"
-    )
+    name: str = f("The award as written.", required=True, example="Presidential Scholarship")
+    awarded_by: str | None = f("Awarding organization (registry reference).", example="PKU")
     date: PartialDate | None = f("When.", example="2023-06")
-    note: str | None = f(
-        "Qualification printed with it.", example="Top 10% of research interns"
-    )
+    note: str | None = f("Qualification printed with it.", example="Top 10% of research interns")
     source: Source | None = SOURCE
 
 
@@ -364,9 +330,7 @@ class Award:
 class Teaching:
     """A course the person taught or assisted."""
 
-    course: str = f(
-        "Course name as written.", required=True, example="Operating Systems"
-    )
+    course: str = f("Course name as written.", required=True, example="Operating Systems")
     role: str = f("Role as written.", "Teaching Assistant", example="Head TA")
     terms: list[str] = f(
         "Terms as written: `Fall 2022` or `2022 Fall` (Spring, Summer, Fall, Winter).",
@@ -381,9 +345,7 @@ class Teaching:
 class Service:
     """A service role for a venue: reviewer, committee member, editor."""
 
-    role: str = f(
-        "Role as written.", required=True, example="Artifacts Evaluation Committee"
-    )
+    role: str = f("Role as written.", required=True, example="Artifacts Evaluation Committee")
     venues: list[str] = f(
         "Venues served (registry references).", required=True, example=["OSDI", "ATC"]
     )
@@ -398,9 +360,7 @@ class TalkEvent:
 
     event: str = f("The event, seminar or group as written.", required=True)
     host: str | None = f("Hosting organization (registry reference).")
-    venue: str | None = f(
-        "Venue (registry reference) when the talk was at a conference."
-    )
+    venue: str | None = f("Venue (registry reference) when the talk was at a conference.")
     date: PartialDate | None = f("When.")
     source: Source | None = SOURCE
 
@@ -508,9 +468,7 @@ class Venue:
         example="conference",
         choices=VENUE_KINDS,
     )
-    publisher: str | None = f(
-        "Publisher (organization registry reference).", example="USENIX"
-    )
+    publisher: str | None = f("Publisher (organization registry reference).", example="USENIX")
     aliases: list[str] = f(
         "Other names; an alias with a year (`OSDI '24`) also names that edition.", []
     )

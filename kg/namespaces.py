@@ -32,6 +32,19 @@ PREFIXES: dict[str, Namespace] = {
 }
 
 __all__ = [
-    "DCAT", "DCTERMS", "FOAF", "KG", "OWL", "PREFIXES", "RDF", "RDFS", "SCHEMA", "SH", "SKOS",
-    "VOID", "WD", "WDT", "XSD",
+    "DCAT",
+    "DCTERMS",
+    "FOAF",
+    "KG",
+    "OWL",
+    "PREFIXES",
+    "RDF",
+    "RDFS",
+    "SCHEMA",
+    "SH",
+    "SKOS",
+    "VOID",
+    "WD",
+    "WDT",
+    "XSD",
 ]

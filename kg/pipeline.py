@@ -79,11 +79,22 @@ def _day(epoch: int) -> PartialDate:
 def _git_dates(folder: Path) -> dict[str, int]:
     """File name -> commit time of its last commit (one git call for the folder)."""
     try:
-        dirty = subprocess.run(["git", "status", "--porcelain", "--", "."], cwd=folder,
-                               capture_output=True, text=True, timeout=30, check=True).stdout
-        log = subprocess.run(["git", "log", "--format=%x00%ct", "--name-only", "--", "."],
-                             cwd=folder, capture_output=True, text=True, timeout=60,
-                             check=True).stdout
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--", "."],
+            cwd=folder,
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=True,
+        ).stdout
+        log = subprocess.run(
+            ["git", "log", "--format=%x00%ct", "--name-only", "--", "."],
+            cwd=folder,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=True,
+        ).stdout
     except (OSError, subprocess.SubprocessError):
         return {}
     changed = {Path(line[3:]).name for line in dirty.splitlines()}
@@ -112,10 +123,18 @@ def render_outputs(config: Config, resolution: Resolution, graph: Graph) -> dict
         sub = person_subgraph(graph, person)
         files[f"people/{profile.slug}.ttl"] = to_turtle(sub)
         files[f"people/{profile.slug}.jsonld"] = to_jsonld(sub)
-    examples = [URIRef(f"{config.base_iri}person/{p.slug}") for p in
-                resolution.dataset.profiles[:3]]
-    void = dataset_description(graph, config.base_iri, config.title, config.description,
-                               config.license, config.sparql_endpoint, examples)
+    examples = [
+        URIRef(f"{config.base_iri}person/{p.slug}") for p in resolution.dataset.profiles[:3]
+    ]
+    void = dataset_description(
+        graph,
+        config.base_iri,
+        config.title,
+        config.description,
+        config.license,
+        config.sparql_endpoint,
+        examples,
+    )
     files["void.ttl"] = to_turtle(void)
     files["context.jsonld"] = json.dumps({"@context": jsonld_context()}, indent=2) + "\n"
     return files

@@ -31,6 +31,7 @@ from kg.model import (
 )
 from kg.names import clean_person_name, name_key, slugify, text_key
 
+NEAR_MISS_RATIO = 0.85
 STATUS_ORDER = ("in-submission", "submitted", "preprint", "report", "accepted", "published")
 _YEAR_SUFFIX = re.compile(r"^(?P<base>.*?)[\s'’‘`]*(?P<year>\d{4}|\d{2})$")
 
@@ -124,7 +125,9 @@ def _index(entries: Any, names: Any, what: str, problems: list[Problem]) -> dict
             other = index.get(key)
             if other is not None and other != entry.key:
                 problems.append(
-                    Problem(entry.source, entry.key, f"{what} name {name!r} is also used by {other!r}")
+                    Problem(
+                        entry.source, entry.key, f"{what} name {name!r} is also used by {other!r}"
+                    )
                 )
             index[key] = entry.key
     return index
@@ -135,7 +138,12 @@ def _org_names(org: Organization) -> list[str]:
 
 
 def _venue_names(venue: Venue) -> list[str]:
-    return [venue.key, venue.name, *([venue.short_name] if venue.short_name else []), *venue.aliases]
+    return [
+        venue.key,
+        venue.name,
+        *([venue.short_name] if venue.short_name else []),
+        *venue.aliases,
+    ]
 
 
 def _lookup_venue(index: dict[str, str], ref: str) -> tuple[str, int | None] | None:
@@ -166,7 +174,7 @@ class _Refs:
         if ref is not None and _lookup_venue(self.venues, ref) is None:
             self._unknown(ref, self.venues, source, path, "venue", "data/venues.yaml")
 
-    def _unknown(self, ref, index, source, path, what, file) -> None:  # noqa: ANN001
+    def _unknown(self, ref, index, source, path, what, file) -> None:
         close = difflib.get_close_matches(text_key(ref), list(index), n=1, cutoff=0.75)
         hint = f" (did you mean {index[close[0]]!r}?)" if close else ""
         message = f"unknown {what} {ref!r}; expected a key, name or alias from {file}{hint}"
@@ -234,7 +242,11 @@ class _PersonIndex:
         self.entities: dict[str, PersonEntity] = {}
         self.problems = problems
         for profile in data.profiles:
-            names = [profile.name, *profile.alternate_names, *(n.name for n in profile.native_names)]
+            names = [
+                profile.name,
+                *profile.alternate_names,
+                *(n.name for n in profile.native_names),
+            ]
             self._register(PersonEntity(profile.slug, profile.name, profile=profile.slug), names)
         for known in data.people:
             self._register_known(known)
@@ -258,14 +270,22 @@ class _PersonIndex:
                 return ref.person
             close = difflib.get_close_matches(ref.person, list(self.entities), n=1)
             hint = f" (did you mean {close[0]!r}?)" if close else ""
-            self._problem(ref, path, f"unknown person {ref.person!r}; expected a profile slug "
-                          f"or a key of data/people.yaml{hint}")
+            self._problem(
+                ref,
+                path,
+                f"unknown person {ref.person!r}; expected a profile slug "
+                f"or a key of data/people.yaml{hint}",
+            )
             return None
         key = name_key(ref.name)
         candidates = self.by_name.get(key, [])
         if len(candidates) > 1:
-            self._problem(ref, path, f"{ref.name!r} could be any of {', '.join(candidates)}; "
-                          "expected `person: KEY` to say which")
+            self._problem(
+                ref,
+                path,
+                f"{ref.name!r} could be any of {', '.join(candidates)}; "
+                "expected `person: KEY` to say which",
+            )
             return None
         if candidates:
             return candidates[0]
@@ -302,8 +322,14 @@ def _resolve_persons(data: Dataset, problems: list[Problem]) -> tuple[dict, dict
                 printed[key].add(ref.name)
                 where[key].add(profile.slug)
     persons = {
-        key: PersonEntity(e.key, e.name, e.profile, e.known,
-                          tuple(sorted(printed[key])), tuple(sorted(where[key])))
+        key: PersonEntity(
+            e.key,
+            e.name,
+            e.profile,
+            e.known,
+            tuple(sorted(printed[key])),
+            tuple(sorted(where[key])),
+        )
         for key, e in sorted(index.entities.items())
     }
     return persons, person_of, _person_notes(persons)
@@ -316,8 +342,10 @@ def _person_notes(persons: dict[str, PersonEntity]) -> list[Note]:
             reason = "same name ignoring case, spacing, honorifics and annotations"
             if p.known:
                 reason = f"registered in data/people.yaml as {p.known!r}"
-            detail = (f"printed as {', '.join(map(repr, p.printed))} in "
-                      f"{', '.join(p.mentioned_in)}: {reason}")
+            detail = (
+                f"printed as {', '.join(map(repr, p.printed))} in "
+                f"{', '.join(p.mentioned_in)}: {reason}"
+            )
             notes.append(Note("merged", f"person/{p.key}", detail))
     return notes + _near_misses(persons)
 
@@ -334,8 +362,12 @@ def _near_misses(persons: dict[str, PersonEntity]) -> list[Note]:
         keys = [(name_key(p.name), p) for p in group]
         for i, (a, pa) in enumerate(keys):
             for b, pb in keys[i + 1 : i + 40]:
-                ratio = difflib.SequenceMatcher(None, a.replace(" ", ""), b.replace(" ", "")).ratio()
-                if ratio >= 0.9:
+                if pa.known and pb.known:
+                    continue  # both registered: already disambiguated by a person
+                ratio = difflib.SequenceMatcher(
+                    None, a.replace(" ", ""), b.replace(" ", "")
+                ).ratio()
+                if ratio >= NEAR_MISS_RATIO:
                     detail = f"{pa.name!r} and {pb.name!r} look alike (similarity {ratio:.2f}); kept apart"
                     notes.append(Note("near-miss", f"person/{pa.key} ~ person/{pb.key}", detail))
     return notes
@@ -344,8 +376,13 @@ def _near_misses(persons: dict[str, PersonEntity]) -> list[Note]:
 # --------------------------------------------------------------------------- publications
 
 
-def _resolve_publications(data: Dataset, person_of: dict, refs: _Refs,
-                          venue_index: dict[str, str], problems: list[Problem]):
+def _resolve_publications(
+    data: Dataset,
+    person_of: dict,
+    refs: _Refs,
+    venue_index: dict[str, str],
+    problems: list[Problem],
+):
     groups: dict[str, list[tuple[str, Publication]]] = defaultdict(list)
     for profile in data.profiles:
         for pub in profile.publications:
@@ -377,7 +414,7 @@ def _publication_key(listings: list[tuple[str, Publication]], taken: dict) -> st
     return key
 
 
-def _merge_listings(key, listings, person_of, venue_index, problems) -> PublicationEntity | None:  # noqa: ANN001
+def _merge_listings(key, listings, person_of, venue_index, problems) -> PublicationEntity | None:
     first = listings[0][1]
     authors = _merge_authors(listings, person_of, problems)
     if authors is None:
@@ -394,41 +431,47 @@ def _merge_listings(key, listings, person_of, venue_index, problems) -> Publicat
         status=max(statuses, key=STATUS_ORDER.index),
         type=next((p.type for _, p in listings if p.type), None),
         notes=tuple(dict.fromkeys(n for _, p in listings for n in p.notes)),
-        venue_as_printed=tuple(dict.fromkeys(p.venue_as_printed for _, p in listings
-                                             if p.venue_as_printed)),
+        venue_as_printed=tuple(
+            dict.fromkeys(p.venue_as_printed for _, p in listings if p.venue_as_printed)
+        ),
         equal_contribution_note=next(
-            (p.equal_contribution_note for _, p in listings if p.equal_contribution_note), None),
+            (p.equal_contribution_note for _, p in listings if p.equal_contribution_note), None
+        ),
         arxiv=next((p.arxiv for _, p in listings if p.arxiv), None),
         doi=next((p.doi for _, p in listings if p.doi), None),
     )
 
 
-def _merge_authors(listings, person_of, problems) -> tuple[AuthorSlot, ...] | None:  # noqa: ANN001
+def _merge_authors(listings, person_of, problems) -> tuple[AuthorSlot, ...] | None:
     first_slug, first = listings[0]
     for slug, pub in listings[1:]:
         a = [person_of.get(r.source, text_key(r.name)) for r in first.authors]
         b = [person_of.get(r.source, text_key(r.name)) for r in pub.authors]
         if a != b:
-            message = (f"this listing of {pub.title!r} names different authors than "
-                       f"profiles/{first_slug}.yaml; expected the same people in the same order")
+            message = (
+                f"this listing of {pub.title!r} names different authors than "
+                f"profiles/{first_slug}.yaml; expected the same people in the same order"
+            )
             problems.append(Problem(pub.source or Source("?", 0, 0), "authors", message))
             return None
     slots = []
     for rank, refs in enumerate(zip(*(p.authors for _, p in listings), strict=True), start=1):
         head = refs[0]
-        slots.append(AuthorSlot(
-            rank=rank,
-            person=None if head.group else person_of.get(head.source),
-            group=slugify(head.name) if head.group else None,
-            printed=tuple(dict.fromkeys(r.name for r in refs)),
-            equal_contribution=any(r.equal_contribution for r in refs),
-            corresponding=any(r.corresponding for r in refs),
-            annotation=next((r.annotation for r in refs if r.annotation), None),
-        ))
+        slots.append(
+            AuthorSlot(
+                rank=rank,
+                person=None if head.group else person_of.get(head.source),
+                group=slugify(head.name) if head.group else None,
+                printed=tuple(dict.fromkeys(r.name for r in refs)),
+                equal_contribution=any(r.equal_contribution for r in refs),
+                corresponding=any(r.corresponding for r in refs),
+                annotation=next((r.annotation for r in refs if r.annotation), None),
+            )
+        )
     return tuple(slots)
 
 
-def _merge_venue(listings, venue_index, problems) -> tuple[str | None, int | None]:  # noqa: ANN001
+def _merge_venue(listings, venue_index, problems) -> tuple[str | None, int | None]:
     venues, years = set(), set()
     for _, pub in listings:
         if pub.venue:
@@ -441,8 +484,10 @@ def _merge_venue(listings, venue_index, problems) -> tuple[str | None, int | Non
             years.add(pub.year)
     if len(venues) > 1 or len(years) > 1:
         pub = listings[-1][1]
-        message = (f"the listings of {pub.title!r} disagree on venue or year "
-                   f"({', '.join(sorted(venues))} {sorted(years)}); expected one")
+        message = (
+            f"the listings of {pub.title!r} disagree on venue or year "
+            f"({', '.join(sorted(venues))} {sorted(years)}); expected one"
+        )
         problems.append(Problem(pub.source or Source("?", 0, 0), "venue", message))
     return (min(venues) if venues else None), (min(years) if years else None)
 
@@ -460,7 +505,8 @@ def resolve(data: Dataset) -> Resolution:
     _check_units(data, org_index, problems)
     persons, person_of, notes = _resolve_persons(data, problems)
     publications, publication_of, pub_notes = _resolve_publications(
-        data, person_of, refs, venue_index, problems)
+        data, person_of, refs, venue_index, problems
+    )
     if problems:
         raise InputError(problems)
     return Resolution(
@@ -491,7 +537,10 @@ def _check_units(data: Dataset, org_index: dict[str, str], problems: list[Proble
                 seen.add(chain)
                 chain = parents.get(chain)
             if chain != org:
-                message = (f"unit {pos.unit!r} is not part of {pos.organization!r}; expected an "
-                           "organization whose parent chain reaches it")
-                problems.append(Problem(pos.source or Source("?", 0, 0),
-                                        f"positions[{i}].unit", message))
+                message = (
+                    f"unit {pos.unit!r} is not part of {pos.organization!r}; expected an "
+                    "organization whose parent chain reaches it"
+                )
+                problems.append(
+                    Problem(pos.source or Source("?", 0, 0), f"positions[{i}].unit", message)
+                )

@@ -34,9 +34,7 @@ except ImportError:  # pragma: no cover - depends on the PyYAML build
 
 
 MAX_FILE_BYTES = 5 * 1024 * 1024
-CORE_TAGS = frozenset(
-    {"tag:yaml.org,2002:str", "tag:yaml.org,2002:seq", "tag:yaml.org,2002:map"}
-)
+CORE_TAGS = frozenset({"tag:yaml.org,2002:str", "tag:yaml.org,2002:seq", "tag:yaml.org,2002:map"})
 
 
 class _NodeLoader(_Parser, yaml.resolver.BaseResolver):
@@ -92,23 +90,27 @@ def _compose(data: bytes, display: str) -> Node | None:
 
 
 def _check_tree(root: Node, display: str) -> None:
-    """Refuse shared nodes (aliases) and non-core tags, iteratively (no recursion)."""
+    """Refuse shared nodes (aliases) and non-core tags, iteratively (no recursion).
+
+    An alias composes to the very node its anchor made, so a node met twice is an
+    alias; it is reported at the key (or list) that holds the second use.
+    """
     seen: set[int] = set()
-    stack = [root]
+    stack: list[tuple[Node, Node]] = [(root, root)]
     while stack:
-        node = stack.pop()
+        node, holder = stack.pop()
         if id(node) in seen:
-            where = source_of(node, display)
+            where = source_of(holder, display)
             raise InputError([Problem(where, "", "anchors and aliases are not allowed")])
         seen.add(id(node))
         if node.tag not in CORE_TAGS:
             where = source_of(node, display)
             raise InputError([Problem(where, "", f"YAML tag {node.tag!r} is not allowed")])
         if isinstance(node, MappingNode):
-            for key, value in node.value:
-                stack.extend((key, value))
+            for key, value in reversed(node.value):
+                stack.extend(((value, key), (key, key)))
         elif isinstance(node, SequenceNode):
-            stack.extend(node.value)
+            stack.extend((child, node) for child in reversed(node.value))
 
 
 def _fail(display: str, line: int, col: int, message: str) -> InputError:
