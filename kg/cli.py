@@ -21,7 +21,8 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="kg",
         description="Publish researcher profiles (YAML) as a linked-data knowledge graph.",
-        epilog="Exit codes: 0 success, 1 data does not conform to the shapes, 2 bad input or usage.",
+        epilog="Exit codes: 0 success, 1 data does not conform to the shapes, "
+        "2 bad input or usage.",
     )
     parser.add_argument("--version", action="version", version=f"kg {__version__}")
     parser.add_argument("--project", type=Path, help="project directory (default: found from .)")

@@ -368,7 +368,10 @@ def _near_misses(persons: dict[str, PersonEntity]) -> list[Note]:
                     None, a.replace(" ", ""), b.replace(" ", "")
                 ).ratio()
                 if ratio >= NEAR_MISS_RATIO:
-                    detail = f"{pa.name!r} and {pb.name!r} look alike (similarity {ratio:.2f}); kept apart"
+                    detail = (
+                        f"{pa.name!r} and {pb.name!r} look alike (similarity {ratio:.2f}); "
+                        "kept apart"
+                    )
                     notes.append(Note("near-miss", f"person/{pa.key} ~ person/{pb.key}", detail))
     return notes
 
@@ -444,7 +447,7 @@ def _merge_listings(key, listings, person_of, venue_index, problems) -> Publicat
 
 def _merge_authors(listings, person_of, problems) -> tuple[AuthorSlot, ...] | None:
     first_slug, first = listings[0]
-    for slug, pub in listings[1:]:
+    for _, pub in listings[1:]:
         a = [person_of.get(r.source, text_key(r.name)) for r in first.authors]
         b = [person_of.get(r.source, text_key(r.name)) for r in pub.authors]
         if a != b:

@@ -62,7 +62,8 @@ def read_node(path: Path, display: str) -> Node:
         data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
-        raise _fail(display, line, 0, f"invalid UTF-8 at byte {exc.start}; expected UTF-8 text")
+        message = f"invalid UTF-8 at byte {exc.start}; expected UTF-8 text"
+        raise _fail(display, line, 0, message) from None
     node = _compose(data, display)
     if node is None:
         raise _fail(display, 1, 1, "the file is empty; expected a mapping")
