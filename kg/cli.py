@@ -59,6 +59,26 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def help_texts() -> dict[str, str]:
+    """`kg --help` and every subcommand's help, as printed at 100 columns (for docs/cli.md)."""
+    import os
+
+    old = os.environ.get("COLUMNS")
+    os.environ["COLUMNS"] = "100"
+    try:
+        parser = _parser()
+        texts = {"kg": parser.format_help()}
+        sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+        for name, child in sub.choices.items():
+            texts[f"kg {name}"] = child.format_help()
+        return texts
+    finally:
+        if old is None:
+            del os.environ["COLUMNS"]
+        else:
+            os.environ["COLUMNS"] = old
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
@@ -79,9 +99,10 @@ def main(argv: list[str] | None = None) -> int:
 
 def _run(args: argparse.Namespace) -> int:
     if args.command == "schema":
-        from kg.schema import profile_schema
+        from kg.schema import profile_schema, registry_schema
 
-        print(json.dumps(profile_schema(), indent=2, ensure_ascii=False))
+        schema = registry_schema(args.registry) if args.registry else profile_schema()
+        print(json.dumps(schema, indent=2, ensure_ascii=False))
         return EXIT_OK
     config = load_config(args.project)
     if args.command == "check":

@@ -1,0 +1,61 @@
+"""The docs cannot drift: generated parts are compared with what the code produces.
+
+Run `KG_UPDATE_DOCS=1 pytest tests/test_docs.py` to rewrite them after a change.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+
+import pytest
+
+from conftest import REPO
+from kg.cli import help_texts
+from kg.schema import format_reference, profile_schema, registry_schema
+
+BEGIN, END = "<!-- BEGIN GENERATED -->", "<!-- END GENERATED -->"
+
+
+def _check_generated(path, generated: str) -> None:
+    text = path.read_text(encoding="utf-8")
+    head, rest = text.split(BEGIN, 1)
+    _, tail = rest.split(END, 1)
+    expected = f"{head}{BEGIN}\n{generated.strip()}\n{END}{tail}"
+    if os.environ.get("KG_UPDATE_DOCS"):
+        path.write_text(expected, encoding="utf-8")
+    assert text == expected, f"{path} is out of date: run KG_UPDATE_DOCS=1 pytest {__file__}"
+
+
+def test_profile_format_reference_is_current():
+    _check_generated(REPO / "docs" / "profile-format.md", format_reference())
+
+
+def test_cli_reference_matches_help():
+    blocks = [f"## `{name}`\n\n```text\n{text.rstrip()}\n```\n" for name, text in help_texts().items()]
+    _check_generated(REPO / "docs" / "cli.md", "\n".join(blocks))
+
+
+@pytest.mark.parametrize("name", ["profile", "organizations", "venues", "people"])
+def test_shipped_json_schemas_are_current(name):
+    schema = profile_schema() if name == "profile" else registry_schema(name)
+    path = REPO / "docs" / "schema" / f"{name}.schema.json"
+    text = json.dumps(schema, indent=2, ensure_ascii=False) + "\n"
+    if os.environ.get("KG_UPDATE_DOCS"):
+        path.write_text(text, encoding="utf-8")
+    assert path.read_text(encoding="utf-8") == text
+
+
+def test_every_example_in_profile_format_doc_loads(tmp_path):
+    from kg.load import load_file
+    from kg.model import Profile
+
+    text = (REPO / "docs" / "profile-format.md").read_text(encoding="utf-8")
+    examples = re.findall(r"```yaml\n(.*?)```", text, flags=re.S)
+    assert examples
+    for i, example in enumerate(examples):
+        path = tmp_path / f"example-{i}.yaml"
+        path.write_text(example, encoding="utf-8")
+        if example.lstrip().startswith("# profile"):
+            assert load_file(path, Profile, path.name).name

@@ -1,0 +1,114 @@
+"""kg.export and kg build: formats agree, per-person subsets, determinism, atomic output."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from rdflib import Graph, URIRef
+from rdflib.compare import graph_diff, isomorphic, to_isomorphic
+
+from conftest import REPO
+from kg.config import load_config
+from kg.errors import ProjectError
+from kg.export import SERIALIZERS, to_jsonld, write_outputs
+from kg.namespaces import VOID
+from kg.pipeline import build
+
+FORMATS = {"ttl": "turtle", "jsonld": "json-ld", "nt": "nt"}
+
+
+def parse(text: str, fmt: str) -> Graph:
+    return Graph().parse(data=text, format=FORMATS[fmt])
+
+
+def assert_same_graph(expected: Graph, actual: Graph) -> None:
+    if isomorphic(expected, actual):
+        return
+    _, only_expected, only_actual = graph_diff(to_isomorphic(expected), to_isomorphic(actual))
+    missing = sorted(only_expected.serialize(format="nt").splitlines())[:20]
+    extra = sorted(only_actual.serialize(format="nt").splitlines())[:20]
+    pytest.fail("graphs differ\nmissing:\n" + "\n".join(missing) + "\nextra:\n" + "\n".join(extra))
+
+
+@pytest.mark.parametrize("fmt", sorted(SERIALIZERS))
+@pytest.mark.parametrize("which", ["mini_build", "seed_build"])
+def test_every_format_parses_back_to_the_same_graph(request, which, fmt):
+    graph = request.getfixturevalue(which)[1].graph
+    text = SERIALIZERS[fmt][1](graph)
+    assert_same_graph(graph, parse(text, fmt))
+
+
+def test_jsonld_uses_schema_vocab_and_never_fetches(mini_build):
+    doc = json.loads(to_jsonld(mini_build[1].graph))
+    assert doc["@context"]["@vocab"] == "http://schema.org/"
+    person = next(n for n in doc["@graph"] if n["@id"].endswith("/person/a-b"))
+    assert person["@type"] == ["Person", "foaf:Person"]
+    assert person["name"] == "Ann Bee"
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    out = tmp_path_factory.mktemp("build") / "dist"
+    config = load_config(REPO)
+    result = build(config, out=out)
+    return config, result, out
+
+
+def test_build_writes_every_export(built):
+    _, result, out = built
+    for name in ("graph.ttl", "graph.jsonld", "graph.nt", "void.ttl", "context.jsonld"):
+        assert (out / name).is_file(), name
+    people = sorted(p.name for p in (out / "people").iterdir())
+    assert len(people) == 2 * len(result.resolution.dataset.profiles)
+
+
+def test_per_person_files_are_subsets_of_the_whole(built):
+    config, result, out = built
+    whole = Graph().parse(out / "graph.nt", format="nt")
+    for profile in result.resolution.dataset.profiles:
+        for fmt in ("ttl", "jsonld"):
+            path = out / "people" / f"{profile.slug}.{fmt}"
+            part = parse(path.read_text(encoding="utf-8"), fmt)
+            assert len(part) > 20
+            assert not set(part) - set(whole), path
+            person = URIRef(f"{config.base_iri}person/{profile.slug}")
+            assert (person, None, None) in part
+
+
+def test_void_description_counts_the_graph(built):
+    config, result, out = built
+    void = Graph().parse(out / "void.ttl")
+    dataset = URIRef(config.base_iri + "dataset")
+    assert int(void.value(dataset, VOID.triples)) == result.triples
+    assert len(list(void.objects(dataset, VOID.dataDump))) == 3
+    assert len(list(void.objects(dataset, VOID.classPartition))) > 10
+
+
+def test_rebuild_is_byte_identical(built, tmp_path):
+    config, _, first = built
+    second = tmp_path / "again"
+    build(config, out=second)
+    names = sorted(p.relative_to(first) for p in first.rglob("*") if p.is_file())
+    assert names == sorted(p.relative_to(second) for p in second.rglob("*") if p.is_file())
+    for name in names:
+        assert (first / name).read_bytes() == (second / name).read_bytes(), name
+
+
+def test_failed_write_leaves_previous_output_intact(tmp_path):
+    out = tmp_path / "dist"
+    write_outputs(out, {"graph.ttl": "old\n"})
+    with pytest.raises(ProjectError):
+        write_outputs(out, {"graph.ttl": "new\n", "../escape.ttl": "x"})
+    assert (out / "graph.ttl").read_text() == "old\n"
+    assert not (tmp_path / "escape.ttl").exists()
+    assert [p.name for p in tmp_path.iterdir()] == ["dist"]
+
+
+def test_refuses_to_replace_a_directory_it_did_not_write(tmp_path):
+    out = tmp_path / "mine"
+    out.mkdir()
+    (out / "thesis.tex").write_text("precious")
+    with pytest.raises(ProjectError, match="refusing to replace"):
+        write_outputs(out, {"graph.ttl": "x"})
+    assert (out / "thesis.tex").read_text() == "precious"
