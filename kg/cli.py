@@ -50,6 +50,25 @@ def _parser() -> argparse.ArgumentParser:
         "directory (replaced atomically).",
     )
     build.add_argument("--out", type=Path, help="output directory (default: dist/ or kg.toml out)")
+    build.add_argument(
+        "--allow-violations",
+        action="store_true",
+        help="publish even when the graph violates the shapes (says so)",
+    )
+
+    validate = sub.add_parser(
+        "validate",
+        help="check the graph against the SHACL shapes",
+        description="Build the graph in memory and validate it against "
+        "shapes/. Exit 0 when it conforms (warnings allowed), 1 when there "
+        "are violations, 2 on bad input.",
+    )
+    validate.add_argument(
+        "--format",
+        choices=["text", "json", "ttl"],
+        default="text",
+        help="text (grouped by file), json, or ttl (sh:ValidationReport)",
+    )
 
     sub.add_parser(
         "schema",
@@ -116,12 +135,69 @@ def _run(args: argparse.Namespace) -> int:
         resolution = pipeline.resolve_project(config)
         _print_report(resolution, full=args.report)
         return EXIT_OK
+    if args.command == "validate":
+        _, report = pipeline.validate_project(config, progress=_progress)
+        _print_validation(report, args.format)
+        return EXIT_OK if report.conforms else EXIT_NONCONFORMING
     if args.command == "build":
-        result = pipeline.build(config, out=args.out, progress=_progress)
+        result = pipeline.build(
+            config, out=args.out, progress=_progress, allow_violations=args.allow_violations
+        )
         _print_report(result.resolution, full=False)
+        _print_validation(result.report, "summary")
+        if not result.published:
+            print(
+                "error: not published: the graph violates the shapes (fix the data above, or "
+                "pass --allow-violations)",
+                file=sys.stderr,
+            )
+            return EXIT_NONCONFORMING
+        if not result.report.conforms:
+            print("warning: published despite violations (--allow-violations)", file=sys.stderr)
         print(f"wrote {result.out_dir} ({result.triples} triples, {len(result.files)} files)")
         return EXIT_OK
     raise AssertionError(args.command)
+
+
+def _print_validation(report, fmt: str) -> None:  # noqa: ANN001
+    if fmt == "ttl":
+        print(report.graph.serialize(format="turtle"))
+        return
+    if fmt == "json":
+        rows = [
+            {
+                "file": r.source.file if r.source else None,
+                "line": r.source.line if r.source else None,
+                "column": r.source.column if r.source else None,
+                "severity": r.severity,
+                "message": r.message,
+                "focus": r.focus,
+                "path": r.path,
+                "value": r.value,
+                "shape": r.shape,
+            }
+            for r in report.results
+        ]
+        print(
+            json.dumps({"conforms": report.conforms, "results": rows}, indent=2, ensure_ascii=False)
+        )
+        return
+    if fmt == "text":
+        current = None
+        for r in report.results:
+            file = r.source.file if r.source else "(no source)"
+            if file != current:
+                print(file)
+                current = file
+            line = f"{r.source.line}:{r.source.column}" if r.source else "-"
+            path = f" {r.path}" if r.path else ""
+            value = f" (value {r.value!r})" if r.value is not None else ""
+            print(f"  {line}: {r.severity}: {r.message}{path}{value}")
+    verdict = "conforms" if report.conforms else "does not conform"
+    print(
+        f"validation: {verdict}: {report.count('Violation')} violations, "
+        f"{report.count('Warning')} warnings, {report.count('Info')} info"
+    )
 
 
 def _progress(message: str) -> None:

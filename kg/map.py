@@ -567,7 +567,8 @@ class _Mapper:
         self.add(w, KG.venue, series)
 
     def authorship(self, w: URIRef, pub: PublicationEntity, slot) -> None:
-        a = self.node(w + f"/author/{slot.rank}", [KG.Authorship], None)
+        printed_ref = pub.listings[0][1].authors[slot.rank - 1]
+        a = self.node(w + f"/author/{slot.rank}", [KG.Authorship], printed_ref.source)
         agent = self.person(slot.person) if slot.person else self.group(slot)
         self.add(w, KG.authorship, a)
         self.add(a, KG.author, agent)

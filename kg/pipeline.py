@@ -26,6 +26,7 @@ from kg.load import load_dataset
 from kg.map import Mapped, map_graph
 from kg.model import Dataset, PartialDate
 from kg.resolve import Resolution, resolve
+from kg.validate import Report, validate
 
 Progress = Callable[[str], None]
 
@@ -47,10 +48,15 @@ def resolve_project(config: Config) -> Resolution:
 
 @dataclass(frozen=True)
 class BuildResult:
-    out_dir: Path
+    out_dir: Path | None
     files: tuple[str, ...]
     triples: int
     resolution: Resolution
+    report: Report
+
+    @property
+    def published(self) -> bool:
+        return self.out_dir is not None
 
 
 def profile_dates(config: Config, data: Dataset) -> dict[str, PartialDate]:
@@ -140,12 +146,32 @@ def render_outputs(config: Config, resolution: Resolution, graph: Graph) -> dict
     return files
 
 
-def build(config: Config, out: Path | None = None, progress: Progress = _quiet) -> BuildResult:
-    """Load, resolve, map and export; the output directory is replaced atomically."""
+def validate_project(config: Config, progress: Progress = _quiet) -> tuple[Resolution, Report]:
     resolution, mapped = build_graph(config, progress)
+    progress("validating against shapes/")
+    return resolution, validate(
+        mapped.graph, mapped.sources, config.shapes_dir, config.ontology_dir
+    )
+
+
+def build(
+    config: Config,
+    out: Path | None = None,
+    progress: Progress = _quiet,
+    allow_violations: bool = False,
+) -> BuildResult:
+    """Load, resolve, map, validate and export; the output directory is replaced atomically.
+
+    With violations nothing is written unless `allow_violations` is set.
+    """
+    resolution, mapped = build_graph(config, progress)
+    progress("validating against shapes/")
+    report = validate(mapped.graph, mapped.sources, config.shapes_dir, config.ontology_dir)
+    if not report.conforms and not allow_violations:
+        return BuildResult(None, (), len(mapped.graph), resolution, report)
     progress("serializing")
     files = render_outputs(config, resolution, mapped.graph)
     out_dir = out or config.out_dir
     progress(f"writing {len(files)} files to {out_dir}")
     write_outputs(out_dir, files)
-    return BuildResult(out_dir, tuple(sorted(files)), len(mapped.graph), resolution)
+    return BuildResult(out_dir, tuple(sorted(files)), len(mapped.graph), resolution, report)

@@ -33,7 +33,9 @@ def test_profile_format_reference_is_current():
 
 
 def test_cli_reference_matches_help():
-    blocks = [f"## `{name}`\n\n```text\n{text.rstrip()}\n```\n" for name, text in help_texts().items()]
+    blocks = [
+        f"## `{name}`\n\n```text\n{text.rstrip()}\n```\n" for name, text in help_texts().items()
+    ]
     _check_generated(REPO / "docs" / "cli.md", "\n".join(blocks))
 
 

@@ -50,7 +50,7 @@ def test_every_project_term_is_defined_with_label_and_comment(request, ontology,
 def test_ontology_defines_nothing_unused_by_the_mapper(ontology):
     source = "".join(p.read_text() for p in (REPO / "kg").glob("*.py"))
     declared = {s for s in ontology.subjects(RDF.type, None) if str(s).startswith(str(KG))}
-    unused = sorted(str(t) for t in declared if f"KG.{str(t)[len(str(KG)):]}" not in source)
+    unused = sorted(str(t) for t in declared if f"KG.{str(t)[len(str(KG)) :]}" not in source)
     assert unused == []
     assert (URIRef(str(KG)[:-1]), RDF.type, OWL.Ontology) in ontology
 

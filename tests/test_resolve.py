@@ -89,9 +89,11 @@ def test_unit_must_belong_to_its_organization(project):
 
 
 def test_alias_used_by_two_organizations_is_reported(project):
-    write(project / "data/organizations.yaml",
-          (project / "data/organizations.yaml").read_text()
-          + "pku2:\n  name: Other\n  kind: university\n  aliases: [PKU]\n")
+    write(
+        project / "data/organizations.yaml",
+        (project / "data/organizations.yaml").read_text()
+        + "pku2:\n  name: Other\n  kind: university\n  aliases: [PKU]\n",
+    )
     with pytest.raises(InputError, match="organization name 'PKU' is also used by 'pku'"):
         resolve(load_dataset(project / "data"))
 
@@ -120,8 +122,15 @@ def test_shared_coauthors_are_one_node(seed_build, name):
 def test_seven_different_zhaos_stay_seven(seed_build):
     resolution = seed_build[0]
     zhaos = sorted(p.name for p in resolution.persons.values() if p.name.endswith(" Zhao"))
-    expected = ["Haizhou Zhao", "Hanyu Zhao", "Liangyu Zhao", "Sida Zhao", "Yihao Zhao",
-                "Yilong Zhao", "Yuheng Zhao"]
+    expected = [
+        "Haizhou Zhao",
+        "Hanyu Zhao",
+        "Liangyu Zhao",
+        "Sida Zhao",
+        "Yihao Zhao",
+        "Yilong Zhao",
+        "Yuheng Zhao",
+    ]
     assert zhaos == expected
 
 

@@ -1,0 +1,134 @@
+"""Stage 4: SHACL validation. Non-conformance is a result (a `Report`), not an exception.
+
+Each result is traced back to the YAML file and line that produced its focus node
+through the mapper's source map (falling back to the nearest enclosing node's IRI).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+from pyshacl import validate as shacl_validate
+from rdflib import Graph, Literal, URIRef
+from rdflib.term import Node
+
+from kg.model import Source
+from kg.namespaces import RDF, SH
+
+SEVERITIES = {SH.Violation: "Violation", SH.Warning: "Warning", SH.Info: "Info"}
+
+
+@dataclass(frozen=True, order=True)
+class Result:
+    """One SHACL result, with the YAML place it came from."""
+
+    source: Source | None
+    severity: str
+    focus: str
+    path: str | None
+    value: str | None
+    message: str
+    shape: str
+
+    def __str__(self) -> str:
+        where = f"{self.source}: " if self.source else ""
+        path = f" {self.path}" if self.path else ""
+        value = f" (value {self.value})" if self.value is not None else ""
+        return f"{where}{self.severity}: {self.message} [{self.focus}{path}{value}]"
+
+
+@dataclass(frozen=True)
+class Report:
+    results: tuple[Result, ...]
+    graph: Graph
+
+    @property
+    def conforms(self) -> bool:
+        """True when there is no Violation (warnings and info are allowed)."""
+        return not any(r.severity == "Violation" for r in self.results)
+
+    def count(self, severity: str) -> int:
+        return sum(1 for r in self.results if r.severity == severity)
+
+
+@cache
+def _load_shapes(shapes_dir: Path, ontology_dir: Path) -> tuple[Graph, Graph]:
+    shapes = Graph()
+    for path in sorted(shapes_dir.glob("*.ttl")):
+        shapes.parse(path, format="turtle")
+    ontology = Graph()
+    for path in sorted(ontology_dir.glob("*.ttl")):
+        ontology.parse(path, format="turtle")
+    return shapes, ontology
+
+
+def shapes_graph(shapes_dir: Path, ontology_dir: Path) -> Graph:
+    return _load_shapes(shapes_dir.resolve(), ontology_dir.resolve())[0]
+
+
+def validate(
+    graph: Graph, sources: dict[URIRef, Source], shapes_dir: Path, ontology_dir: Path
+) -> Report:
+    """Run the shapes over `graph` (no inference) and return a typed report."""
+    shapes, ontology = _load_shapes(shapes_dir.resolve(), ontology_dir.resolve())
+    _, results_graph, _ = shacl_validate(
+        graph,
+        shacl_graph=shapes,
+        ont_graph=ontology,
+        inference="none",
+        advanced=True,
+        allow_warnings=True,
+    )
+    results = sorted(
+        _result(results_graph, node, sources)
+        for node in results_graph.subjects(RDF.type, SH.ValidationResult)
+    )
+    return Report(tuple(results), results_graph)
+
+
+def _result(g: Graph, node: Node, sources: dict[URIRef, Source]) -> Result:
+    focus = g.value(node, SH.focusNode)
+    path = g.value(node, SH.resultPath)
+    value = g.value(node, SH.value)
+    message = g.value(node, SH.resultMessage)
+    shape = g.value(node, SH.sourceShape)
+    return Result(
+        source=source_of(focus, sources),
+        severity=SEVERITIES.get(g.value(node, SH.resultSeverity), "Violation"),
+        focus=str(focus),
+        path=_short(path) if isinstance(path, URIRef) else None,
+        value=str(value) if isinstance(value, Literal | URIRef) else None,
+        message=str(message) if message is not None else "constraint not met",
+        shape=str(shape) if isinstance(shape, URIRef) else _owner_shape(g, shape),
+    )
+
+
+def _owner_shape(g: Graph, shape: Node | None) -> str:
+    """Anonymous property shapes are reported under the node shape that holds them."""
+    owner = g.value(None, SH.property, shape) if shape is not None else None
+    return str(owner) if owner is not None else ""
+
+
+def source_of(focus: Node | None, sources: dict[URIRef, Source]) -> Source | None:
+    """The YAML place of a node, or of the nearest enclosing node by IRI path."""
+    if not isinstance(focus, URIRef):
+        return None
+    iri = str(focus)
+    while "/" in iri:
+        found = sources.get(URIRef(iri))
+        if found is not None:
+            return found
+        iri = iri.rsplit("/", 1)[0]
+    return None
+
+
+def _short(iri: URIRef) -> str:
+    from kg.namespaces import PREFIXES
+
+    text = str(iri)
+    for prefix, ns in PREFIXES.items():
+        if text.startswith(str(ns)):
+            return f"{prefix}:{text[len(str(ns)) :]}"
+    return text
