@@ -159,7 +159,7 @@ def _run(args: argparse.Namespace) -> int:
     raise AssertionError(args.command)
 
 
-def _print_validation(report, fmt: str) -> None:  # noqa: ANN001
+def _print_validation(report, fmt: str) -> None:
     if fmt == "ttl":
         print(report.graph.serialize(format="turtle"))
         return

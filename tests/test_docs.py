@@ -10,8 +10,8 @@ import os
 import re
 
 import pytest
-
 from conftest import REPO
+
 from kg.cli import help_texts
 from kg.schema import format_reference, profile_schema, registry_schema
 

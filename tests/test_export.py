@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 
 import pytest
+from conftest import REPO
 from rdflib import Graph, URIRef
 from rdflib.compare import graph_diff, isomorphic, to_isomorphic
 
-from conftest import REPO
 from kg.config import load_config
 from kg.errors import ProjectError
 from kg.export import SERIALIZERS, to_jsonld, write_outputs

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import pytest
+from conftest import REPO, VOCAB
 from rdflib import BNode, Graph, Literal, URIRef
 from rdflib.namespace import OWL, RDF, RDFS
 
-from conftest import REPO, VOCAB
 from kg.namespaces import FOAF, KG, SCHEMA, XSD
 
 

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-
 from conftest import write
+
 from kg.errors import InputError
 from kg.load import load_dataset
 from kg.resolve import resolve
@@ -137,7 +137,7 @@ def test_seven_different_zhaos_stay_seven(seed_build):
 def test_every_paper_keeps_its_author_order(seed_build):
     resolution = seed_build[0]
     for pub in resolution.publications.values():
-        slug, listing = pub.listings[0]
+        _, listing = pub.listings[0]
         printed = [a.name for a in listing.authors]
         assert [slot.printed[0] for slot in pub.authors] == printed, pub.title
         assert [slot.rank for slot in pub.authors] == list(range(1, len(printed) + 1))
