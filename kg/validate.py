@@ -20,7 +20,7 @@ from kg.namespaces import RDF, SH
 SEVERITIES = {SH.Violation: "Violation", SH.Warning: "Warning", SH.Info: "Info"}
 
 
-@dataclass(frozen=True, order=True)
+@dataclass(frozen=True)
 class Result:
     """One SHACL result, with the YAML place it came from."""
 
@@ -82,13 +82,21 @@ def validate(
         allow_warnings=True,
     )
     results = sorted(
-        _result(results_graph, node, sources)
-        for node in results_graph.subjects(RDF.type, SH.ValidationResult)
+        (
+            _result(results_graph, shapes, node, sources)
+            for node in results_graph.subjects(RDF.type, SH.ValidationResult)
+        ),
+        key=_order,
     )
     return Report(tuple(results), results_graph)
 
 
-def _result(g: Graph, node: Node, sources: dict[URIRef, Source]) -> Result:
+def _order(r: Result) -> tuple:
+    where = (r.source.file, r.source.line, r.source.column) if r.source else ("", 0, 0)
+    return (*where, r.severity, r.focus, r.path or "", r.value or "", r.message, r.shape)
+
+
+def _result(g: Graph, shapes: Graph, node: Node, sources: dict[URIRef, Source]) -> Result:
     focus = g.value(node, SH.focusNode)
     path = g.value(node, SH.resultPath)
     value = g.value(node, SH.value)
@@ -101,13 +109,13 @@ def _result(g: Graph, node: Node, sources: dict[URIRef, Source]) -> Result:
         path=_short(path) if isinstance(path, URIRef) else None,
         value=str(value) if isinstance(value, Literal | URIRef) else None,
         message=str(message) if message is not None else "constraint not met",
-        shape=str(shape) if isinstance(shape, URIRef) else _owner_shape(g, shape),
+        shape=str(shape) if isinstance(shape, URIRef) else _owner_shape(shapes, shape),
     )
 
 
-def _owner_shape(g: Graph, shape: Node | None) -> str:
+def _owner_shape(shapes: Graph, shape: Node | None) -> str:
     """Anonymous property shapes are reported under the node shape that holds them."""
-    owner = g.value(None, SH.property, shape) if shape is not None else None
+    owner = shapes.value(None, SH.property, shape) if shape is not None else None
     return str(owner) if owner is not None else ""
 
 

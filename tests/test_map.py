@@ -106,4 +106,4 @@ def test_source_map_points_at_yaml_lines(mini_build):
     sources = mini_build[1].sources
     role = URIRef("https://kg.example.org/person/a-b/position/1")
     assert sources[role].file == "data/profiles/a-b.yaml"
-    assert sources[role].line == 19
+    assert sources[role].line == 20
