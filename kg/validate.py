@@ -140,3 +140,38 @@ def _short(iri: URIRef) -> str:
         if text.startswith(str(ns)):
             return f"{prefix}:{text[len(str(ns)) :]}"
     return text
+
+
+def describe_shapes(shapes: Graph) -> list[dict[str, str]]:
+    """One row per constraint: id, what it targets, path, severity, message (for the docs)."""
+    rows = []
+    for node in sorted(set(shapes.subjects(RDF.type, SH.NodeShape)), key=str):
+        targets = _targets(shapes, node)
+        for prop in sorted(shapes.objects(node, SH.property), key=str):
+            rows.append(_row(shapes, prop if isinstance(prop, URIRef) else node, prop, targets))
+        for sparql in shapes.objects(node, SH.sparql):
+            rows.append(_row(shapes, node, sparql, targets, severity_of=node))
+    return rows
+
+
+def _targets(shapes: Graph, node: Node) -> str:
+    parts = [_short(c) for c in shapes.objects(node, SH.targetClass)]
+    parts += [f"subjects of {_short(p)}" for p in shapes.objects(node, SH.targetSubjectsOf)]
+    parts += [f"objects of {_short(p)}" for p in shapes.objects(node, SH.targetObjectsOf)]
+    parts += ["SPARQL target" for _ in shapes.objects(node, SH.target)]
+    return ", ".join(sorted(parts))
+
+
+def _row(
+    shapes: Graph, ident: Node, constraint: Node, targets: str, severity_of: Node | None = None
+) -> dict[str, str]:
+    path = shapes.value(constraint, SH.path)
+    severity = shapes.value(severity_of or constraint, SH.severity) or SH.Violation
+    message = shapes.value(constraint, SH.message)
+    return {
+        "id": str(ident).rsplit("#", 1)[-1],
+        "targets": targets,
+        "path": _short(path) if isinstance(path, URIRef) else ("(several)" if path else "(SPARQL)"),
+        "severity": SEVERITIES[severity],
+        "message": str(message),
+    }

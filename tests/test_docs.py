@@ -61,3 +61,18 @@ def test_every_example_in_profile_format_doc_loads(tmp_path):
         path.write_text(example, encoding="utf-8")
         if example.lstrip().startswith("# profile"):
             assert load_file(path, Profile, path.name).name
+
+
+def test_validation_constraints_table_is_current():
+    from kg.config import load_config
+    from kg.validate import describe_shapes, shapes_graph
+
+    config = load_config(REPO)
+    rows = describe_shapes(shapes_graph(config.shapes_dir, config.ontology_dir))
+    lines = ["| constraint | applies to | path | severity | message |", "|---|---|---|---|---|"]
+    for r in rows:
+        message = r["message"].replace("|", "\\\\|")
+        lines.append(
+            f"| `{r['id']}` | {r['targets']} | {r['path']} | {r['severity']} | {message} |"
+        )
+    _check_generated(REPO / "docs" / "validation.md", "\n".join(lines))

@@ -38,7 +38,8 @@ PROFILE = "b:profile/a-b"
 
 
 def replace(node: str, prop: str, value: str) -> str:
-    return f"DELETE {{ {node} {prop} ?x }} INSERT {{ {node} {prop} {value} }} WHERE {{ {node} {prop} ?x }}"
+    where = f"WHERE {{ {node} {prop} ?x }}"
+    return f"DELETE {{ {node} {prop} ?x }} INSERT {{ {node} {prop} {value} }} {where}"
 
 
 def delete(node: str, prop: str) -> str:
