@@ -12,7 +12,7 @@ from pathlib import Path
 
 from kg import __version__, pipeline
 from kg.config import load_config
-from kg.errors import InputError, KgError
+from kg.errors import InputError, KgError, UsageError
 
 EXIT_OK, EXIT_NONCONFORMING, EXIT_BAD_INPUT = 0, 1, 2
 
@@ -70,10 +70,57 @@ def _parser() -> argparse.ArgumentParser:
         help="text (grouped by file), json, or ttl (sh:ValidationReport)",
     )
 
-    sub.add_parser(
+    query = sub.add_parser(
+        "query",
+        help="run a stored or ad-hoc SPARQL query",
+        description="Run a stored query from queries/ (or an ad-hoc one with "
+        "--file, - for standard input) on the graph built from data/, or on a "
+        "SPARQL endpoint with --endpoint. Parameters are bound as RDF terms.",
+    )
+    query.add_argument("name", nargs="?", help="stored query name (file stem in queries/)")
+    query.add_argument("--list", action="store_true", help="list stored queries and parameters")
+    query.add_argument("--file", help="run the query in this file (- for standard input)")
+    query.add_argument(
+        "--param",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="bind a parameter (repeatable)",
+    )
+    query.add_argument(
+        "--format",
+        choices=["table", "csv", "tsv", "json", "ttl"],
+        default="table",
+        help="output format (json: SPARQL JSON results, or JSON-LD for CONSTRUCT)",
+    )
+    query.add_argument("--endpoint", help="SPARQL 1.1 query endpoint URL instead of data/")
+    query.add_argument("--timeout", type=float, default=30.0, help="seconds (with --endpoint)")
+    query.add_argument("--user", help="user name for the endpoint (HTTP basic auth)")
+    query.add_argument("--password", help="password for the endpoint")
+
+    publish = sub.add_parser(
+        "publish",
+        help="upload the graph to a triple store (Graph Store Protocol)",
+        description="Build the graph and replace a named graph "
+        "(or the default graph) in a triple store with one SPARQL 1.1 Graph "
+        "Store Protocol PUT.",
+    )
+    publish.add_argument("--store", required=True, help="Graph Store Protocol endpoint URL")
+    publish.add_argument("--graph", help="named graph IRI (default: the default graph)")
+    publish.add_argument("--user", help="user name (HTTP basic auth)")
+    publish.add_argument("--password", help="password")
+    publish.add_argument("--timeout", type=float, default=60.0, help="seconds")
+
+    schema = sub.add_parser(
         "schema",
-        help="print the JSON Schema of a profile file",
-        description="Print the JSON Schema of data/profiles/*.yaml (for editors).",
+        help="print the JSON Schema of a profile or registry file",
+        description="Print the JSON Schema of data/profiles/*.yaml, or of a "
+        "registry, for editors (YAML language server).",
+    )
+    schema.add_argument(
+        "--registry",
+        choices=["organizations", "venues", "people"],
+        help="print the schema of data/<REGISTRY>.yaml instead",
     )
     return parser
 
@@ -135,6 +182,18 @@ def _run(args: argparse.Namespace) -> int:
         resolution = pipeline.resolve_project(config)
         _print_report(resolution, full=args.report)
         return EXIT_OK
+    if args.command == "query":
+        return _query(config, args)
+    if args.command == "publish":
+        from kg.publish import publish
+
+        _, mapped = pipeline.build_graph(config, progress=_progress)
+        status = publish(
+            mapped.graph, args.store, args.graph, args.user, args.password, args.timeout
+        )
+        target = args.graph or "the default graph"
+        print(f"published {len(mapped.graph)} triples to {target} at {args.store} (HTTP {status})")
+        return EXIT_OK
     if args.command == "validate":
         _, report = pipeline.validate_project(config, progress=_progress)
         _print_validation(report, args.format)
@@ -157,6 +216,51 @@ def _run(args: argparse.Namespace) -> int:
         print(f"wrote {result.out_dir} ({result.triples} triples, {len(result.files)} files)")
         return EXIT_OK
     raise AssertionError(args.command)
+
+
+def _query(config, args: argparse.Namespace) -> int:
+    from kg.query import load_queries, parse_query, run_embedded, run_remote
+    from kg.results import render
+
+    if args.list:
+        for q in load_queries(config.queries_dir).values():
+            params = ", ".join(f"{p.name}={p.default}" for p in q.parameters)
+            print(f"{q.name}: {q.summary}" + (f"\n    parameters: {params}" if params else ""))
+        return EXIT_OK
+    if args.file:
+        text = sys.stdin.read() if args.file == "-" else _read_text(args.file)
+        query = parse_query(text, "ad-hoc")
+    elif args.name:
+        queries = load_queries(config.queries_dir)
+        if args.name not in queries:
+            raise UsageError(f"no stored query {args.name!r}; `kg query --list` shows them")
+        query = queries[args.name]
+    else:
+        raise UsageError("name a stored query, or give --file or --list")
+    values = _params(args.param)
+    if args.endpoint:
+        answer = run_remote(args.endpoint, query, values, args.timeout, args.user, args.password)
+    else:
+        answer = run_embedded(pipeline.build_graph(config)[1].graph, query, values)
+    sys.stdout.write(render(answer, args.format))
+    return EXIT_OK
+
+
+def _read_text(path: str) -> str:
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UsageError(f"cannot read query file {path}: {exc}") from None
+
+
+def _params(pairs: list[str]) -> dict[str, str]:
+    values = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise UsageError(f"--param {pair!r}: expected KEY=VALUE")
+        values[key] = value
+    return values
 
 
 def _print_validation(report, fmt: str) -> None:

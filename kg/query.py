@@ -1,0 +1,262 @@
+"""Stored SPARQL queries (grlc conventions), run on the built graph or on any endpoint.
+
+A query file `queries/<name>.rq` starts with grlc decorators (`#+ summary:`,
+`#+ description:`, `#+ tags:`, `#+ defaults:`). Parameters are variables named
+`?_name` (a plain literal), `?_name_iri` (an IRI), or `?_name_integer`,
+`?_name_boolean`, `?_name_date`, `?_name_gYear` (typed literals).
+
+Values are always bound as RDF terms: embedded, as rdflib initial bindings; remotely,
+as a VALUES block whose terms are serialized by rdflib (quotes, newlines and `>`
+escaped or refused), so a value can never change the query's structure.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+from rdflib import Graph, Literal, URIRef, Variable
+from rdflib.namespace import XSD
+from rdflib.term import Node
+
+from kg.errors import QueryError, RemoteError, UsageError
+
+TYPED_SUFFIXES = {
+    "integer": XSD.integer,
+    "boolean": XSD.boolean,
+    "date": XSD.date,
+    "gYear": XSD.gYear,
+}
+_PARAM = re.compile(r"\?_([A-Za-z][A-Za-z0-9]*?)(?:_(iri|integer|boolean|date|gYear))?\b")
+_FORM = re.compile(r"^\s*(SELECT|ASK|CONSTRUCT|DESCRIBE)\b", re.I | re.M)
+_IRI_BAD = re.compile(r'[\s<>"{}|\\^`]')
+
+
+@dataclass(frozen=True)
+class Parameter:
+    name: str
+    variable: str
+    kind: str  # "iri", "literal", or a typed suffix
+    default: str | None
+
+    def term(self, value: str) -> Node:
+        """The RDF term for a value given on the command line."""
+        if self.kind == "iri":
+            if not re.match(r"^[A-Za-z][A-Za-z0-9+.-]*:", value) or _IRI_BAD.search(value):
+                raise UsageError(f"parameter {self.name}: {value!r} is not an absolute IRI")
+            return URIRef(value)
+        if self.kind in TYPED_SUFFIXES:
+            term = Literal(value, datatype=TYPED_SUFFIXES[self.kind])
+            if term.ill_typed:
+                raise UsageError(f"parameter {self.name}: {value!r} is not a valid {self.kind}")
+            return term
+        return Literal(value)
+
+
+@dataclass(frozen=True)
+class StoredQuery:
+    name: str
+    text: str
+    summary: str
+    description: str
+    tags: tuple[str, ...]
+    parameters: tuple[Parameter, ...]
+    form: str
+    path: Path | None = None
+
+    def bindings(self, values: dict[str, str]) -> dict[str, Node]:
+        """Terms for every parameter: the given value, else the default."""
+        known = {p.name for p in self.parameters}
+        unknown = sorted(set(values) - known)
+        if unknown:
+            expected = ", ".join(sorted(known)) or "none"
+            raise UsageError(
+                f"query {self.name!r} has no parameter {', '.join(unknown)} "
+                f"(parameters: {expected})"
+            )
+        result = {}
+        for p in self.parameters:
+            value = values.get(p.name, p.default)
+            if value is None:
+                raise UsageError(f"query {self.name!r} needs --param {p.name}=VALUE")
+            result[p.variable] = p.term(value)
+        return result
+
+
+def parse_query(text: str, name: str, path: Path | None = None) -> StoredQuery:
+    """Read the grlc decorators and parameters of one query text."""
+    header = "\n".join(
+        line[3:] if line.startswith("#+ ") else line[2:]
+        for line in text.splitlines()
+        if line.startswith("#+")
+    )
+    try:
+        meta = yaml.safe_load(header) if header.strip() else {}
+    except yaml.YAMLError as exc:
+        raise QueryError(f"{path or name}: the #+ header is not valid YAML: {exc}") from None
+    meta = meta if isinstance(meta, dict) else {}
+    defaults = _defaults(meta.get("defaults"))
+    params: dict[str, Parameter] = {}
+    body = "\n".join(line for line in text.splitlines() if not line.lstrip().startswith("#"))
+    for match in _PARAM.finditer(body):
+        base, kind = match.group(1), match.group(2) or "literal"
+        variable = match.group(0)[1:]
+        params.setdefault(base, Parameter(base, variable, kind, defaults.get(base)))
+    form = _FORM.search(body)
+    if not form:
+        raise QueryError(f"{path or name}: not a SELECT, ASK, CONSTRUCT or DESCRIBE query")
+    return StoredQuery(
+        name=name,
+        text=text,
+        summary=str(meta.get("summary", "")).strip(),
+        description=str(meta.get("description", "")).strip(),
+        tags=tuple(str(t) for t in meta.get("tags") or ()),
+        parameters=tuple(params.values()),
+        form=form.group(1).upper(),
+        path=path,
+    )
+
+
+def _defaults(raw: object) -> dict[str, str]:
+    items = raw if isinstance(raw, list) else [raw] if isinstance(raw, dict) else []
+    found: dict[str, str] = {}
+    for item in items:
+        if isinstance(item, dict):
+            found.update({str(k): str(v) for k, v in item.items()})
+    return found
+
+
+def load_queries(folder: Path) -> dict[str, StoredQuery]:
+    """Every `*.rq` in `folder`, by name (the file stem)."""
+    queries = {}
+    for path in sorted(folder.glob("*.rq")):
+        queries[path.stem] = parse_query(path.read_text(encoding="utf-8"), path.stem, path)
+    return queries
+
+
+# --------------------------------------------------------------------------- running
+
+
+@dataclass(frozen=True)
+class Answer:
+    """A query result: rows of terms (SELECT), a boolean (ASK) or a graph (CONSTRUCT)."""
+
+    form: str
+    variables: tuple[str, ...] = ()
+    rows: tuple[tuple[Node | None, ...], ...] = ()
+    boolean: bool | None = None
+    graph: Graph | None = None
+
+
+def run_embedded(graph: Graph, query: StoredQuery, values: dict[str, str] | None = None) -> Answer:
+    bindings = {Variable(k): v for k, v in query.bindings(values or {}).items()}
+    try:
+        result = graph.query(query.text, initBindings=bindings)
+    except Exception as exc:  # rdflib raises pyparsing and assorted errors on bad queries
+        raise QueryError(f"query {query.name!r} failed: {exc}") from None
+    if query.form == "ASK":
+        return Answer("ASK", boolean=bool(result.askAnswer))
+    if query.form in ("CONSTRUCT", "DESCRIBE"):
+        return Answer(query.form, graph=_as_graph(result.graph))
+    variables = tuple(str(v) for v in result.vars or ())
+    rows = tuple(tuple(row[i] for i in range(len(variables))) for row in result)
+    return Answer("SELECT", variables, rows)
+
+
+def _as_graph(triples: Graph | None) -> Graph:
+    from kg.namespaces import PREFIXES
+
+    g = Graph(bind_namespaces="none")
+    for prefix, ns in PREFIXES.items():
+        g.bind(prefix, ns)
+    for t in triples or ():
+        g.add(t)
+    return g
+
+
+def with_values(query: StoredQuery, bindings: dict[str, Node]) -> str:
+    """The query text with a VALUES block binding the parameters (for remote endpoints)."""
+    if not bindings:
+        return query.text
+    names = " ".join(f"?{k}" for k in bindings)
+    terms = " ".join(term.n3() for term in bindings.values())
+    block = f"VALUES ({names}) {{ ({terms}) }}"
+    match = re.search(r"\bWHERE\s*\{", query.text, re.I)
+    if not match:
+        raise QueryError(f"query {query.name!r}: parameters need a WHERE {{ … }} clause")
+    return f"{query.text[: match.end()]}\n  {block}\n{query.text[match.end() :]}"
+
+
+def run_remote(
+    endpoint: str,
+    query: StoredQuery,
+    values: dict[str, str] | None = None,
+    timeout: float = 30.0,
+    user: str | None = None,
+    password: str | None = None,
+) -> Answer:
+    """Send the query to a SPARQL 1.1 endpoint with SPARQLWrapper."""
+    from SPARQLWrapper import JSON, N3, SPARQLWrapper
+
+    text = with_values(query, query.bindings(values or {}))
+    client = SPARQLWrapper(endpoint)
+    client.setQuery(text)
+    client.setTimeout(int(timeout))
+    client.setMethod("POST")
+    if user is not None:
+        client.setCredentials(user, password or "")
+    client.setReturnFormat(N3 if query.form in ("CONSTRUCT", "DESCRIBE") else JSON)
+    raw = _send(client, endpoint)
+    if query.form in ("CONSTRUCT", "DESCRIBE"):
+        graph = Graph().parse(data=raw, format="turtle") if raw else Graph()
+        return Answer(query.form, graph=_as_graph(graph))
+    return _from_json(raw, query.form)
+
+
+def _send(client, endpoint: str):
+    import urllib.error
+
+    from SPARQLWrapper.SPARQLExceptions import SPARQLWrapperException
+
+    try:
+        return client.queryAndConvert()
+    except urllib.error.HTTPError as exc:
+        if exc.code in (401, 403):
+            raise RemoteError(
+                f"{endpoint}: authentication failed (HTTP {exc.code}); check --user and --password"
+            ) from None
+        raise RemoteError(f"{endpoint}: HTTP {exc.code} {exc.reason}") from None
+    except SPARQLWrapperException as exc:
+        raise RemoteError(f"{endpoint}: the endpoint refused the query: {exc}") from None
+    except TimeoutError:
+        raise RemoteError(f"{endpoint}: no answer within the timeout") from None
+    except urllib.error.URLError as exc:
+        raise RemoteError(f"{endpoint}: cannot connect ({exc.reason})") from None
+
+
+def _from_json(data: dict, form: str) -> Answer:
+    if form == "ASK":
+        return Answer("ASK", boolean=bool(data.get("boolean")))
+    variables = tuple(data.get("head", {}).get("vars", []))
+    rows = []
+    for binding in data.get("results", {}).get("bindings", []):
+        rows.append(tuple(_term(binding.get(v)) for v in variables))
+    return Answer("SELECT", variables, tuple(rows))
+
+
+def _term(value: dict | None) -> Node | None:
+    if value is None:
+        return None
+    if value["type"] == "uri":
+        return URIRef(value["value"])
+    if value["type"] == "bnode":
+        from rdflib import BNode
+
+        return BNode(value["value"])
+    return Literal(
+        value["value"],
+        lang=value.get("xml:lang"),
+        datatype=URIRef(value["datatype"]) if value.get("datatype") else None,
+    )

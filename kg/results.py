@@ -1,0 +1,82 @@
+"""Write query answers: table, CSV, TSV, SPARQL 1.1 JSON results, Turtle / JSON-LD graphs."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+
+from rdflib import BNode, Literal, URIRef
+from rdflib.term import Node
+
+from kg.export import to_jsonld, to_turtle
+from kg.query import Answer
+
+FORMATS = ("table", "csv", "tsv", "json", "ttl")
+
+
+def render(answer: Answer, fmt: str) -> str:
+    if answer.graph is not None:
+        return to_jsonld(answer.graph) if fmt == "json" else to_turtle(answer.graph)
+    if fmt == "json":
+        return json.dumps(to_sparql_json(answer), indent=2, ensure_ascii=False) + "\n"
+    if answer.form == "ASK":
+        return ("true" if answer.boolean else "false") + "\n"
+    if fmt in ("csv", "tsv"):
+        return _delimited(answer, fmt)
+    return _table(answer)
+
+
+def to_sparql_json(answer: Answer) -> dict:
+    """The SPARQL 1.1 Query Results JSON Format."""
+    if answer.form == "ASK":
+        return {"head": {}, "boolean": bool(answer.boolean)}
+    rows = [
+        {v: _json_term(t) for v, t in zip(answer.variables, row, strict=True) if t is not None}
+        for row in answer.rows
+    ]
+    return {"head": {"vars": list(answer.variables)}, "results": {"bindings": rows}}
+
+
+def _json_term(term: Node) -> dict:
+    if isinstance(term, URIRef):
+        return {"type": "uri", "value": str(term)}
+    if isinstance(term, BNode):
+        return {"type": "bnode", "value": str(term)}
+    assert isinstance(term, Literal)
+    out = {"type": "literal", "value": str(term)}
+    if term.language:
+        out["xml:lang"] = term.language
+    elif term.datatype:
+        out["datatype"] = str(term.datatype)
+    return out
+
+
+def _plain(term: Node | None) -> str:
+    return "" if term is None else str(term)
+
+
+def _delimited(answer: Answer, fmt: str) -> str:
+    buffer = io.StringIO()
+    if fmt == "csv":  # SPARQL 1.1 CSV: plain values
+        writer = csv.writer(buffer, lineterminator="\r\n")
+        writer.writerow(answer.variables)
+        for row in answer.rows:
+            writer.writerow([_plain(t) for t in row])
+        return buffer.getvalue()
+    lines = ["\t".join(f"?{v}" for v in answer.variables)]  # SPARQL 1.1 TSV: RDF terms
+    lines += ["\t".join("" if t is None else t.n3() for t in row) for row in answer.rows]
+    return "\n".join(lines) + "\n"
+
+
+def _table(answer: Answer) -> str:
+    header = list(answer.variables)
+    body = [[_plain(t).replace("\n", " ") for t in row] for row in answer.rows]
+    widths = [max([len(h)] + [len(r[i]) for r in body]) for i, h in enumerate(header)]
+
+    def line(cells: list[str]) -> str:
+        return "  ".join(c.ljust(w) for c, w in zip(cells, widths, strict=True)).rstrip()
+
+    out = [line(header), line(["-" * w for w in widths])] + [line(r) for r in body]
+    out.append(f"({len(body)} row{'s' if len(body) != 1 else ''})")
+    return "\n".join(out) + "\n"
