@@ -26,6 +26,7 @@ from kg.load import load_dataset
 from kg.map import Mapped, map_graph
 from kg.model import Dataset, PartialDate
 from kg.resolve import Resolution, resolve
+from kg.site import build_site
 from kg.validate import Report, validate
 
 Progress = Callable[[str], None]
@@ -142,6 +143,11 @@ def render_outputs(config: Config, resolution: Resolution, graph: Graph) -> dict
         examples,
     )
     files["void.ttl"] = to_turtle(void)
+    for rel, page in build_site(resolution, graph, config.base_iri).items():
+        files[f"site/{rel}"] = page
+    for profile in resolution.dataset.profiles:
+        for ext in ("ttl", "jsonld"):
+            files[f"site/data/{profile.slug}.{ext}"] = files[f"people/{profile.slug}.{ext}"]
     files["context.jsonld"] = json.dumps({"@context": jsonld_context()}, indent=2) + "\n"
     return files
 

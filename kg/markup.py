@@ -1,0 +1,156 @@
+"""JSON-LD for web pages (what search engines read), cut from the graph itself.
+
+Every statement in the markup is a triple of the downloadable graph: the markup is
+built by walking the graph, never from the YAML, so the page and the dumps cannot
+disagree. Only schema.org terms are used, with `"@context": "https://schema.org"`;
+typed literals keep their XSD datatype as value objects, because the official
+context would otherwise coerce dates to `schema:Date`.
+"""
+
+from __future__ import annotations
+
+import json
+
+from rdflib import Graph, Literal, URIRef
+from rdflib.term import Node
+
+from kg.namespaces import KG, RDF, SCHEMA, XSD
+
+# properties the official schema.org context coerces ("@type": "@id" or "Date"...)
+COERCED = frozenset(
+    {
+        "url",
+        "sameAs",
+        "isPartOf",
+        "startDate",
+        "endDate",
+        "datePublished",
+        "dateModified",
+        "dateCreated",
+        "birthDate",
+        "additionalType",
+    }
+)
+SKIPPED = frozenset(
+    {SCHEMA.mainEntityOfPage, SCHEMA.subEvent, SCHEMA.subOrganization, SCHEMA.workFeatured}
+)
+
+
+def escape_json_for_html(text: str) -> str:
+    """JSON that is safe inside <script>: <, >, &, U+2028 and U+2029 as \\u escapes."""
+    for char, escape in (
+        ("<", "\\u003c"),
+        (">", "\\u003e"),
+        ("&", "\\u0026"),
+        ("\u2028", "\\u2028"),
+        ("\u2029", "\\u2029"),
+    ):
+        text = text.replace(char, escape)
+    return text
+
+
+def script_tag(document: dict) -> str:
+    body = escape_json_for_html(json.dumps(document, ensure_ascii=False, indent=2))
+    return f'<script type="application/ld+json">\n{body}\n</script>'
+
+
+class _Walker:
+    def __init__(self, graph: Graph, owner_prefix: str) -> None:
+        self.graph = graph
+        self.owner_prefix = owner_prefix
+
+    def value(self, key: str, o: Node, depth: int) -> object:
+        if isinstance(o, Literal):
+            return self.literal(key, o)
+        assert isinstance(o, URIRef)
+        if key in ("url", "sameAs"):  # coerced to @id by the official context
+            return str(o)
+        if str(o).startswith(self.owner_prefix) and depth < 4:
+            return self.node(o, depth + 1)
+        return self.reference(o)
+
+    def literal(self, key: str, o: Literal) -> object:
+        if o.language:
+            return {"@value": str(o), "@language": o.language}
+        if o.datatype in (None, XSD.string):
+            return {"@value": str(o)} if key in COERCED else str(o)
+        if o.datatype == XSD.integer:
+            return int(o)
+        if o.datatype == XSD.boolean:
+            return bool(o.toPython())
+        return {"@value": str(o), "@type": str(o.datatype)}
+
+    def types(self, s: URIRef) -> list[str]:
+        return sorted(
+            str(t)[len(str(SCHEMA)) :]
+            for t in self.graph.objects(s, RDF.type)
+            if str(t).startswith(str(SCHEMA))
+        )
+
+    def reference(self, s: URIRef) -> dict:
+        ref: dict = {"@id": str(s)}
+        types = self.types(s)
+        if types:
+            ref["@type"] = types[0] if len(types) == 1 else types
+        for prop in (SCHEMA.name, SCHEMA.url):
+            values = sorted(self.graph.objects(s, prop))
+            if values:
+                key = str(prop)[len(str(SCHEMA)) :]
+                ref[key] = self.value(key, values[0], 99)
+        return ref
+
+    def node(self, s: URIRef, depth: int = 0, skip: frozenset = frozenset()) -> dict:
+        out: dict = {"@id": str(s)}
+        types = self.types(s)
+        if types:
+            out["@type"] = types[0] if len(types) == 1 else types
+        grouped: dict[str, list] = {}
+        for p, o in sorted(self.graph.predicate_objects(s)):
+            if p == RDF.type or p in SKIPPED or p in skip or not str(p).startswith(str(SCHEMA)):
+                continue
+            key = str(p)[len(str(SCHEMA)) :]
+            grouped.setdefault(key, []).append(self.value(key, o, depth))
+        for key, values in grouped.items():
+            out[key] = values[0] if len(values) == 1 else values
+        return out
+
+
+def ordered_authors(graph: Graph, work: URIRef) -> list[URIRef]:
+    ranked = []
+    for a in graph.objects(work, KG.authorship):
+        rank, agent = graph.value(a, KG.rank), graph.value(a, KG.author)
+        if rank is not None and agent is not None:
+            ranked.append((int(rank), agent))
+    return [agent for _, agent in sorted(ranked)]
+
+
+def article(graph: Graph, work: URIRef) -> dict:
+    """A ScholarlyArticle with every author in printed order (each a Person with name, url)."""
+    walker = _Walker(graph, str(work) + "/")
+    out = walker.node(work, skip=frozenset({SCHEMA.author}))
+    out["author"] = [walker.reference(a) for a in ordered_authors(graph, work)]
+    return out
+
+
+def works_of(graph: Graph, person: URIRef) -> list[URIRef]:
+    """The person's works, newest first, then by title."""
+    works = set(graph.subjects(SCHEMA.author, person))
+
+    def key(w: URIRef) -> tuple:
+        date = graph.value(w, SCHEMA.datePublished)
+        return (-(int(str(date)[:4]) if date else 0), str(graph.value(w, SCHEMA.name)))
+
+    return sorted(works, key=key)
+
+
+def profile_markup(graph: Graph, person: URIRef, page: URIRef) -> dict:
+    """One JSON-LD document: the ProfilePage, the full Person, and every publication."""
+    walker = _Walker(graph, str(person) + "/")
+    profile = walker.node(page, skip=frozenset({SCHEMA.mainEntity}))
+    profile["mainEntity"] = walker.node(person)
+    items = [profile] + [article(graph, w) for w in works_of(graph, person)]
+    return {"@context": "https://schema.org", "@graph": items}
+
+
+def article_markup(graph: Graph, work: URIRef) -> dict:
+    return {"@context": "https://schema.org", **article(graph, work)}

@@ -1,0 +1,269 @@
+"""HTML profile pages with embedded JSON-LD, rendered on the server (Jinja, autoescape on).
+
+`site/index.html`, `site/people/<slug>.html`, `site/publications/<key>.html`, and the
+person's downloads under `site/data/`. No page loads anything from elsewhere: styles are
+inline and the two figures (co-authorship network, publications per year) are SVG drawn
+here.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from dataclasses import dataclass
+
+from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
+from markupsafe import Markup, escape
+from rdflib import Graph, URIRef
+
+from kg.markup import article_markup, profile_markup, script_tag
+from kg.model import PartialDate, PersonRef, Present, Profile
+from kg.resolve import PublicationEntity, Resolution
+
+STATUS_LABELS = {
+    "submitted": "Submitted",
+    "in-submission": "In submission",
+    "preprint": "Preprint",
+    "report": "Technical report",
+    "accepted": "Accepted",
+}
+
+
+def _environment() -> Environment:
+    env = Environment(
+        loader=PackageLoader("kg", "templates"),
+        autoescape=select_autoescape(["html", "j2"], default=True),
+        undefined=StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+    )
+    env.filters["period"] = period
+    return env
+
+
+def period(start: PartialDate | None, end: PartialDate | Present | None = None) -> str:
+    if start is None and end is None:
+        return ""
+    text = str(start) if start else "?"
+    return f"{text} – {end}" if end is not None else text
+
+
+@dataclass(frozen=True)
+class AuthorView:
+    name: str
+    href: str | None
+    equal: bool
+    is_self: bool
+    annotation: str | None
+
+
+@dataclass(frozen=True)
+class PublicationView:
+    key: str
+    title: str
+    authors: tuple[AuthorView, ...]
+    venue: str
+    year: int | None
+    status: str
+    notes: tuple[str, ...]
+    equal_note: str | None
+
+
+class SiteBuilder:
+    def __init__(self, resolution: Resolution, graph: Graph, base_iri: str) -> None:
+        self.r = resolution
+        self.graph = graph
+        self.base = base_iri
+        self.env = _environment()
+        self.profiled = {p.slug for p in resolution.dataset.profiles}
+
+    # ------------------------------------------------------------ views
+
+    def person_href(self, key: str | None, prefix: str) -> str | None:
+        return f"{prefix}people/{key}.html" if key in self.profiled else None
+
+    def refs(self, refs: list[PersonRef], prefix: str) -> list[tuple[str, str | None]]:
+        return [(ref.name, self.person_href(self.r.person(ref), prefix)) for ref in refs]
+
+    def publication_view(self, pub: PublicationEntity, me: str | None, prefix: str):
+        authors = tuple(
+            AuthorView(
+                slot.printed[0],
+                self.person_href(slot.person, prefix),
+                slot.equal_contribution,
+                slot.person == me,
+                slot.annotation,
+            )
+            for slot in pub.authors
+        )
+        venue = (
+            pub.venue_as_printed[0]
+            if pub.venue_as_printed
+            else (self.r.venues[pub.venue].name if pub.venue else "")
+        )
+        return PublicationView(
+            pub.key,
+            pub.title,
+            authors,
+            venue,
+            pub.year,
+            STATUS_LABELS.get(pub.status, ""),
+            pub.notes,
+            pub.equal_contribution_note,
+        )
+
+    def publications_of(self, slug: str) -> list[PublicationEntity]:
+        pubs = [
+            p
+            for p in self.r.publications.values()
+            if any(s == slug for s, _ in p.listings) or any(a.person == slug for a in p.authors)
+        ]
+        return sorted(pubs, key=lambda p: (-(p.year or 9999), p.title.casefold()))
+
+    def by_year(self, pubs: list[PublicationView]) -> list[tuple[str, list]]:
+        groups: dict[str, list] = {}
+        for pub in pubs:
+            groups.setdefault(str(pub.year) if pub.year else "Undated", []).append(pub)
+        return list(groups.items())
+
+    # ------------------------------------------------------------ pages
+
+    def person_page(self, profile: Profile) -> str:
+        pubs = self.publications_of(profile.slug)
+        views = [self.publication_view(p, profile.slug, "../") for p in pubs]
+        person = URIRef(f"{self.base}person/{profile.slug}")
+        markup = profile_markup(self.graph, person, URIRef(f"{self.base}profile/{profile.slug}"))
+        return self.env.get_template("person.html.j2").render(
+            p=profile,
+            org=self.org_name,
+            refs=lambda rs: self.refs(rs, "../"),
+            venues=lambda refs: ", ".join(map(self.venue_name, refs)),
+            years=self.by_year(views),
+            count=len(views),
+            network=Markup(coauthor_svg(profile.name, self.coauthors(profile.slug, pubs))),
+            chart=Markup(per_year_svg(Counter(p.year for p in pubs if p.year))),
+            jsonld=Markup(script_tag(markup)),
+            root="../",
+        )
+
+    def publication_page(self, pub: PublicationEntity) -> str:
+        view = self.publication_view(pub, None, "../")
+        venue = self.r.venues[pub.venue] if pub.venue else None
+        markup = article_markup(self.graph, URIRef(f"{self.base}publication/{pub.key}"))
+        return self.env.get_template("publication.html.j2").render(
+            pub=view,
+            venue=venue,
+            jsonld=Markup(script_tag(markup)),
+            root="../",
+            listed_by=[(s, self.r.persons[s].name) for s, _ in pub.listings],
+        )
+
+    def index_page(self) -> str:
+        people = sorted(self.r.dataset.profiles, key=lambda p: p.name.casefold())
+        return self.env.get_template("index.html.j2").render(
+            people=people, publications=len(self.r.publications), root=""
+        )
+
+    def org_name(self, ref: str | None) -> str:
+        return self.r.organizations[self.r.org(ref)].name if ref else ""
+
+    def venue_name(self, ref: str) -> str:
+        venue = self.r.venues[self.r.venue(ref)[0]]
+        return venue.short_name or venue.name
+
+    def coauthors(self, slug: str, pubs: list[PublicationEntity]) -> list[tuple[str, int]]:
+        counts: Counter[str] = Counter()
+        for pub in pubs:
+            for slot in pub.authors:
+                if slot.person and slot.person != slug:
+                    counts[self.r.persons[slot.person].name] += 1
+        return sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+
+    def pages(self) -> dict[str, str]:
+        files = {"index.html": self.index_page()}
+        for profile in self.r.dataset.profiles:
+            files[f"people/{profile.slug}.html"] = self.person_page(profile)
+        for pub in self.r.publications.values():
+            files[f"publications/{pub.key}.html"] = self.publication_page(pub)
+        return files
+
+
+def build_site(resolution: Resolution, graph: Graph, base_iri: str) -> dict[str, str]:
+    """Every page of the site, by path relative to `site/`."""
+    return SiteBuilder(resolution, graph, base_iri).pages()
+
+
+# ---------------------------------------------------------------- figures
+
+
+def coauthor_svg(name: str, coauthors: list[tuple[str, int]], limit: int = 20) -> str:
+    """A radial co-authorship picture: the person in the middle, co-authors around."""
+    shown = coauthors[:limit]
+    size, centre, radius = 520, 260, 190
+    parts = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {size} {size}" '
+        f'role="img" aria-labelledby="net-title" class="figure">',
+        f'<title id="net-title">Co-authors of {escape(name)}: {len(coauthors)} people'
+        f"{', the ' + str(len(shown)) + ' most frequent shown' if len(coauthors) > limit else ''}"
+        f"</title>",
+    ]
+    for i, (other, shared) in enumerate(shown):
+        angle = 2 * math.pi * i / max(len(shown), 1) - math.pi / 2
+        x, y = centre + radius * math.cos(angle), centre + radius * math.sin(angle)
+        anchor = "start" if math.cos(angle) >= 0 else "end"
+        dx = 8 if anchor == "start" else -8
+        parts.append(
+            f'<line x1="{centre}" y1="{centre}" x2="{x:.1f}" y2="{y:.1f}" '
+            f'stroke="#6b7a90" stroke-width="{min(1 + shared, 6)}" />'
+        )
+        parts.append(f'<circle cx="{x:.1f}" cy="{y:.1f}" r="5" fill="#1f4e8c" />')
+        parts.append(
+            f'<text x="{x + dx:.1f}" y="{y + 4:.1f}" text-anchor="{anchor}" '
+            f'font-size="12" fill="#1b1b1b">{escape(other)} ({shared})</text>'
+        )
+    parts.append(f'<circle cx="{centre}" cy="{centre}" r="10" fill="#b3261e" />')
+    parts.append(
+        f'<text x="{centre}" y="{centre - 16}" text-anchor="middle" font-size="14" '
+        f'font-weight="bold" fill="#1b1b1b">{escape(name)}</text>'
+    )
+    parts.append("</svg>")
+    return "\n".join(parts)
+
+
+def per_year_svg(counts: Counter) -> str:
+    """Publications per year as a bar chart."""
+    years = sorted(counts)
+    if not years:
+        return (
+            '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 300 40" role="img" '
+            'class="figure"><title>No dated publications</title></svg>'
+        )
+    span = list(range(years[0], years[-1] + 1))
+    top = max(counts.values())
+    bar, gap, height = 34, 10, 160
+    width = max(len(span) * (bar + gap) + gap, 320)
+    parts = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height + 40}" '
+        f'role="img" aria-labelledby="chart-title" class="figure chart">',
+        '<title id="chart-title">Publications per year: '
+        + escape(", ".join(f"{y}: {counts.get(y, 0)}" for y in span))
+        + "</title>",
+    ]
+    for i, year in enumerate(span):
+        n = counts.get(year, 0)
+        h = round(height * n / top)
+        x = gap + i * (bar + gap)
+        parts.append(
+            f'<rect x="{x}" y="{height - h + 10}" width="{bar}" height="{h}" fill="#1f4e8c" />'
+        )
+        parts.append(
+            f'<text x="{x + bar / 2}" y="{height - h + 4}" text-anchor="middle" '
+            f'font-size="12" fill="#1b1b1b">{n}</text>'
+        )
+        parts.append(
+            f'<text x="{x + bar / 2}" y="{height + 28}" text-anchor="middle" '
+            f'font-size="12" fill="#1b1b1b">{year}</text>'
+        )
+    parts.append("</svg>")
+    return "\n".join(parts)
