@@ -111,6 +111,24 @@ def _parser() -> argparse.ArgumentParser:
     publish.add_argument("--password", help="password")
     publish.add_argument("--timeout", type=float, default=60.0, help="seconds")
 
+    site = sub.add_parser(
+        "site",
+        help="write the HTML profile pages only",
+        description="Render the site (index, one page per person and per "
+        "publication, with embedded JSON-LD) into a directory; kg build also "
+        "writes it to dist/site/.",
+    )
+    site.add_argument("--out", type=Path, help="output directory (default: dist/site)")
+
+    embed = sub.add_parser(
+        "embed",
+        help="print a JSON-LD <script> block for a homepage",
+        description="Print a ready-to-paste <script type=application/ld+json> "
+        "block with the person's ProfilePage, Person and publications.",
+    )
+    embed.add_argument("person", help="profile slug (file name in data/profiles/)")
+    embed.add_argument("--json", action="store_true", help="print the bare JSON-LD")
+
     schema = sub.add_parser(
         "schema",
         help="print the JSON Schema of a profile or registry file",
@@ -193,6 +211,23 @@ def _run(args: argparse.Namespace) -> int:
         )
         target = args.graph or "the default graph"
         print(f"published {len(mapped.graph)} triples to {target} at {args.store} (HTTP {status})")
+        return EXIT_OK
+    if args.command == "site":
+        from kg.export import write_outputs
+
+        files = pipeline.site_files(config, progress=_progress)
+        out = args.out or config.out_dir / "site"
+        write_outputs(out, files)
+        print(f"wrote {out} ({len(files)} files)")
+        return EXIT_OK
+    if args.command == "embed":
+        from kg.markup import escape_json_for_html, script_tag
+
+        document = pipeline.embed_markup(config, args.person)
+        if args.json:
+            print(escape_json_for_html(json.dumps(document, ensure_ascii=False, indent=2)))
+        else:
+            print(script_tag(document))
         return EXIT_OK
     if args.command == "validate":
         _, report = pipeline.validate_project(config, progress=_progress)

@@ -181,3 +181,29 @@ def build(
     progress(f"writing {len(files)} files to {out_dir}")
     write_outputs(out_dir, files)
     return BuildResult(out_dir, tuple(sorted(files)), len(mapped.graph), resolution, report)
+
+
+def site_files(config: Config, progress: Progress = _quiet) -> dict[str, str]:
+    """The site alone (pages and the per-person downloads they link to)."""
+    resolution, mapped = build_graph(config, progress)
+    files = render_outputs(config, resolution, mapped.graph)
+    return {k[len("site/") :]: v for k, v in files.items() if k.startswith("site/")}
+
+
+def embed_markup(config: Config, person: str) -> dict:
+    """The JSON-LD a person's page embeds, for pasting into an existing homepage."""
+    from kg.errors import UsageError
+    from kg.markup import profile_markup
+
+    resolution, mapped = build_graph(config)
+    slugs = {p.slug for p in resolution.dataset.profiles}
+    if person not in slugs:
+        import difflib
+
+        close = difflib.get_close_matches(person, sorted(slugs), n=1)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        raise UsageError(f"no profile {person!r}{hint}; profiles: {', '.join(sorted(slugs))}")
+    base = config.base_iri
+    return profile_markup(
+        mapped.graph, URIRef(f"{base}person/{person}"), URIRef(f"{base}profile/{person}")
+    )
