@@ -24,7 +24,8 @@ def oxigraph_server(timeout: float = 30.0):
     port = free_port()
     process = subprocess.Popen(
         [binary, "serve", "--bind", f"127.0.0.1:{port}"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
     )
     base = f"http://127.0.0.1:{port}"
     try:
@@ -35,8 +36,10 @@ def oxigraph_server(timeout: float = 30.0):
                 break
             except OSError:
                 if process.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError("oxigraph serve did not start: "
-                                       + process.stderr.read().decode(errors="replace")) from None
+                    raise RuntimeError(
+                        "oxigraph serve did not start: "
+                        + process.stderr.read().decode(errors="replace")
+                    ) from None
                 time.sleep(0.1)
         yield base
     finally:

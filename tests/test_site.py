@@ -1,0 +1,224 @@
+"""kg site / kg embed: valid HTML, JSON-LD that is a subset of the graph, checked in Chromium."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from pathlib import Path
+
+import html5lib
+import pytest
+from rdflib import Graph, URIRef
+
+from browser import browser, serve, visit
+from conftest import MINI, REPO, VOCAB, write
+from kg.cli import main
+from kg.config import load_config
+from kg.markup import escape_json_for_html
+from kg.pipeline import build, embed_markup
+
+SCREENSHOTS = REPO / ".artifacts" / "screenshots"
+OFFICIAL_CONTEXT = json.loads((VOCAB / "schemaorgcontext.jsonld").read_text())["@context"]
+JSONLD_BLOCK = re.compile(r'<script type="application/ld\+json">\n(.*?)\n</script>', re.S)
+
+
+def expand_offline(document: dict) -> Graph:
+    """Parse page JSON-LD with the official schema.org context, never the network."""
+    assert document["@context"] == "https://schema.org"
+    local = {**document, "@context": OFFICIAL_CONTEXT}
+    return Graph().parse(data=json.dumps(local), format="json-ld")
+
+
+@pytest.fixture(scope="module", params=["seeds", "mini"])
+def built(request, tmp_path_factory):
+    root = REPO if request.param == "seeds" else MINI
+    out = tmp_path_factory.mktemp(request.param) / "dist"
+    result = build(load_config(root), out=out)
+    return request.param, out, Graph().parse(out / "graph.nt", format="nt"), result
+
+
+def pages(out: Path) -> list[Path]:
+    return sorted((out / "site").rglob("*.html"))
+
+
+def test_site_has_index_person_and_publication_pages(built):
+    _, out, _, result = built
+    names = {p.relative_to(out / "site").as_posix() for p in pages(out)}
+    assert "index.html" in names
+    for profile in result.resolution.dataset.profiles:
+        assert f"people/{profile.slug}.html" in names
+        assert (out / "site" / "data" / f"{profile.slug}.ttl").is_file()
+    assert len([n for n in names if n.startswith("publications/")]) == len(
+        result.resolution.publications
+    )
+
+
+def test_every_page_parses_as_html_without_errors(built):
+    _, out, _, _ = built
+    for page in pages(out):
+        parser = html5lib.HTMLParser(strict=True)
+        parser.parse(page.read_text(encoding="utf-8"))
+        assert parser.errors == [], page
+
+
+def test_page_jsonld_gives_only_triples_of_the_graph(built):
+    _, out, graph, _ = built
+    checked = 0
+    for page in pages(out):
+        for block in JSONLD_BLOCK.findall(page.read_text(encoding="utf-8")):
+            triples = set(expand_offline(json.loads(block)))
+            assert triples, page
+            assert not triples - set(graph), (page, sorted(triples - set(graph))[:5])
+            checked += 1
+    assert checked == len(pages(out)) - 1  # every page but the index
+
+
+def test_person_markup_has_profile_page_person_and_ordered_authors(built):
+    name, out, graph, result = built
+    profile = result.resolution.dataset.profiles[0]
+    text = (out / "site" / "people" / f"{profile.slug}.html").read_text(encoding="utf-8")
+    document = json.loads(JSONLD_BLOCK.findall(text)[0])
+    page, *articles = document["@graph"]
+    assert page["@type"] == "ProfilePage" and "dateModified" in page
+    assert page["mainEntity"]["@type"] == "Person"
+    assert page["mainEntity"]["name"] == profile.name
+    pubs = [
+        p
+        for p in result.resolution.publications.values()
+        if any(a.person == profile.slug for a in p.authors)
+    ]
+    assert len(articles) == len(pubs)
+    for article in articles:
+        pub = next(p for p in pubs if p.title == article["name"])
+        names = [a["name"] for a in article["author"]]
+        expected = [
+            graph.value(
+                URIRef(
+                    load_config(REPO if name == "seeds" else MINI).base_iri + f"person/{a.person}"
+                ),
+                URIRef("http://schema.org/name"),
+            )
+            for a in pub.authors
+            if a.person
+        ]
+        assert [n for n in names if n in {str(e) for e in expected}] == [str(e) for e in expected]
+
+
+def test_publication_pages_have_highwire_tags_in_order(built):
+    _, out, _, result = built
+    for pub in result.resolution.publications.values():
+        text = (out / "site" / "publications" / f"{pub.key}.html").read_text(encoding="utf-8")
+        authors = re.findall(r'<meta name="citation_author" content="([^"]*)">', text)
+        assert authors == [html_escape(a.printed[0]) for a in pub.authors]
+        assert f'<meta name="citation_title" content="{html_escape(pub.title)}">' in text
+        if pub.year:
+            assert f'<meta name="citation_publication_date" content="{pub.year}">' in text
+
+
+def html_escape(text: str) -> str:
+    from markupsafe import escape
+
+    return str(escape(text))
+
+
+def test_embed_round_trips_to_the_person_graph(capsys):
+    config = load_config(REPO)
+    slug = sorted(p.stem for p in (REPO / "data" / "profiles").glob("*.yaml"))[0]
+    assert main(["--project", str(REPO), "embed", slug]) == 0
+    printed = capsys.readouterr().out
+    block = JSONLD_BLOCK.findall(printed)[0]
+    triples = set(expand_offline(json.loads(block)))
+    person = Graph().parse(
+        data=json.dumps(embed_markup(config, slug) | {"@context": OFFICIAL_CONTEXT}),
+        format="json-ld",
+    )
+    assert triples == set(person)
+    assert main(["--project", str(REPO), "embed", slug, "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["@graph"][0]["@type"] == "ProfilePage"
+
+
+def test_json_in_script_is_escaped():
+    text = escape_json_for_html(
+        json.dumps({"x": "</script><!-- & \u2028\u2029"}, ensure_ascii=False)
+    )
+    for bad in ("<", ">", "&", "\u2028", "\u2029"):
+        assert bad not in text
+    assert json.loads(text)["x"] == "</script><!-- & \u2028\u2029"
+
+
+# ------------------------------------------------------------------ hostile data
+
+HOSTILE = "</script><script>window.__pwned=1</script><!-- \"quotes' <b>bold</b> \u202eevil\u200b"
+
+
+@pytest.fixture(scope="module")
+def hostile_site(tmp_path_factory):
+    root = tmp_path_factory.mktemp("hostile") / "project"
+    shutil.copytree(MINI, root)
+    path = root / "data" / "profiles" / "a-b.yaml"
+    text = path.read_text(encoding="utf-8")
+    img = '<img src=x onerror="window.__pwned=2">'
+    text = text.replace(
+        "name: Ann Bee\n",
+        f"name: Ann Bee\nbio: {json.dumps(HOSTILE)}\nheadline: {json.dumps(img)}\n",
+        1,
+    )
+    text = text.replace('title: "Paper: One"', f"title: {json.dumps('Paper ' + HOSTILE)}")
+    text = text.replace("interests: [Distributed systems]", f"interests: [{json.dumps(img)}]")
+    write(path, text)
+    c_d = root / "data" / "profiles" / "c-d.yaml"
+    c_d.write_text(
+        c_d.read_text().replace('title: "paper one"', f"title: {json.dumps('Paper ' + HOSTILE)}")
+    )
+    out = root / "dist"
+    build(load_config(root), out=out)
+    return out
+
+
+def test_hostile_profile_renders_harmlessly_with_valid_jsonld(hostile_site):
+    page = (hostile_site / "site" / "people" / "a-b.html").read_text(encoding="utf-8")
+    assert "<script>window.__pwned" not in page
+    assert "<img src=x onerror" not in page
+    blocks = JSONLD_BLOCK.findall(page)
+    assert len(blocks) == 1
+    document = json.loads(blocks[0])
+    assert document["@graph"][0]["mainEntity"]["description"] == HOSTILE
+    parser = html5lib.HTMLParser(strict=True)
+    parser.parse(page)
+    assert parser.errors == []
+
+
+# ------------------------------------------------------------------ in a real browser
+
+
+def _check_site_in_browser(out: Path, tag: str) -> list[dict]:
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    reports = []
+    with serve(out / "site") as origin, browser() as instance:
+        for page in pages(out):
+            rel = page.relative_to(out / "site").as_posix()
+            shot = SCREENSHOTS / f"{tag}-{rel.replace('/', '-')}.png"
+            report = visit(instance, origin + rel, origin, shot)
+            assert report["errors"] == [], (rel, report["errors"])
+            assert report["outside"] == [], (rel, report["outside"])
+            assert report["pwned"] is None, rel
+            assert report["plain_scripts"] == 0, rel
+            assert shot.stat().st_size > 1000
+            reports.append({"page": rel, **report})
+    return reports
+
+
+def test_every_page_in_chromium(built):
+    name, out, _, _ = built
+    reports = _check_site_in_browser(out, name)
+    for report in reports:
+        if report["page"] != "index.html":
+            assert len(report["jsonld"]) == 1
+            assert report["jsonld"][0]["@context"] == "https://schema.org"
+
+
+def test_hostile_profile_cannot_run_script_in_chromium(hostile_site):
+    reports = _check_site_in_browser(hostile_site, "hostile")
+    person = next(r for r in reports if r["page"] == "people/a-b.html")
+    assert person["jsonld"][0]["@graph"][0]["mainEntity"]["description"] == HOSTILE
