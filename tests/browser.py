@@ -1,4 +1,4 @@
-"""A real headless Chromium (Debian's `chromium`) driven with Playwright, pages served on 127.0.0.1."""
+"""A real headless Chromium (Debian's `chromium`) driven by Playwright; pages served on 127.0.0.1."""
 
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ def chromium_path() -> str:
 
 
 class _QuietHandler(SimpleHTTPRequestHandler):
-    def log_message(self, format, *args):  # noqa: A002, ANN001, ANN002
+    def log_message(self, format, *args):
         return None
 
 
@@ -59,7 +59,7 @@ def browser():
             instance.close()
 
 
-def visit(instance, url: str, origin: str, screenshot: Path | None = None) -> dict:  # noqa: ANN001
+def visit(instance, url: str, origin: str, screenshot: Path | None = None) -> dict:
     """Open `url`; report console errors, requests leaving `origin`, and the parsed JSON-LD."""
     context = instance.new_context()
     page = context.new_page()
@@ -68,7 +68,7 @@ def visit(instance, url: str, origin: str, screenshot: Path | None = None) -> di
     page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
     page.on("pageerror", lambda e: errors.append(str(e)))
 
-    def route(r):  # noqa: ANN001, ANN202
+    def route(r):
         if r.request.url.startswith(origin):
             return r.continue_()
         outside.append(r.request.url)

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import html5lib
 import pytest
-from rdflib import Graph, URIRef
-
 from browser import browser, serve, visit
 from conftest import MINI, REPO, VOCAB, write
+from rdflib import Graph, URIRef
+
 from kg.cli import main
 from kg.config import load_config
 from kg.markup import escape_json_for_html
