@@ -1,4 +1,4 @@
-"""A real headless Chromium (Debian's `chromium`) driven by Playwright; pages served on 127.0.0.1."""
+"""Headless Chromium (Debian's `chromium`) driven by Playwright; pages served on 127.0.0.1."""
 
 from __future__ import annotations
 
