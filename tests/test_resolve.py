@@ -53,7 +53,8 @@ def test_ambiguous_name_needs_a_person_key(project):
         resolve(load_dataset(project / "data"))
     problem = caught.value.problems[0]
     assert "could be any of wei-wang-0001, wei-wang-0002" in problem.message
-    assert problem.source.file == "data/profiles/c-d.yaml" and problem.source.line == 8
+    line = next(i for i, text in enumerate(path.read_text().splitlines(), 1) if "Homonyms" in text)
+    assert problem.source.file == "data/profiles/c-d.yaml" and problem.source.line == line + 1
 
 
 def test_unknown_registry_reference_is_explained(project):
