@@ -134,6 +134,28 @@ ORGANIZATION_KINDS = (
     "group",
     "other",
 )
+PRIVATE_FIELDS = (
+    "emails",
+    "homepage",
+    "orcid",
+    "accounts",
+    "address",
+    "interests",
+    "bio",
+    "links",
+    "education",
+    "positions",
+    "projects",
+    "awards",
+    "teaching",
+    "service",
+    "talks",
+    "skills",
+    "other",
+    "native_names",
+    "alternate_names",
+    "headline",
+)
 VENUE_KINDS = ("conference", "journal", "workshop", "preprint-server", "report-series")
 
 # --------------------------------------------------------------------------- shared parts
@@ -294,7 +316,7 @@ class Publication:
     doi: str | None = f("DOI.", example="10.1145/3575693.3575721")
     links: list[Link] = f("Links printed with the entry (Paper, Slides, Code…).", [])
     selected: bool = f("Listed under 'selected publications'.", False)
-    id: str | None = f("Override the generated slug of this publication.")
+    id: str | None = f("Override the generated slug of this publication.", fmt="key")
     source: Source | None = SOURCE
 
 
@@ -416,6 +438,17 @@ class Profile:
     talks: list[Talk] = f("Invited talks.", [])
     skills: list[SkillGroup] = f("Skills.", [])
     other: list[str] = f("Any other statement the document makes, as written.", [])
+    public: bool = f(
+        "Publish this profile at all; `false` keeps it out of every export, page and query "
+        "(its owner can still appear by name in other people's author lists).",
+        True,
+    )
+    private: list[str] = f(
+        "Fields of this profile to keep out of every export, page, snippet and query.",
+        [],
+        example=["emails", "address"],
+        choices=PRIVATE_FIELDS,
+    )
     slug: str = field(default="", metadata={"internal": True})
     source: Source | None = SOURCE
 

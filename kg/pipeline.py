@@ -25,6 +25,7 @@ from kg.export import (
 from kg.load import load_dataset
 from kg.map import Mapped, map_graph
 from kg.model import Dataset, PartialDate
+from kg.redact import redact
 from kg.resolve import Resolution, resolve
 from kg.site import build_site
 from kg.validate import Report, validate
@@ -44,7 +45,7 @@ def check(config: Config) -> Dataset:
 
 
 def resolve_project(config: Config) -> Resolution:
-    return resolve(load_dataset(config.data_dir))
+    return resolve(redact(load_dataset(config.data_dir)))
 
 
 @dataclass(frozen=True)
@@ -115,7 +116,7 @@ def _git_dates(folder: Path) -> dict[str, int]:
 
 def build_graph(config: Config, progress: Progress = _quiet) -> tuple[Resolution, Mapped]:
     progress("loading data/")
-    data = load_dataset(config.data_dir)
+    data = redact(load_dataset(config.data_dir))
     progress(f"resolving {len(data.profiles)} profiles")
     resolution = resolve(data)
     progress("mapping to RDF")
