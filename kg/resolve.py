@@ -488,8 +488,9 @@ def _merge_venue(listings, venue_index, problems) -> tuple[str | None, int | Non
     if len(venues) > 1 or len(years) > 1:
         pub = listings[-1][1]
         message = (
-            f"the listings of {pub.title!r} disagree on venue or year "
-            f"({', '.join(sorted(venues))} {sorted(years)}); expected one"
+            f"the venue and year given for {pub.title!r} disagree "
+            f"({', '.join(sorted(venues))} {sorted(years)}); expected one venue and one year "
+            "(a venue written with a year, like OSDI '24, names that year)"
         )
         problems.append(Problem(pub.source or Source("?", 0, 0), "venue", message))
     return (min(venues) if venues else None), (min(years) if years else None)
