@@ -8,12 +8,12 @@ import tempfile
 from pathlib import Path
 
 import yaml
+from conftest import MINI
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from rdflib import Graph
 from rdflib.compare import isomorphic
 
-from conftest import MINI
 from kg.config import load_config
 from kg.export import SERIALIZERS
 from kg.names import name_key, text_key
