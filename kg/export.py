@@ -117,24 +117,47 @@ SERIALIZERS: dict[str, tuple[str, Callable[[Graph], str]]] = {
 # --------------------------------------------------------------------------- subsets
 
 
-def person_subgraph(graph: Graph, person: URIRef) -> Graph:
-    """The person, their roles, works and authorships, and labels of what those link to."""
-    prefix = str(person) + "/"
-    owned = {person} | {s for s in set(graph.subjects()) if str(s).startswith(prefix)}
-    owned |= set(graph.subjects(SCHEMA.mainEntity, person))
+def person_subgraphs(graph: Graph, people: list[URIRef]) -> dict[URIRef, Graph]:
+    """For each person: the person, their roles, works and authorships, and the labels of
+    what those link to. One pass over the subjects, then index lookups only."""
+    wanted = {str(p): p for p in people}
+    owned: dict[URIRef, set] = {p: {p} for p in people}
+    for s in set(graph.subjects()):
+        for person in _owners(str(s), wanted):
+            owned[person].add(s)
+    return {p: _subgraph(graph, p, nodes) for p, nodes in owned.items()}
+
+
+def _owners(iri: str, wanted: dict[str, URIRef]) -> list[URIRef]:
+    found = []
+    cut = iri.find("/", 0)
+    while cut != -1:
+        prefix = iri[:cut]
+        if prefix in wanted:
+            found.append(wanted[prefix])
+        cut = iri.find("/", cut + 1)
+    return found
+
+
+def _subgraph(graph: Graph, person: URIRef, owned: set) -> Graph:
+    owned = set(owned) | set(graph.subjects(SCHEMA.mainEntity, person))
     works = set(graph.objects(person, FOAF.made))
     owned |= works | {a for w in works for a in graph.objects(w, KG.authorship)}
     sub = _bound_graph()
     for s in owned:
         for p, o in graph.predicate_objects(s):
             sub.add((s, p, o))
-    for s, p, o in graph.triples((None, None, None)):
-        if o in owned and s not in owned:
-            sub.add((s, p, o))
-    _add_labels(
-        graph, sub, {o for o in sub.objects() if isinstance(o, URIRef)} | set(sub.subjects())
-    )
+        for s2, p in graph.subject_predicates(s):
+            if s2 not in owned:
+                sub.add((s2, p, s))
+    nodes = {o for o in sub.objects() if isinstance(o, URIRef)} | set(sub.subjects())
+    _add_labels(graph, sub, nodes)
     return sub
+
+
+def person_subgraph(graph: Graph, person: URIRef) -> Graph:
+    """The subgraph of one person (see `person_subgraphs`)."""
+    return person_subgraphs(graph, [person])[person]
 
 
 def _add_labels(graph: Graph, sub: Graph, nodes: Iterable[Node]) -> None:

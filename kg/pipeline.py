@@ -17,7 +17,7 @@ from kg.export import (
     SERIALIZERS,
     dataset_description,
     jsonld_context,
-    person_subgraph,
+    person_subgraphs,
     to_jsonld,
     to_turtle,
     write_outputs,
@@ -126,9 +126,10 @@ def build_graph(config: Config, progress: Progress = _quiet) -> tuple[Resolution
 def render_outputs(config: Config, resolution: Resolution, graph: Graph) -> dict[str, str]:
     """Every export file, by path relative to the output directory."""
     files = {f"graph.{ext}": fn(graph) for ext, (_, fn) in SERIALIZERS.items()}
-    for profile in resolution.dataset.profiles:
-        person = URIRef(f"{config.base_iri}person/{profile.slug}")
-        sub = person_subgraph(graph, person)
+    people = [URIRef(f"{config.base_iri}person/{p.slug}") for p in resolution.dataset.profiles]
+    subgraphs = person_subgraphs(graph, people)
+    for profile, person in zip(resolution.dataset.profiles, people, strict=True):
+        sub = subgraphs[person]
         files[f"people/{profile.slug}.ttl"] = to_turtle(sub)
         files[f"people/{profile.slug}.jsonld"] = to_jsonld(sub)
     examples = [

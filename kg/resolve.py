@@ -33,7 +33,7 @@ from kg.names import clean_person_name, name_key, slugify, text_key
 
 NEAR_MISS_RATIO = 0.85
 STATUS_ORDER = ("in-submission", "submitted", "preprint", "report", "accepted", "published")
-_YEAR_SUFFIX = re.compile(r"^(?P<base>.*?)[\s'’‘`]*(?P<year>\d{4}|\d{2})$")
+_YEAR_SUFFIX = re.compile(r"^(?P<base>.*?[^\s'’‘`-])[\s'’‘`]+(?P<year>\d{4}|\d{2})$")
 
 
 @dataclass(frozen=True)
@@ -147,17 +147,18 @@ def _venue_names(venue: Venue) -> list[str]:
 
 
 def _lookup_venue(index: dict[str, str], ref: str) -> tuple[str, int | None] | None:
+    """The venue a reference names; `OSDI '24` / `NSDI 2025` also name the edition year."""
     key = index.get(text_key(ref))
+    if key is not None:
+        return key, None
     match = _YEAR_SUFFIX.match(ref.strip())
-    year = None
-    if match:
-        digits = match["year"]
-        year = int(digits) if len(digits) == 4 else 2000 + int(digits)
-        if key is None:
-            key = index.get(text_key(match["base"]))
+    if not match or not match["base"].strip():
+        return None
+    key = index.get(text_key(match["base"]))
     if key is None:
         return None
-    return key, year if match and year and 1900 < year < 2100 else None
+    digits = match["year"]
+    return key, int(digits) if len(digits) == 4 else 2000 + int(digits)
 
 
 class _Refs:
