@@ -41,10 +41,31 @@ def to_ntriples(graph: Graph) -> str:
     return "".join(lines)
 
 
+_NT_ESCAPES = {"\\": "\\\\", '"': '\\"', "\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def _nt_string(text: str) -> str:
+    out = []
+    for char in text:
+        if char in _NT_ESCAPES:
+            out.append(_NT_ESCAPES[char])
+        elif ord(char) < 0x20 or ord(char) == 0x7F:
+            out.append(f"\\u{ord(char):04X}")
+        else:
+            out.append(char)
+    return '"' + "".join(out) + '"'
+
+
 def _nt_object(o: Node) -> str:
-    if isinstance(o, Literal):
-        return o.n3()  # rdflib escapes quotes, backslashes and newlines
-    return o.n3()
+    """N-Triples form of a term: one line, always (never Turtle's long strings)."""
+    if not isinstance(o, Literal):
+        return o.n3()
+    text = _nt_string(str(o))
+    if o.language:
+        return f"{text}@{o.language}"
+    if o.datatype is not None and o.datatype != XSD.string:
+        return f"{text}^^<{o.datatype}>"
+    return text
 
 
 def to_turtle(graph: Graph) -> str:

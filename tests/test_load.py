@@ -27,7 +27,9 @@ def test_seed_profiles_are_present():
 
 def _plain(value):
     """Model value -> the plain YAML-ish value it was loaded from."""
-    if dataclasses.is_dataclass(value) and not isinstance(value, PartialDate):
+    if isinstance(value, PartialDate) or value is PRESENT:
+        return str(value)
+    if dataclasses.is_dataclass(value):
         return {
             f.name: _plain(getattr(value, f.name))
             for f in dataclasses.fields(value)
