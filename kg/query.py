@@ -6,8 +6,9 @@ A query file `queries/<name>.rq` starts with grlc decorators (`#+ summary:`,
 `?_name_boolean`, `?_name_date`, `?_name_gYear` (typed literals).
 
 Values are always bound as RDF terms: embedded, as rdflib initial bindings; remotely,
-as a VALUES block whose terms are serialized by rdflib (quotes, newlines and `>`
-escaped or refused), so a value can never change the query's structure.
+each parameter variable is replaced by its term as rdflib serializes it (quotes and
+newlines escaped; IRIs with `>`, spaces or quotes refused), so a value can never
+change the query's structure.
 """
 
 from __future__ import annotations
@@ -177,16 +178,20 @@ def _as_graph(triples: Graph | None) -> Graph:
 
 
 def with_values(query: StoredQuery, bindings: dict[str, Node]) -> str:
-    """The query text with a VALUES block binding the parameters (for remote endpoints)."""
-    if not bindings:
-        return query.text
-    names = " ".join(f"?{k}" for k in bindings)
-    terms = " ".join(term.n3() for term in bindings.values())
-    block = f"VALUES ({names}) {{ ({terms}) }}"
-    match = re.search(r"\bWHERE\s*\{", query.text, re.I)
-    if not match:
-        raise QueryError(f"query {query.name!r}: parameters need a WHERE {{ … }} clause")
-    return f"{query.text[: match.end()]}\n  {block}\n{query.text[match.end() :]}"
+    """The query text for a remote endpoint, each parameter replaced by its RDF term.
+
+    The terms are serialized by rdflib (literals quoted and escaped, IRIs validated when
+    the binding was made), so a value can only ever be one term: it cannot end the
+    string, close a brace or add a UNION. Comment lines are left alone.
+    """
+    lines = []
+    for line in query.text.splitlines(keepends=True):
+        if not line.lstrip().startswith("#"):
+            for name, term in bindings.items():
+                pattern = r"[?$]" + re.escape(name) + r"(?![A-Za-z0-9_])"
+                line = re.sub(pattern, lambda _m, t=term: t.n3(), line)
+        lines.append(line)
+    return "".join(lines)
 
 
 def run_remote(
@@ -216,24 +221,47 @@ def run_remote(
 
 
 def _send(client, endpoint: str):
+    import socket
     import urllib.error
 
-    from SPARQLWrapper.SPARQLExceptions import SPARQLWrapperException
+    from SPARQLWrapper import SPARQLExceptions as errors
 
     try:
         return client.queryAndConvert()
+    except errors.Unauthorized:
+        raise RemoteError(
+            f"{endpoint}: authentication failed (HTTP 401/403); check --user and --password"
+        ) from None
+    except errors.EndPointNotFound:
+        raise RemoteError(f"{endpoint}: no SPARQL endpoint there (HTTP 404)") from None
+    except errors.QueryBadFormed as exc:
+        raise RemoteError(
+            f"{endpoint}: the endpoint rejected the query (HTTP 400): {_first_line(exc)}"
+        ) from None
+    except errors.EndPointInternalError as exc:
+        raise RemoteError(
+            f"{endpoint}: the endpoint failed (HTTP 500): {_first_line(exc)}"
+        ) from None
+    except errors.SPARQLWrapperException as exc:
+        raise RemoteError(
+            f"{endpoint}: the endpoint refused the query: {_first_line(exc)}"
+        ) from None
     except urllib.error.HTTPError as exc:
         if exc.code in (401, 403):
             raise RemoteError(
                 f"{endpoint}: authentication failed (HTTP {exc.code}); check --user and --password"
             ) from None
         raise RemoteError(f"{endpoint}: HTTP {exc.code} {exc.reason}") from None
-    except SPARQLWrapperException as exc:
-        raise RemoteError(f"{endpoint}: the endpoint refused the query: {exc}") from None
     except TimeoutError:
         raise RemoteError(f"{endpoint}: no answer within the timeout") from None
     except urllib.error.URLError as exc:
+        if isinstance(exc.reason, TimeoutError | socket.timeout):
+            raise RemoteError(f"{endpoint}: no answer within the timeout") from None
         raise RemoteError(f"{endpoint}: cannot connect ({exc.reason})") from None
+
+
+def _first_line(exc: Exception) -> str:
+    return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
 
 
 def _from_json(data: dict, form: str) -> Answer:

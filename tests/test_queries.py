@@ -1,0 +1,213 @@
+"""Stored queries: exact answers on the seeds, the same embedded and on a real SPARQL server,
+and parameters that cannot inject."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+from conftest import REPO
+from rdflib import Graph, Literal, URIRef
+from rdflib.compare import isomorphic
+from sparql_server import oxigraph_server
+
+from kg.cli import main
+from kg.errors import RemoteError, UsageError
+from kg.publish import publish
+from kg.query import load_queries, parse_query, run_embedded, run_remote
+from kg.results import render
+
+GOLDEN = REPO / "tests" / "golden" / "queries"
+QUERIES = load_queries(REPO / "queries")
+B = "https://kg.example.org/"
+
+
+@pytest.fixture(scope="module")
+def graph(seed_build):
+    return seed_build[1].graph
+
+
+@pytest.fixture(scope="module")
+def endpoint(graph):
+    """A real oxigraph server on 127.0.0.1 holding the seed graph (published with GSP)."""
+    with oxigraph_server() as base:
+        assert publish(graph, f"{base}/store") in (200, 201, 204)
+        yield f"{base}/query"
+
+
+def test_library_has_documented_queries_with_defaults():
+    assert len(QUERIES) >= 12
+    for query in QUERIES.values():
+        assert query.summary and query.description, query.name
+        for p in query.parameters:
+            assert p.default is not None, (query.name, p.name)
+
+
+@pytest.mark.parametrize("name", sorted(QUERIES))
+def test_stored_query_answer_matches_golden_file(graph, name):
+    answer = run_embedded(graph, QUERIES[name])
+    if answer.graph is not None:
+        path = GOLDEN / f"{name}.ttl"
+        if os.environ.get("KG_UPDATE_GOLDEN"):
+            path.write_text(render(answer, "ttl"), encoding="utf-8")
+        assert len(answer.graph) > 0
+        assert isomorphic(answer.graph, Graph().parse(path, format="turtle"))
+        return
+    path = GOLDEN / f"{name}.tsv"
+    text = render(answer, "tsv")
+    if os.environ.get("KG_UPDATE_GOLDEN"):
+        path.write_text(text, encoding="utf-8")
+    assert answer.rows, name
+    assert text == path.read_text(encoding="utf-8")
+
+
+def _names(answer, column: str) -> list[str]:
+    i = answer.variables.index(column)
+    return [str(row[i]) for row in answer.rows]
+
+
+def test_the_paper_shared_by_yinmin_zhong_and_yihao_zhao(graph):
+    answer = run_embedded(graph, QUERIES["shared-papers"])
+    assert _names(answer, "title") == [
+        "ElasticFlow: An Elastic Serverless Training Platform for Distributed Deep Learning"
+    ]
+
+
+def test_the_people_advised_by_xin_jin(graph):
+    answer = run_embedded(graph, QUERIES["advisees-of"])
+    rows = {(str(r[1]), str(r[2])) for r in answer.rows}
+    assert rows == {("Yihao Zhao", "co-advisor"), ("Yinmin Zhong", "advisor")}
+
+
+def test_coauthor_counts_for_yihao_zhao(graph):
+    answer = run_embedded(graph, QUERIES["coauthors"])
+    top = {str(r[1]): int(r[2]) for r in answer.rows[:2]}
+    assert top == {"Xin Jin": 7, "Xuanzhe Liu": 7}
+
+
+def test_bytedance_interns_include_teams(graph):
+    answer = run_embedded(graph, QUERIES["interns-at"])
+    assert _names(answer, "name") == ["Liangyu Zhao", "Yihao Zhao", "Yinmin Zhong"]
+
+
+def test_authors_come_back_in_printed_order(graph):
+    answer = run_embedded(graph, QUERIES["authors-of-publication"])
+    assert [int(r[0]) for r in answer.rows] == list(range(1, 11))
+    assert _names(answer, "printed")[:3] == ["Diandian Gu", "Yihao Zhao", "Yinmin Zhong"]
+
+
+def test_parameters_can_be_changed(graph):
+    answer = run_embedded(
+        graph,
+        QUERIES["shared-papers"],
+        {"a": B + "person/hanyu-zhao", "b": B + "person/zhenhua-han"},
+    )
+    assert len(answer.rows) == 3  # SiloD, HiveD, Gandiva
+
+
+# ------------------------------------------------------------------ the same on a real server
+
+
+@pytest.mark.parametrize("name", sorted(QUERIES))
+def test_every_query_gives_the_same_answer_remotely(graph, endpoint, name):
+    local = run_embedded(graph, QUERIES[name])
+    remote = run_remote(endpoint, QUERIES[name])
+    if local.graph is not None:
+        assert isomorphic(local.graph, remote.graph)
+        return
+    assert remote.variables == local.variables
+    assert sorted(map(repr, remote.rows)) == sorted(map(repr, local.rows))
+    assert remote.rows == local.rows  # ORDER BY makes every stored query deterministic
+
+
+# ------------------------------------------------------------------ injection
+
+HOSTILE_VALUES = [
+    'CCF" } UNION { ?venue ?p ?o } #',
+    "CCF' } UNION { ?s ?p ?o }",
+    "CCF\n} UNION {\n?s ?p ?o",
+    'A"^^<http://www.w3.org/2001/XMLSchema#string> } UNION { ?a ?b ?c',
+    "{ } } } UNION",
+]
+
+
+@pytest.mark.parametrize("value", HOSTILE_VALUES)
+def test_literal_parameters_cannot_inject_embedded(graph, value):
+    answer = run_embedded(graph, QUERIES["ranked-venue-papers"], {"list": value})
+    assert answer.rows == ()
+
+
+@pytest.mark.parametrize("value", HOSTILE_VALUES)
+def test_literal_parameters_cannot_inject_remote(endpoint, value):
+    answer = run_remote(endpoint, QUERIES["ranked-venue-papers"], {"list": value})
+    assert answer.rows == ()
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        "https://kg.example.org/person/x> } UNION { ?s ?p ?o } #",
+        "https://kg.example.org/person/x>\n",
+        'https://kg.example.org/"person',
+        "not an iri",
+    ],
+)
+def test_iri_parameters_are_validated(value):
+    with pytest.raises(UsageError, match="is not an absolute IRI"):
+        QUERIES["coauthors"].bindings({"person": value})
+
+
+def test_hostile_literal_is_matched_as_a_value(graph):
+    """The value reaches the query as one literal: it matches only an equal literal."""
+    query = parse_query("SELECT ?x WHERE { BIND (?_v AS ?x) }", "echo")
+    value = 'a" } UNION { ?s ?p ?o'
+    assert run_embedded(graph, query, {"v": value}).rows == ((Literal(value),),)
+
+
+# ------------------------------------------------------------------ CLI and errors
+
+
+def test_cli_query_formats(capsys):
+    assert main(["--project", str(REPO), "query", "shared-papers", "--format", "csv"]) == 0
+    assert capsys.readouterr().out.startswith("paper,title\r\n")
+    assert main(["--project", str(REPO), "query", "shared-papers", "--format", "json"]) == 0
+    import json
+
+    data = json.loads(capsys.readouterr().out)
+    assert data["head"]["vars"] == ["paper", "title"]
+    assert data["results"]["bindings"][0]["paper"]["type"] == "uri"
+    assert main(["--project", str(REPO), "query", "person-graph", "--format", "json"]) == 0
+    assert "@context" in json.loads(capsys.readouterr().out)
+    assert main(["--project", str(REPO), "query", "--list"]) == 0
+    listing = capsys.readouterr().out
+    assert all(name in listing for name in QUERIES)
+
+
+def test_cli_usage_errors_exit_2(capsys):
+    assert main(["--project", str(REPO), "query", "nope"]) == 2
+    assert main(["--project", str(REPO), "query", "coauthors", "--param", "persn=x"]) == 2
+    assert main(["--project", str(REPO), "query", "coauthors", "--param", "novalue"]) == 2
+    err = capsys.readouterr().err
+    assert "no stored query 'nope'" in err and "has no parameter persn" in err
+
+
+def test_unreachable_endpoint_is_reported(graph):
+    from sparql_server import free_port
+
+    with pytest.raises(RemoteError, match="cannot connect"):
+        run_remote(f"http://127.0.0.1:{free_port()}/query", QUERIES["people"], timeout=5)
+
+
+def test_http_error_is_reported(endpoint):
+    with pytest.raises(RemoteError, match="no SPARQL endpoint there"):
+        run_remote(endpoint.replace("/query", "/nowhere"), QUERIES["people"], timeout=5)
+
+
+def test_publish_replaces_a_named_graph(graph, endpoint):
+    store = endpoint.replace("/query", "/store")
+    named = "https://kg.example.org/graph/seeds"
+    publish(graph, store, named)
+    publish(graph, store, named)  # replacing, not adding: the count stays the same
+    count = parse_query(f"SELECT (COUNT(*) AS ?n) WHERE {{ GRAPH <{named}> {{ ?s ?p ?o }} }}", "n")
+    assert int(run_remote(endpoint, count).rows[0][0]) == len(graph)
+    assert URIRef(named)
