@@ -76,3 +76,30 @@ def test_validation_constraints_table_is_current():
             f"| `{r['id']}` | {r['targets']} | {r['path']} | {r['severity']} | {message} |"
         )
     _check_generated(REPO / "docs" / "validation.md", "\n".join(lines))
+
+
+def test_queries_doc_shows_every_query_with_sample_output(seed_build):
+    from kg.query import load_queries, run_embedded
+    from kg.results import render
+
+    parts = []
+    for name, query in load_queries(REPO / "queries").items():
+        answer = run_embedded(seed_build[1].graph, query)
+        if answer.graph is not None:
+            lines = render(answer, "ttl").splitlines()
+            body = [line for line in lines if not line.startswith("@prefix")]
+            sample = "\n".join(body[:12]).strip() + "\n..."
+            lang = "turtle"
+        else:
+            table = render(answer, "table").splitlines()
+            sample = "\n".join(table[:7] + ([f"... {table[-1]}"] if len(table) > 8 else
+                                            table[7:]))
+            lang = "text"
+        params = "".join(f"\n- `{p.name}` ({p.kind}), default `{p.default}`"
+                         for p in query.parameters) or "\n- none"
+        tags = ", ".join(query.tags)
+        parts.append(f"### `{name}`\n\n**{query.summary}.** {query.description}\n\n"
+                     f"Tags: {tags}. Parameters:{params}\n\n"
+                     f"```sparql\n{query.text.strip()}\n```\n\n"
+                     f"Sample output on the seeds:\n\n```{lang}\n{sample}\n```\n")
+    _check_generated(REPO / "docs" / "queries.md", "\n".join(parts))
