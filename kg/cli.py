@@ -238,7 +238,7 @@ def _run(args: argparse.Namespace) -> int:
             config, out=args.out, progress=_progress, allow_violations=args.allow_violations
         )
         _print_report(result.resolution, full=False)
-        _print_validation(result.report, "summary")
+        _print_validation(result.report, "summary" if result.report.conforms else "text")
         if not result.published:
             print(
                 "error: not published: the graph violates the shapes (fix the data above, or "

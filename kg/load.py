@@ -78,6 +78,14 @@ def convert(node: Node, hint: Any, path: str, ctx: _Context, meta: dict | None =
     if not isinstance(node, ScalarNode):
         ctx.report(node, path, f"found {_describe(node)}; expected {_expected(hint, meta)}")
         return None
+    if _is_null(node):  # `key:`, `~` or `null` where a value is required
+        ctx.report(
+            node,
+            path,
+            f"found no value; expected {_expected(hint, meta)} "
+            "(quote it, e.g. 'null', if you mean the text)",
+        )
+        return None
     return _convert_scalar(node, hint, path, ctx, meta)
 
 

@@ -92,14 +92,17 @@ def test_queries_doc_shows_every_query_with_sample_output(seed_build):
             lang = "turtle"
         else:
             table = render(answer, "table").splitlines()
-            sample = "\n".join(table[:7] + ([f"... {table[-1]}"] if len(table) > 8 else
-                                            table[7:]))
+            sample = "\n".join(table[:7] + ([f"... {table[-1]}"] if len(table) > 8 else table[7:]))
             lang = "text"
-        params = "".join(f"\n- `{p.name}` ({p.kind}), default `{p.default}`"
-                         for p in query.parameters) or "\n- none"
+        params = (
+            "".join(f"\n- `{p.name}` ({p.kind}), default `{p.default}`" for p in query.parameters)
+            or "\n- none"
+        )
         tags = ", ".join(query.tags)
-        parts.append(f"### `{name}`\n\n**{query.summary}.** {query.description}\n\n"
-                     f"Tags: {tags}. Parameters:{params}\n\n"
-                     f"```sparql\n{query.text.strip()}\n```\n\n"
-                     f"Sample output on the seeds:\n\n```{lang}\n{sample}\n```\n")
+        parts.append(
+            f"### `{name}`\n\n**{query.summary}.** {query.description}\n\n"
+            f"Tags: {tags}. Parameters:{params}\n\n"
+            f"```sparql\n{query.text.strip()}\n```\n\n"
+            f"Sample output on the seeds:\n\n```{lang}\n{sample}\n```\n"
+        )
     _check_generated(REPO / "docs" / "queries.md", "\n".join(parts))

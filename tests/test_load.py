@@ -228,11 +228,11 @@ def test_invalid_utf8_is_reported_with_line(tmp_path):
 
 def test_text_fields_never_become_other_types(tmp_path):
     path = write(
-        tmp_path / "p.yaml", "name: NO\naddress: 12:30\nbio: 01234\ninterests: [on, null]\n"
+        tmp_path / "p.yaml", "name: NO\naddress: 12:30\nbio: 01234\ninterests: [on, off, yes]\n"
     )
     profile = load_file(path, Profile, "p.yaml")
     assert (profile.name, profile.address, profile.bio) == ("NO", "12:30", "01234")
-    assert profile.interests == ["on", "null"]
+    assert profile.interests == ["on", "off", "yes"]
 
 
 def test_all_problems_of_a_run_are_reported_together(project):
