@@ -119,12 +119,13 @@ class SiteBuilder:
             for p in self.r.publications.values()
             if any(s == slug for s, _ in p.listings) or any(a.person == slug for a in p.authors)
         ]
-        return sorted(pubs, key=lambda p: (-(p.year or 9999), p.title.casefold()))
+        return sorted(pubs, key=lambda p: (p.year is None, -(p.year or 0), p.title.casefold()))
 
     def by_year(self, pubs: list[PublicationView]) -> list[tuple[str, list]]:
         groups: dict[str, list] = {}
         for pub in pubs:
-            groups.setdefault(str(pub.year) if pub.year else "Undated", []).append(pub)
+            groups.setdefault(str(pub.year) if pub.year else "Preprints and work in progress",
+                              []).append(pub)
         return list(groups.items())
 
     # ------------------------------------------------------------ pages
