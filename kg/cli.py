@@ -129,6 +129,24 @@ def _parser() -> argparse.ArgumentParser:
     embed.add_argument("person", help="profile slug (file name in data/profiles/)")
     embed.add_argument("--json", action="store_true", help="print the bare JSON-LD")
 
+    bench = sub.add_parser(
+        "bench",
+        help="synthetic corpora for benchmarks",
+        description="Generate a synthetic researcher corpus (a complete, "
+        "valid project) for benchmarks.",
+    )
+    bench_sub = bench.add_subparsers(dest="bench_command", required=True, metavar="ACTION")
+    generate = bench_sub.add_parser(
+        "generate",
+        help="write a synthetic project",
+        description="Write a complete project (data/profiles, "
+        "registries, kg.toml) with N people; the same seed gives "
+        "the same bytes.",
+    )
+    generate.add_argument("--people", type=int, required=True, help="number of profiles")
+    generate.add_argument("--seed", type=int, default=1, help="random seed (default 1)")
+    generate.add_argument("--out", type=Path, required=True, help="directory to create")
+
     schema = sub.add_parser(
         "schema",
         help="print the JSON Schema of a profile or registry file",
@@ -187,6 +205,16 @@ def _run(args: argparse.Namespace) -> int:
 
         schema = registry_schema(args.registry) if args.registry else profile_schema()
         print(json.dumps(schema, indent=2, ensure_ascii=False))
+        return EXIT_OK
+    if args.command == "bench":
+        from kg.synth import generate
+
+        if args.people < 1:
+            raise UsageError("--people must be at least 1")
+        if args.out.exists() and any(args.out.iterdir()):
+            raise UsageError(f"{args.out} exists and is not empty")
+        counts = generate(args.out, args.people, args.seed)
+        print(", ".join(f"{v} {k}" for k, v in counts.items()) + f" written to {args.out}")
         return EXIT_OK
     config = load_config(args.project)
     if args.command == "check":

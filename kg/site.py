@@ -124,8 +124,9 @@ class SiteBuilder:
     def by_year(self, pubs: list[PublicationView]) -> list[tuple[str, list]]:
         groups: dict[str, list] = {}
         for pub in pubs:
-            groups.setdefault(str(pub.year) if pub.year else "Preprints and work in progress",
-                              []).append(pub)
+            groups.setdefault(
+                str(pub.year) if pub.year else "Preprints and work in progress", []
+            ).append(pub)
         return list(groups.items())
 
     # ------------------------------------------------------------ pages

@@ -8,8 +8,8 @@ import os
 import time
 
 import pytest
-
 from conftest import write
+
 from kg.cli import main
 
 A_B = "data/profiles/a-b.yaml"
