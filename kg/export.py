@@ -19,7 +19,7 @@ from rdflib import BNode, Graph, Literal, URIRef
 from rdflib.term import Node
 
 from kg.errors import ProjectError
-from kg.namespaces import DCAT, DCTERMS, FOAF, KG, PREFIXES, RDF, SCHEMA, VOID, XSD
+from kg.namespaces import DCAT, DCTERMS, FOAF, KG, PREFIXES, RDF, SCHEMA, VOID, XSD, curie
 
 MARKER = ".kg-output"
 CONTEXT_PREFIXES = ("foaf", "kg", "xsd", "rdfs", "dcterms", "dcat", "void", "skos")
@@ -243,10 +243,7 @@ def dataset_description(
 
 def _local(iri: Node) -> str:
     text = str(iri)
-    for prefix, ns in PREFIXES.items():
-        if text.startswith(str(ns)):
-            return f"{prefix}-{text[len(str(ns)) :]}"
-    return text.rsplit("/", 1)[-1].rsplit("#", 1)[-1]
+    return curie(text, "-") or text.rsplit("/", 1)[-1].rsplit("#", 1)[-1]
 
 
 # --------------------------------------------------------------------------- writing

@@ -48,3 +48,11 @@ __all__ = [
     "WDT",
     "XSD",
 ]
+
+
+def curie(iri: str, separator: str = ":") -> str | None:
+    """`schema:name` for a known namespace (with `separator` between prefix and name)."""
+    for prefix, ns in PREFIXES.items():
+        if iri.startswith(str(ns)) and len(iri) > len(str(ns)):
+            return f"{prefix}{separator}{iri[len(str(ns)) :]}"
+    return None

@@ -15,7 +15,7 @@ from rdflib import Graph, Literal, URIRef
 from rdflib.term import Node
 
 from kg.model import Source
-from kg.namespaces import RDF, SH
+from kg.namespaces import RDF, SH, curie
 
 SEVERITIES = {SH.Violation: "Violation", SH.Warning: "Warning", SH.Info: "Info"}
 
@@ -133,13 +133,7 @@ def source_of(focus: Node | None, sources: dict[URIRef, Source]) -> Source | Non
 
 
 def _short(iri: URIRef) -> str:
-    from kg.namespaces import PREFIXES
-
-    text = str(iri)
-    for prefix, ns in PREFIXES.items():
-        if text.startswith(str(ns)):
-            return f"{prefix}:{text[len(str(ns)) :]}"
-    return text
+    return curie(str(iri)) or str(iri)
 
 
 def describe_shapes(shapes: Graph) -> list[dict[str, str]]:

@@ -366,16 +366,23 @@ def built_project(tmp_path_factory):
     return root
 
 
+@pytest.fixture
+def fresh(built_project, tmp_path):
+    """A copy of the built project that a test may break."""
+    import shutil
+
+    root = tmp_path / "project"
+    shutil.copytree(built_project, root)
+    return root
+
+
 def test_corpus_has_at_least_fifty_cases():
     assert len(BROKEN) >= 50
 
 
 @pytest.mark.parametrize("case", sorted(BROKEN))
-def test_broken_input_is_explained_and_nothing_is_written(built_project, tmp_path, capsys, case):
-    import shutil
-
-    root = tmp_path / "project"
-    shutil.copytree(built_project, root)
+def test_broken_input_is_explained_and_nothing_is_written(fresh, capsys, case):
+    root = fresh
     before = _snapshot(root / "dist")
     edit, code, file, text = BROKEN[case]
     edit(root)
@@ -392,11 +399,8 @@ def test_broken_input_is_explained_and_nothing_is_written(built_project, tmp_pat
     assert _snapshot(root / "dist") == before  # the previous output is untouched
 
 
-def test_violation_build_can_be_forced_and_says_so(built_project, tmp_path, capsys):
-    import shutil
-
-    root = tmp_path / "project"
-    shutil.copytree(built_project, root)
+def test_violation_build_can_be_forced_and_says_so(fresh, capsys):
+    root = fresh
     replace(A_B, "    end: 2024-05", "    end: 2022-05")(root)
     assert main(["--project", str(root), "build", "--allow-violations"]) == 0
     assert "published despite violations" in capsys.readouterr().err
@@ -413,16 +417,11 @@ def test_no_project_found_is_exit_2(tmp_path, capsys, monkeypatch):
     assert "no kg project here" in capsys.readouterr().err
 
 
-def test_unreadable_profile_is_exit_2(built_project, tmp_path, capsys):
-    import shutil
-
+def test_unreadable_profile_is_exit_2(fresh, capsys):
+    root = fresh
     if os.geteuid() == 0:  # root reads everything: use a directory where a file belongs
-        root = tmp_path / "project"
-        shutil.copytree(built_project, root)
         (root / "data" / "profiles" / "x-y.yaml").mkdir()
     else:
-        root = tmp_path / "project"
-        shutil.copytree(built_project, root)
         path = root / "data" / "profiles" / "x-y.yaml"
         path.write_text("name: X\n")
         path.chmod(0)
@@ -430,11 +429,8 @@ def test_unreadable_profile_is_exit_2(built_project, tmp_path, capsys):
     assert "cannot read the file" in capsys.readouterr().err
 
 
-def test_bad_configuration_is_exit_2(built_project, tmp_path, capsys):
-    import shutil
-
-    root = tmp_path / "project"
-    shutil.copytree(built_project, root)
+def test_bad_configuration_is_exit_2(fresh, capsys):
+    root = fresh
     write(root / "kg.toml", '[kg]\nbase_iri = "not an iri"\n')
     assert main(["--project", str(root), "check"]) == 2
     write(root / "kg.toml", '[kg]\nbase = "https://x.org/"\n')
@@ -450,11 +446,8 @@ def test_usage_errors_are_exit_2(capsys):
     capsys.readouterr()
 
 
-def test_check_reports_every_problem_in_one_run(built_project, tmp_path, capsys):
-    import shutil
-
-    root = tmp_path / "project"
-    shutil.copytree(built_project, root)
+def test_check_reports_every_problem_in_one_run(fresh, capsys):
+    root = fresh
     append(A_B, "adviser: X\n")(root)
     put("data/profiles/x-y.yaml", "name: [A\n")(root)
     put("data/profiles/z-z.yaml", "name: Z\nemails: [nope]\n")(root)
@@ -472,11 +465,8 @@ def test_validate_json_and_ttl_formats(built_project, capsys):
     assert "sh:ValidationReport" in capsys.readouterr().out
 
 
-def test_byte_order_mark_profile_builds(built_project, tmp_path, capsys):
-    import shutil
-
-    root = tmp_path / "project"
-    shutil.copytree(built_project, root)
+def test_byte_order_mark_profile_builds(fresh, capsys):
+    root = fresh
     path = root / A_B
     path.write_bytes(b"\xef\xbb\xbf" + path.read_bytes())
     assert main(["--project", str(root), "check"]) == 0

@@ -157,31 +157,27 @@ def test_profile_slugs_come_from_safe_file_names(project):
     assert not (project / "dist").exists()
 
 
+def assert_serdi_accepts(path) -> None:
+    syntax = "ntriples" if path.suffix == ".nt" else "turtle"
+    run = subprocess.run(
+        ["serdi", "-i", syntax, "-o", "ntriples", str(path)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert run.returncode == 0, (path, run.stderr[:500])
+    assert run.stderr == "", (path, run.stderr[:500])
+
+
 def test_strict_parser_accepts_every_rdf_output(private_project):
     """Debian's serdi (a strict, independent Turtle/N-Triples parser) reads our outputs."""
     _, out = private_project
     for path in [*out.rglob("*.ttl"), *out.rglob("*.nt")]:
-        syntax = "ntriples" if path.suffix == ".nt" else "turtle"
-        run = subprocess.run(
-            ["serdi", "-i", syntax, "-o", "ntriples", str(path)],
-            capture_output=True,
-            text=True,
-            timeout=60,
-        )
-        assert run.returncode == 0, (path, run.stderr[:500])
-        assert run.stderr == "", (path, run.stderr[:500])
+        assert_serdi_accepts(path)
 
 
 def test_repo_seed_outputs_parse_with_serdi(tmp_path):
     out = tmp_path / "dist"
     build(load_config(REPO), out=out)
-    for path in out.glob("graph.*"):
-        if path.suffix in (".ttl", ".nt"):
-            syntax = "ntriples" if path.suffix == ".nt" else "turtle"
-            run = subprocess.run(
-                ["serdi", "-i", syntax, "-o", "ntriples", str(path)],
-                capture_output=True,
-                text=True,
-                timeout=60,
-            )
-            assert run.returncode == 0, run.stderr[:500]
+    for path in [*out.rglob("*.ttl"), *out.rglob("*.nt")]:
+        assert_serdi_accepts(path)

@@ -12,10 +12,14 @@ def _files(folder):
 
 
 def test_same_seed_same_bytes_and_valid(tmp_path, capsys):
-    assert main(["bench", "generate", "--people", "40", "--seed", "3", "--out",
-                 str(tmp_path / "a")]) == 0
-    assert main(["bench", "generate", "--people", "40", "--seed", "3", "--out",
-                 str(tmp_path / "b")]) == 0
+    assert (
+        main(["bench", "generate", "--people", "40", "--seed", "3", "--out", str(tmp_path / "a")])
+        == 0
+    )
+    assert (
+        main(["bench", "generate", "--people", "40", "--seed", "3", "--out", str(tmp_path / "b")])
+        == 0
+    )
     assert _files(tmp_path / "a") == _files(tmp_path / "b")
     assert main(["--project", str(tmp_path / "a"), "check"]) == 0
     resolution, report = validate_project(load_config(tmp_path / "a"))
@@ -23,8 +27,11 @@ def test_same_seed_same_bytes_and_valid(tmp_path, capsys):
     assert len(resolution.dataset.profiles) == 40
     assert len(resolution.publications) == 100
     assert "not the same person" in (tmp_path / "a" / "data" / "people.yaml").read_text()
-    assert any(not name.isascii() for p in resolution.dataset.profiles
-               for name in [p.name, *(n.name for n in p.native_names)])
+    assert any(
+        not name.isascii()
+        for p in resolution.dataset.profiles
+        for name in [p.name, *(n.name for n in p.native_names)]
+    )
     capsys.readouterr()
 
 
