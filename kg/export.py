@@ -183,7 +183,7 @@ def person_subgraph(graph: Graph, person: URIRef) -> Graph:
 
 def _add_labels(graph: Graph, sub: Graph, nodes: Iterable[Node]) -> None:
     for node in nodes:
-        for p in (RDF.type, SCHEMA.name):
+        for p in (RDF.type, SCHEMA.name, SCHEMA.url):
             for o in graph.objects(node, p):
                 sub.add((node, p, o))
 

@@ -34,12 +34,9 @@ def _type_schema(hint: Any, meta: dict, defs: dict) -> dict:
         if key_type is int:
             schema["propertyNames"] = {"pattern": r"^\d{4}$"}
         return schema
-    if hint is PartialDate:
-        return {
-            "type": "string",
-            "pattern": DATE_PATTERN,
-            "description": "YYYY, YYYY-MM or YYYY-MM-DD",
-        }
+    if hint is PartialDate:  # editors read an unquoted 2024 as a number
+        text = {"type": "string", "pattern": DATE_PATTERN}
+        return {"anyOf": [text, {"type": "integer", "minimum": 1000, "maximum": 9999}]}
     if hint is Present:
         return {"const": "present"}
     if dataclasses.is_dataclass(hint):

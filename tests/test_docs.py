@@ -106,3 +106,24 @@ def test_queries_doc_shows_every_query_with_sample_output(seed_build):
             f"Sample output on the seeds:\n\n```{lang}\n{sample}\n```\n"
         )
     _check_generated(REPO / "docs" / "queries.md", "\n".join(parts))
+
+
+@pytest.mark.parametrize("name", ["profile", "organizations", "venues", "people"])
+def test_seed_files_validate_against_the_json_schema(name):
+    """What an editor with the YAML language server checks (YAML 1.2 core types)."""
+    import jsonschema
+    import yaml
+
+    schema = profile_schema() if name == "profile" else registry_schema(name)
+    files = (
+        sorted((REPO / "data" / "profiles").glob("*.yaml"))
+        if name == "profile"
+        else [REPO / "data" / f"{name}.yaml"]
+    )
+    for path in files:
+        document = yaml.safe_load(path.read_text(encoding="utf-8"))
+        jsonschema.validate(document, schema)
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(
+            {"name": "A", "adviser": "x"} if name == "profile" else {"Bad Key": {}}, schema
+        )

@@ -211,3 +211,63 @@ def test_publish_replaces_a_named_graph(graph, endpoint):
     count = parse_query(f"SELECT (COUNT(*) AS ?n) WHERE {{ GRAPH <{named}> {{ ?s ?p ?o }} }}", "n")
     assert int(run_remote(endpoint, count).rows[0][0]) == len(graph)
     assert URIRef(named)
+
+
+class _Refusing:
+    """A local HTTP server that answers 401, or answers too slowly."""
+
+    def __init__(self, delay: float = 0.0, status: int = 401) -> None:
+        import threading
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self):
+                import time
+
+                time.sleep(outer.delay)
+                self.send_response(outer.status)
+                self.send_header("WWW-Authenticate", 'Basic realm="kg"')
+                self.end_headers()
+
+            do_PUT = do_POST
+
+            def log_message(self, *args):
+                return None
+
+        self.delay, self.status = delay, status
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/sparql"
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def test_authentication_failure_is_reported():
+    server = _Refusing(status=401)
+    try:
+        with pytest.raises(RemoteError, match="authentication failed"):
+            run_remote(server.url, QUERIES["people"], timeout=5, user="u", password="wrong")
+    finally:
+        server.close()
+
+
+def test_timeout_is_reported():
+    server = _Refusing(delay=3.0, status=200)
+    try:
+        with pytest.raises(RemoteError, match="no answer within the timeout"):
+            run_remote(server.url, QUERIES["people"], timeout=1)
+    finally:
+        server.close()
+
+
+def test_publish_authentication_failure_is_reported(graph):
+    server = _Refusing(status=401)
+    try:
+        with pytest.raises(RemoteError, match="authentication failed"):
+            publish(graph, server.url, user="u", password="wrong", timeout=5)
+    finally:
+        server.close()

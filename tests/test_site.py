@@ -222,3 +222,13 @@ def test_hostile_profile_cannot_run_script_in_chromium(hostile_site):
     reports = _check_site_in_browser(hostile_site, "hostile")
     person = next(r for r in reports if r["page"] == "people/a-b.html")
     assert person["jsonld"][0]["@graph"][0]["mainEntity"]["description"] == HOSTILE
+
+
+def test_embed_snippet_is_a_subset_of_the_person_download(built):
+    name, out, _, result = built
+    config = load_config(REPO if name == "seeds" else MINI)
+    for profile in result.resolution.dataset.profiles:
+        snippet = set(expand_offline(embed_markup(config, profile.slug)))
+        person = Graph().parse(out / "people" / f"{profile.slug}.ttl", format="turtle")
+        assert snippet, profile.slug
+        assert not snippet - set(person), sorted(snippet - set(person))[:5]
