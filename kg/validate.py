@@ -6,6 +6,8 @@ through the mapper's source map (falling back to the nearest enclosing node's IR
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -73,14 +75,15 @@ def validate(
 ) -> Report:
     """Run the shapes over `graph` (no inference) and return a typed report."""
     shapes, ontology = _load_shapes(shapes_dir.resolve(), ontology_dir.resolve())
-    _, results_graph, _ = shacl_validate(
-        graph,
-        shacl_graph=shapes,
-        ont_graph=ontology,
-        inference="none",
-        advanced=True,
-        allow_warnings=True,
-    )
+    with _parsed_once():
+        _, results_graph, _ = shacl_validate(
+            graph,
+            shacl_graph=shapes,
+            ont_graph=ontology,
+            inference="none",
+            advanced=True,
+            allow_warnings=True,
+        )
     results = sorted(
         (
             _result(results_graph, shapes, node, sources)
@@ -89,6 +92,36 @@ def validate(
         key=_order,
     )
     return Report(tuple(results), results_graph)
+
+
+@contextmanager
+def _parsed_once() -> Iterator[None]:
+    """Parse each SPARQL text once while pySHACL runs.
+
+    pySHACL evaluates a SPARQL constraint once per focus node and passes the query as
+    text, so rdflib parses it again every time (about 6 ms each: three quarters of the
+    validation time on the seeds). Reusing the translated query with new initial
+    bindings is exactly what rdflib's prepared queries do.
+    """
+    from rdflib.plugins.sparql import processor
+
+    original = processor.SPARQLProcessor.query
+    translated: dict = {}
+
+    def query(self, text, initBindings=None, initNs=None, base=None, DEBUG=False):
+        if isinstance(text, str):
+            key = (text, base, tuple(sorted((initNs or {}).items())))
+            if key not in translated:
+                parsed = processor.parseQuery(text)
+                translated[key] = processor.translateQuery(parsed, base, initNs)
+            text = translated[key]
+        return original(self, text, initBindings, initNs, base, DEBUG)
+
+    processor.SPARQLProcessor.query = query
+    try:
+        yield
+    finally:
+        processor.SPARQLProcessor.query = original
 
 
 def _order(r: Result) -> tuple:
