@@ -146,6 +146,22 @@ def _parser() -> argparse.ArgumentParser:
     generate.add_argument("--people", type=int, required=True, help="number of profiles")
     generate.add_argument("--seed", type=int, default=1, help="random seed (default 1)")
     generate.add_argument("--out", type=Path, required=True, help="directory to create")
+    run = bench_sub.add_parser(
+        "run",
+        help="measure the pipeline on synthetic corpora",
+        description="Generate corpora of the given sizes and print, per "
+        "stage, seconds, peak memory and ratios against a naive baseline "
+        "(rdflib serializers, pySHACL) and the floor (PyYAML C loader + "
+        "writing the N-Triples bytes), each measured in the same run.",
+    )
+    run.add_argument("--sizes", default="100,1000", help="comma-separated people counts")
+    run.add_argument("--seed", type=int, default=1, help="random seed (default 1)")
+    run.add_argument("--json", type=Path, help="also write the raw results to this file")
+    run.add_argument(
+        "--doc",
+        type=Path,
+        help="update this Markdown file's generated table (e.g. docs/performance.md)",
+    )
 
     schema = sub.add_parser(
         "schema",
@@ -206,6 +222,8 @@ def _run(args: argparse.Namespace) -> int:
         schema = registry_schema(args.registry) if args.registry else profile_schema()
         print(json.dumps(schema, indent=2, ensure_ascii=False))
         return EXIT_OK
+    if args.command == "bench" and args.bench_command == "run":
+        return _bench_run(args)
     if args.command == "bench":
         from kg.synth import generate
 
@@ -306,6 +324,33 @@ def _query(config, args: argparse.Namespace) -> int:
     else:
         answer = run_embedded(pipeline.build_graph(config)[1].graph, query, values)
     sys.stdout.write(render(answer, args.format))
+    return EXIT_OK
+
+
+def _bench_run(args: argparse.Namespace) -> int:
+    from kg import bench
+
+    try:
+        sizes = [int(x) for x in args.sizes.split(",") if x.strip()]
+    except ValueError:
+        raise UsageError(f"--sizes {args.sizes!r}: expected numbers like 100,1000") from None
+    results = []
+    for people in sizes:
+        _progress(f"benchmarking {people} people")
+        results.append(bench.measure(people, args.seed))
+    text = bench.table(results)
+    print(f"machine: {bench.machine()}\n{text}")
+    if args.json:
+        args.json.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
+    if args.doc:
+        doc = args.doc.read_text(encoding="utf-8")
+        head, rest = doc.split("<!-- BEGIN GENERATED -->", 1)
+        _, tail = rest.split("<!-- END GENERATED -->", 1)
+        body = f"Machine: {bench.machine()}.\n\n{text}"
+        args.doc.write_text(
+            f"{head}<!-- BEGIN GENERATED -->\n{body}\n<!-- END GENERATED -->{tail}",
+            encoding="utf-8",
+        )
     return EXIT_OK
 
 
