@@ -56,8 +56,13 @@ def _describe(node: Node) -> str:
     return f"{text!r}"
 
 
+def _is_plain(node: ScalarNode) -> bool:
+    """Unquoted, not a block scalar (libyaml reports '' where PyYAML reports None)."""
+    return not node.style
+
+
 def _is_null(node: Node) -> bool:
-    return isinstance(node, ScalarNode) and node.style is None and node.value in NULLS
+    return isinstance(node, ScalarNode) and _is_plain(node) and node.value in NULLS
 
 
 # --------------------------------------------------------------------------- conversion
@@ -132,11 +137,11 @@ def _convert_scalar(node: ScalarNode, hint: Any, path: str, ctx: _Context, meta:
         if hint is str:
             return _check_text(text, meta)
         if hint is bool:
-            if node.style is None and text in ("true", "false"):
+            if _is_plain(node) and text in ("true", "false"):
                 return text == "true"
             raise ValueError("true or false")
         if hint is int:
-            if node.style is None and re.fullmatch(r"-?(0|[1-9]\d*)", text):
+            if _is_plain(node) and re.fullmatch(r"-?(0|[1-9]\d*)", text):
                 return int(text)
             raise ValueError("a whole number (no quotes, no leading zeros)")
         if hint is PartialDate:

@@ -18,7 +18,7 @@ from kg.errors import InputError, Problem
 from kg.model import Source
 
 try:  # libyaml's parser when available: same nodes, several times faster
-    from yaml import CParser as _Parser
+    from yaml.cyaml import CParser as _Parser
 except ImportError:  # pragma: no cover - depends on the PyYAML build
     from yaml.composer import Composer
     from yaml.parser import Parser
@@ -79,7 +79,8 @@ def _compose(data: bytes, display: str) -> Node | None:
         mark = exc.problem_mark or exc.context_mark
         line, col = (mark.line + 1, mark.column + 1) if mark else (0, 0)
         what = exc.problem or "invalid YAML"
-        if "\t" in what or "found character '\\t'" in str(exc):
+        lines = data.decode("utf-8-sig", "replace").splitlines()
+        if mark and mark.line < len(lines) and "\t" in lines[mark.line][: mark.column + 1]:
             what += " (YAML does not allow tabs for indentation; use spaces)"
         raise _fail(display, line, col, f"YAML syntax error: {what}") from None
     except yaml.YAMLError as exc:
