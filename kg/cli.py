@@ -55,6 +55,7 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="publish even when the graph violates the shapes (says so)",
     )
+    _jobs_argument(build)
 
     validate = sub.add_parser(
         "validate",
@@ -119,6 +120,7 @@ def _parser() -> argparse.ArgumentParser:
         "writes it to dist/site/.",
     )
     site.add_argument("--out", type=Path, help="output directory (default: dist/site)")
+    _jobs_argument(site)
 
     embed = sub.add_parser(
         "embed",
@@ -197,6 +199,24 @@ def help_texts() -> dict[str, str]:
             os.environ["COLUMNS"] = old
 
 
+def _jobs_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--jobs",
+        "-j",
+        type=_jobs,
+        default=0,
+        metavar="N",
+        help="worker processes for validation and rendering "
+        "(default: one per CPU for projects of 100 or more profiles, else 1)",
+    )
+
+
+def _jobs(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive whole number, got {text!r}")
+    return int(text)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
@@ -261,7 +281,7 @@ def _run(args: argparse.Namespace) -> int:
     if args.command == "site":
         from kg.export import write_outputs
 
-        files = pipeline.site_files(config, progress=_progress)
+        files = pipeline.site_files(config, progress=_progress, jobs=args.jobs)
         out = args.out or config.out_dir / "site"
         write_outputs(out, files)
         print(f"wrote {out} ({len(files)} files)")
@@ -281,7 +301,11 @@ def _run(args: argparse.Namespace) -> int:
         return EXIT_OK if report.conforms else EXIT_NONCONFORMING
     if args.command == "build":
         result = pipeline.build(
-            config, out=args.out, progress=_progress, allow_violations=args.allow_violations
+            config,
+            out=args.out,
+            progress=_progress,
+            allow_violations=args.allow_violations,
+            jobs=args.jobs,
         )
         _print_report(result.resolution, full=False)
         _print_validation(result.report, "summary" if result.report.conforms else "text")

@@ -20,7 +20,9 @@ from rdflib import BNode, Graph, Literal, URIRef
 from rdflib.term import Node
 
 from kg.errors import ProjectError
+from kg.jsontext import dumps
 from kg.namespaces import DCAT, DCTERMS, FOAF, KG, PREFIXES, RDF, SCHEMA, VOID, XSD, curie
+from kg.triples import Triple, Triples
 
 MARKER = ".kg-output"
 CONTEXT_PREFIXES = ("foaf", "kg", "xsd", "rdfs", "dcterms", "dcat", "void", "skos")
@@ -36,25 +38,36 @@ def jsonld_context() -> dict:
 
 # --------------------------------------------------------------------------- serializers
 
+# Every writer takes any iterable of triples with `namespaces()` (an rdflib Graph or
+# kg.triples.Triples) and sorts, so the same triples always give the same bytes.
+# Terms repeat a lot (types, predicates, people, venues), so each writer formats
+# each distinct term once.
 
-def to_ntriples(graph: Graph) -> str:
-    lines = sorted(f"{s.n3()} {p.n3()} {_nt_object(o)} .\n" for s, p, o in graph)
+
+def to_ntriples(graph: Iterable[Triple]) -> str:
+    memo: dict[Node, str] = {}
+
+    def term(t: Node) -> str:
+        text = memo.get(t)
+        if text is None:
+            text = memo[t] = _nt_object(t)
+        return text
+
+    lines = sorted(f"{term(s)} {term(p)} {term(o)} .\n" for s, p, o in graph)
     return "".join(lines)
 
 
 _NT_ESCAPES = {"\\": "\\\\", '"': '\\"', "\n": "\\n", "\r": "\\r", "\t": "\\t"}
+_NT_SPECIAL = re.compile(r'[\x00-\x1f\x7f"\\]')
+
+
+def _nt_escape(match: re.Match) -> str:
+    char = match.group()
+    return _NT_ESCAPES.get(char) or f"\\u{ord(char):04X}"
 
 
 def _nt_string(text: str) -> str:
-    out = []
-    for char in text:
-        if char in _NT_ESCAPES:
-            out.append(_NT_ESCAPES[char])
-        elif ord(char) < 0x20 or ord(char) == 0x7F:
-            out.append(f"\\u{ord(char):04X}")
-        else:
-            out.append(char)
-    return '"' + "".join(out) + '"'
+    return '"' + _NT_SPECIAL.sub(_nt_escape, text) + '"'
 
 
 def _nt_object(o: Node) -> str:
@@ -73,32 +86,47 @@ _PN_LOCAL = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*$")
 _INTEGER = re.compile(r"^[+-]?[0-9]+$")
 
 
-def to_turtle(graph: Graph) -> str:
+class _TurtleTerms:
+    """Turtle spelling of terms with the graph's prefixes, each term formatted once."""
+
+    def __init__(self, prefixes: dict[str, str]) -> None:
+        self.order = list(prefixes.items())
+        self.used: set[str] = set()
+        self.memo: dict[Node, tuple[str, str | None]] = {}
+
+    def __call__(self, t: Node) -> str:
+        found = self.memo.get(t)
+        if found is None:
+            found = self.memo[t] = self._format(t)
+        if found[1] is not None:
+            self.used.add(found[1])
+        return found[0]
+
+    def _format(self, t: Node) -> tuple[str, str | None]:
+        if isinstance(t, URIRef):
+            text = str(t)
+            for ns, prefix in self.order:
+                local = text[len(ns) :]
+                if text.startswith(ns) and _PN_LOCAL.match(local):
+                    return f"{prefix}:{local}", prefix
+            return t.n3(), None
+        if isinstance(t, Literal) and t.datatype == XSD.integer and _INTEGER.match(str(t)):
+            return str(t), None
+        if isinstance(t, Literal) and t.datatype == XSD.boolean and str(t) in ("true", "false"):
+            return str(t), None
+        if isinstance(t, Literal) and t.datatype is not None and t.datatype != XSD.string:
+            return f"{_nt_string(str(t))}^^{self(t.datatype)}", None
+        return _nt_object(t), None
+
+
+def to_turtle(graph: Iterable[Triple]) -> str:
     """Readable, deterministic Turtle: used prefixes bound, subjects grouped and sorted,
     `a` first, then predicates and objects in order. Much faster than rdflib's writer."""
-    prefixes = {str(ns): prefix for prefix, ns in graph.namespaces() if prefix}
+    prefixes = {str(ns): prefix for prefix, ns in graph.namespaces() if prefix}  # type: ignore[attr-defined]
     by_subject: dict[Node, dict[Node, list[Node]]] = {}
     for s, p, o in graph:
         by_subject.setdefault(s, {}).setdefault(p, []).append(o)
-    used: set[str] = set()
-
-    def term(t: Node) -> str:
-        if isinstance(t, URIRef):
-            text = str(t)
-            for ns, prefix in prefixes.items():
-                local = text[len(ns) :]
-                if text.startswith(ns) and _PN_LOCAL.match(local):
-                    used.add(prefix)
-                    return f"{prefix}:{local}"
-            return t.n3()
-        if isinstance(t, Literal) and t.datatype == XSD.integer and _INTEGER.match(str(t)):
-            return str(t)
-        if isinstance(t, Literal) and t.datatype == XSD.boolean and str(t) in ("true", "false"):
-            return str(t)
-        if isinstance(t, Literal) and t.datatype is not None and t.datatype != XSD.string:
-            return f"{_nt_string(str(t))}^^{term(t.datatype)}"
-        return _nt_object(t)
-
+    term = _TurtleTerms(prefixes)
     blocks = []
     for s in sorted(by_subject):
         predicates = by_subject[s]
@@ -113,7 +141,7 @@ def to_turtle(graph: Graph) -> str:
     header = "".join(
         f"@prefix {prefix}: <{ns}> .\n"
         for ns, prefix in sorted(prefixes.items(), key=lambda kv: kv[1])
-        if prefix in used
+        if prefix in term.used
     )
     return header + "\n" + "\n".join(blocks)
 
@@ -150,31 +178,57 @@ def _sort_key(value: object) -> str:
     return json.dumps(value, sort_keys=True, ensure_ascii=False)
 
 
-def to_jsonld_document(graph: Graph) -> dict:
+class _JsonTerms:
+    """JSON-LD values and their sort keys, each distinct term converted once."""
+
+    def __init__(self) -> None:
+        self.context = jsonld_context()
+        self.keys: dict[Node, str] = {}
+        self.values: dict[Node, tuple[str, object]] = {}
+
+    def key(self, iri: Node) -> str:
+        found = self.keys.get(iri)
+        if found is None:
+            found = self.keys[iri] = _compact_iri(str(iri), self.context)
+        return found
+
+    def value(self, o: Node) -> tuple[str, object]:
+        found = self.values.get(o)
+        if found is None:
+            value = _json_value(o, self.context)
+            found = self.values[o] = (_sort_key(value), value)
+        return found
+
+
+def to_jsonld_document(graph: Iterable[Triple]) -> dict:
     """A compacted, flattened JSON-LD document: one node object per subject, sorted."""
-    context = jsonld_context()
+    terms = _JsonTerms()
     nodes: dict[str, dict[str, list]] = {}
     for s, p, o in graph:
         node = nodes.setdefault(str(s), {})
         if p == RDF.type:
-            node.setdefault("@type", []).append(_compact_iri(str(o), context))
+            node.setdefault("@type", []).append((terms.key(o),) * 2)
         else:
-            node.setdefault(_compact_iri(str(p), context), []).append(_json_value(o, context))
+            node.setdefault(terms.key(p), []).append(terms.value(o))
     out = []
     for subject in sorted(nodes):
         obj: dict = {"@id": subject}
         for key in sorted(nodes[subject], key=lambda k: (k != "@type", k)):
-            values = sorted(nodes[subject][key], key=_sort_key)
+            values = [v for _, v in sorted(nodes[subject][key], key=_first)]
             obj[key] = values[0] if len(values) == 1 else values
         out.append(obj)
-    return {"@context": context, "@graph": out}
+    return {"@context": terms.context, "@graph": out}
 
 
-def to_jsonld(graph: Graph) -> str:
-    return json.dumps(to_jsonld_document(graph), ensure_ascii=False, indent=2) + "\n"
+def _first(pair: tuple[str, object]) -> str:
+    return pair[0]
 
 
-SERIALIZERS: dict[str, tuple[str, Callable[[Graph], str]]] = {
+def to_jsonld(graph: Iterable[Triple]) -> str:
+    return dumps(to_jsonld_document(graph)) + "\n"
+
+
+SERIALIZERS: dict[str, tuple[str, Callable[[Triples], str]]] = {
     "ttl": ("text/turtle", to_turtle),
     "jsonld": ("application/ld+json", to_jsonld),
     "nt": ("application/n-triples", to_ntriples),
@@ -184,15 +238,21 @@ SERIALIZERS: dict[str, tuple[str, Callable[[Graph], str]]] = {
 # --------------------------------------------------------------------------- subsets
 
 
-def person_subgraphs(graph: Graph, people: list[URIRef]) -> dict[URIRef, Graph]:
+def person_subgraphs(graph: Triples, people: list[URIRef]) -> dict[URIRef, Triples]:
     """For each person: the person, their roles, works and authorships, and the labels of
     what those link to. One pass over the subjects, then index lookups only."""
+    owned = owned_nodes(graph, people)
+    return {p: person_subset(graph, p, owned[p]) for p in people}
+
+
+def owned_nodes(graph: Triples, people: list[URIRef]) -> dict[URIRef, list[Node]]:
+    """Each person's own nodes: the person and every node minted under their IRI."""
     wanted = {str(p): p for p in people}
-    owned: dict[URIRef, set] = {p: {p} for p in people}
-    for s in set(graph.subjects()):
+    owned: dict[URIRef, list[Node]] = {p: [p] for p in people}
+    for s in graph.subjects():
         for person in _owners(str(s), wanted):
-            owned[person].add(s)
-    return {p: _subgraph(graph, p, nodes) for p, nodes in owned.items()}
+            owned[person].append(s)
+    return owned
 
 
 def _owners(iri: str, wanted: dict[str, URIRef]) -> list[URIRef]:
@@ -206,11 +266,12 @@ def _owners(iri: str, wanted: dict[str, URIRef]) -> list[URIRef]:
     return found
 
 
-def _subgraph(graph: Graph, person: URIRef, owned: set) -> Graph:
-    owned = set(owned) | set(graph.subjects(SCHEMA.mainEntity, person))
+def person_subset(graph: Triples, person: URIRef, own: list[Node]) -> Triples:
+    """One person's subgraph, given their `owned_nodes`."""
+    owned = set(own) | set(graph.subjects(SCHEMA.mainEntity, person))
     works = set(graph.objects(person, FOAF.made))
     owned |= works | {a for w in works for a in graph.objects(w, KG.authorship)}
-    sub = _bound_graph()
+    sub = Triples()
     for s in owned:
         for p, o in graph.predicate_objects(s):
             sub.add((s, p, o))
@@ -218,27 +279,21 @@ def _subgraph(graph: Graph, person: URIRef, owned: set) -> Graph:
             if s2 not in owned:
                 sub.add((s2, p, s))
     nodes = {o for o in sub.objects() if isinstance(o, URIRef)} | set(sub.subjects())
-    _add_labels(graph, sub, nodes)
+    for node in nodes:
+        described = graph.describe(node)
+        for p in (RDF.type, SCHEMA.name, SCHEMA.url):
+            for o in described.get(p, ()):
+                sub.add((node, p, o))
     return sub
 
 
-def person_subgraph(graph: Graph, person: URIRef) -> Graph:
+def person_subgraph(graph: Triples, person: URIRef) -> Triples:
     """The subgraph of one person (see `person_subgraphs`)."""
     return person_subgraphs(graph, [person])[person]
 
 
-def _add_labels(graph: Graph, sub: Graph, nodes: Iterable[Node]) -> None:
-    for node in nodes:
-        for p in (RDF.type, SCHEMA.name, SCHEMA.url):
-            for o in graph.objects(node, p):
-                sub.add((node, p, o))
-
-
-def _bound_graph() -> Graph:
-    g = Graph(bind_namespaces="none")
-    for prefix, ns in PREFIXES.items():
-        g.bind(prefix, ns)
-    return g
+def _bound_graph() -> Triples:
+    return Triples()
 
 
 # --------------------------------------------------------------------------- dataset description

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from rdflib import Graph, Literal, URIRef
 from rdflib.term import Node
@@ -30,8 +31,9 @@ from kg.model import (
     Venue,
 )
 from kg.names import slugify
-from kg.namespaces import FOAF, KG, PREFIXES, RDF, SCHEMA, XSD
+from kg.namespaces import FOAF, KG, RDF, SCHEMA, XSD
 from kg.resolve import PublicationEntity, Resolution
+from kg.triples import Triples
 
 ORG_TYPES = {
     "university": SCHEMA.CollegeOrUniversity,
@@ -64,10 +66,15 @@ def date_literal(value: PartialDate) -> Literal:
 
 @dataclass
 class Mapped:
-    """The graph and where each of its subjects came from."""
+    """The triples and where each of their subjects came from."""
 
-    graph: Graph
+    triples: Triples
     sources: dict[URIRef, Source] = field(default_factory=dict)
+
+    @cached_property
+    def graph(self) -> Graph:
+        """The same triples as an rdflib Graph (built on first use: SPARQL, publishing)."""
+        return self.triples.to_graph()
 
 
 class _Mapper:
@@ -75,9 +82,7 @@ class _Mapper:
         self.r = resolution
         self.base = base
         self.modified = modified
-        self.graph = Graph(bind_namespaces="none")
-        for prefix, ns in PREFIXES.items():
-            self.graph.bind(prefix, ns)
+        self.graph = Triples()
         self.sources: dict[URIRef, Source] = {}
 
     # ---------------------------------------------------------------- primitives

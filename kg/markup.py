@@ -9,12 +9,12 @@ context would otherwise coerce dates to `schema:Date`.
 
 from __future__ import annotations
 
-import json
-
-from rdflib import Graph, Literal, URIRef
+from rdflib import Literal, URIRef
 from rdflib.term import Node
 
+from kg.jsontext import dumps
 from kg.namespaces import KG, RDF, SCHEMA, XSD
+from kg.triples import GraphLike
 
 # properties the official schema.org context coerces ("@type": "@id" or "Date"...)
 COERCED = frozenset(
@@ -50,12 +50,12 @@ def escape_json_for_html(text: str) -> str:
 
 
 def script_tag(document: dict) -> str:
-    body = escape_json_for_html(json.dumps(document, ensure_ascii=False, indent=2))
+    body = escape_json_for_html(dumps(document))
     return f'<script type="application/ld+json">\n{body}\n</script>'
 
 
 class _Walker:
-    def __init__(self, graph: Graph, owner_prefix: str) -> None:
+    def __init__(self, graph: GraphLike, owner_prefix: str) -> None:
         self.graph = graph
         self.owner_prefix = owner_prefix
 
@@ -115,7 +115,7 @@ class _Walker:
         return out
 
 
-def ordered_authors(graph: Graph, work: URIRef) -> list[URIRef]:
+def ordered_authors(graph: GraphLike, work: URIRef) -> list[URIRef]:
     ranked = []
     for a in graph.objects(work, KG.authorship):
         rank, agent = graph.value(a, KG.rank), graph.value(a, KG.author)
@@ -124,7 +124,7 @@ def ordered_authors(graph: Graph, work: URIRef) -> list[URIRef]:
     return [agent for _, agent in sorted(ranked)]
 
 
-def article(graph: Graph, work: URIRef) -> dict:
+def article(graph: GraphLike, work: URIRef) -> dict:
     """A ScholarlyArticle with every author in printed order (each a Person with name, url)."""
     walker = _Walker(graph, str(work) + "/")
     out = walker.node(work, skip=frozenset({SCHEMA.author}))
@@ -132,7 +132,7 @@ def article(graph: Graph, work: URIRef) -> dict:
     return out
 
 
-def works_of(graph: Graph, person: URIRef) -> list[URIRef]:
+def works_of(graph: GraphLike, person: URIRef) -> list[URIRef]:
     """The person's works, newest first, then by title."""
     works = set(graph.subjects(SCHEMA.author, person))
 
@@ -143,7 +143,7 @@ def works_of(graph: Graph, person: URIRef) -> list[URIRef]:
     return sorted(works, key=key)
 
 
-def profile_markup(graph: Graph, person: URIRef, page: URIRef) -> dict:
+def profile_markup(graph: GraphLike, person: URIRef, page: URIRef) -> dict:
     """One JSON-LD document: the ProfilePage, the full Person, and every publication."""
     walker = _Walker(graph, str(person) + "/")
     profile = walker.node(page, skip=frozenset({SCHEMA.mainEntity}))
@@ -152,5 +152,5 @@ def profile_markup(graph: Graph, person: URIRef, page: URIRef) -> dict:
     return {"@context": "https://schema.org", "@graph": items}
 
 
-def article_markup(graph: Graph, work: URIRef) -> dict:
+def article_markup(graph: GraphLike, work: URIRef) -> dict:
     return {"@context": "https://schema.org", **article(graph, work)}

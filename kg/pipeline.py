@@ -3,31 +3,22 @@
 from __future__ import annotations
 
 import datetime
-import json
 import os
 import subprocess
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from rdflib import Graph, URIRef
+from rdflib import URIRef
 
 from kg.config import Config
-from kg.export import (
-    SERIALIZERS,
-    dataset_description,
-    jsonld_context,
-    person_subgraphs,
-    to_jsonld,
-    to_turtle,
-    write_outputs,
-)
+from kg.export import write_outputs
 from kg.load import load_dataset
 from kg.map import Mapped, map_graph
 from kg.model import Dataset, PartialDate
 from kg.redact import redact
+from kg.render import render_outputs
 from kg.resolve import Resolution, resolve
-from kg.site import build_site
 from kg.validate import Report, validate
 
 Progress = Callable[[str], None]
@@ -114,6 +105,19 @@ def _git_dates(folder: Path) -> dict[str, int]:
     return {k: v for k, v in dates.items() if k not in changed}
 
 
+AUTO_JOBS_FROM = 100
+
+
+def worker_count(jobs: int, profiles: int) -> int:
+    """`jobs`, or with 0 (auto) one per usable CPU once the project is big enough to gain."""
+    if jobs > 0:
+        return jobs
+    if profiles < AUTO_JOBS_FROM:
+        return 1
+    cpus = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else None
+    return len(cpus) if cpus else os.cpu_count() or 1
+
+
 def build_graph(config: Config, progress: Progress = _quiet) -> tuple[Resolution, Mapped]:
     progress("loading data/")
     data = redact(load_dataset(config.data_dir))
@@ -121,37 +125,6 @@ def build_graph(config: Config, progress: Progress = _quiet) -> tuple[Resolution
     resolution = resolve(data)
     progress("mapping to RDF")
     return resolution, map_graph(resolution, config.base_iri, profile_dates(config, data))
-
-
-def render_outputs(config: Config, resolution: Resolution, graph: Graph) -> dict[str, str]:
-    """Every export file, by path relative to the output directory."""
-    files = {f"graph.{ext}": fn(graph) for ext, (_, fn) in SERIALIZERS.items()}
-    people = [URIRef(f"{config.base_iri}person/{p.slug}") for p in resolution.dataset.profiles]
-    subgraphs = person_subgraphs(graph, people)
-    for profile, person in zip(resolution.dataset.profiles, people, strict=True):
-        sub = subgraphs[person]
-        files[f"people/{profile.slug}.ttl"] = to_turtle(sub)
-        files[f"people/{profile.slug}.jsonld"] = to_jsonld(sub)
-    examples = [
-        URIRef(f"{config.base_iri}person/{p.slug}") for p in resolution.dataset.profiles[:3]
-    ]
-    void = dataset_description(
-        graph,
-        config.base_iri,
-        config.title,
-        config.description,
-        config.license,
-        config.sparql_endpoint,
-        examples,
-    )
-    files["void.ttl"] = to_turtle(void)
-    for rel, page in build_site(resolution, graph, config.base_iri).items():
-        files[f"site/{rel}"] = page
-    for profile in resolution.dataset.profiles:
-        for ext in ("ttl", "jsonld"):
-            files[f"site/data/{profile.slug}.{ext}"] = files[f"people/{profile.slug}.{ext}"]
-    files["context.jsonld"] = json.dumps({"@context": jsonld_context()}, indent=2) + "\n"
-    return files
 
 
 def validate_project(config: Config, progress: Progress = _quiet) -> tuple[Resolution, Report]:
@@ -167,6 +140,7 @@ def build(
     out: Path | None = None,
     progress: Progress = _quiet,
     allow_violations: bool = False,
+    jobs: int = 0,
 ) -> BuildResult:
     """Load, resolve, map, validate and export; the output directory is replaced atomically.
 
@@ -177,18 +151,28 @@ def build(
     report = validate(mapped.graph, mapped.sources, config.shapes_dir, config.ontology_dir)
     if not report.conforms and not allow_violations:
         return BuildResult(None, (), len(mapped.graph), resolution, report)
-    progress("serializing")
-    files = render_outputs(config, resolution, mapped.graph)
+    jobs = worker_count(jobs, len(resolution.dataset.profiles))
+    progress(f"rendering files ({jobs} job{'s' if jobs != 1 else ''})")
+    files = render_outputs(config, resolution, mapped.triples, jobs, _every_tenth(progress))
     out_dir = out or config.out_dir
     progress(f"writing {len(files)} files to {out_dir}")
     write_outputs(out_dir, files)
     return BuildResult(out_dir, tuple(sorted(files)), len(mapped.graph), resolution, report)
 
 
-def site_files(config: Config, progress: Progress = _quiet) -> dict[str, str]:
+def _every_tenth(progress: Progress) -> Callable[[int, int], None]:
+    def report(done: int, total: int) -> None:
+        if done == total or done * 10 // total != (done - 1) * 10 // total:
+            progress(f"rendered {done}/{total} parts")
+
+    return report
+
+
+def site_files(config: Config, progress: Progress = _quiet, jobs: int = 0) -> dict[str, str]:
     """The site alone (pages and the per-person downloads they link to)."""
     resolution, mapped = build_graph(config, progress)
-    files = render_outputs(config, resolution, mapped.graph)
+    jobs = worker_count(jobs, len(resolution.dataset.profiles))
+    files = render_outputs(config, resolution, mapped.triples, jobs)
     return {k[len("site/") :]: v for k, v in files.items() if k.startswith("site/")}
 
 
@@ -207,5 +191,5 @@ def embed_markup(config: Config, person: str) -> dict:
         raise UsageError(f"no profile {person!r}{hint}; profiles: {', '.join(sorted(slugs))}")
     base = config.base_iri
     return profile_markup(
-        mapped.graph, URIRef(f"{base}person/{person}"), URIRef(f"{base}profile/{person}")
+        mapped.triples, URIRef(f"{base}person/{person}"), URIRef(f"{base}profile/{person}")
     )

@@ -10,15 +10,18 @@ from __future__ import annotations
 
 import math
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 
 from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
 from markupsafe import Markup, escape
-from rdflib import Graph, URIRef
+from rdflib import URIRef
 
 from kg.markup import article_markup, profile_markup, script_tag
 from kg.model import PartialDate, PersonRef, Present, Profile
 from kg.resolve import PublicationEntity, Resolution
+from kg.triples import GraphLike
 
 STATUS_LABELS = {
     "submitted": "Submitted",
@@ -71,7 +74,7 @@ class PublicationView:
 
 
 class SiteBuilder:
-    def __init__(self, resolution: Resolution, graph: Graph, base_iri: str) -> None:
+    def __init__(self, resolution: Resolution, graph: GraphLike, base_iri: str) -> None:
         self.r = resolution
         self.graph = graph
         self.base = base_iri
@@ -114,12 +117,19 @@ class SiteBuilder:
         )
 
     def publications_of(self, slug: str) -> list[PublicationEntity]:
-        pubs = [
-            p
-            for p in self.r.publications.values()
-            if any(s == slug for s, _ in p.listings) or any(a.person == slug for a in p.authors)
-        ]
+        """Works the person authored or listed, newest first."""
+        pubs = self.works.get(slug, {}).values()
         return sorted(pubs, key=lambda p: (p.year is None, -(p.year or 0), p.title.casefold()))
+
+    @cached_property
+    def works(self) -> dict[str, dict[str, PublicationEntity]]:
+        """Person key -> their works by key (one pass over the publications)."""
+        works: dict[str, dict[str, PublicationEntity]] = {}
+        for pub in self.r.publications.values():
+            people = [s for s, _ in pub.listings] + [a.person for a in pub.authors if a.person]
+            for person in people:
+                works.setdefault(person, {})[pub.key] = pub
+        return works
 
     def by_year(self, pubs: list[PublicationView]) -> list[tuple[str, list]]:
         groups: dict[str, list] = {}
@@ -184,14 +194,18 @@ class SiteBuilder:
 
     def pages(self) -> dict[str, str]:
         files = {"index.html": self.index_page()}
-        for profile in self.r.dataset.profiles:
-            files[f"people/{profile.slug}.html"] = self.person_page(profile)
-        for pub in self.r.publications.values():
-            files[f"publications/{pub.key}.html"] = self.publication_page(pub)
+        files.update(self.person_pages(self.r.dataset.profiles))
+        files.update(self.publication_pages(list(self.r.publications.values())))
         return files
 
+    def person_pages(self, profiles: Sequence[Profile]) -> dict[str, str]:
+        return {f"people/{p.slug}.html": self.person_page(p) for p in profiles}
 
-def build_site(resolution: Resolution, graph: Graph, base_iri: str) -> dict[str, str]:
+    def publication_pages(self, pubs: Sequence[PublicationEntity]) -> dict[str, str]:
+        return {f"publications/{pub.key}.html": self.publication_page(pub) for pub in pubs}
+
+
+def build_site(resolution: Resolution, graph: GraphLike, base_iri: str) -> dict[str, str]:
     """Every page of the site, by path relative to `site/`."""
     return SiteBuilder(resolution, graph, base_iri).pages()
 
