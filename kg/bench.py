@@ -51,12 +51,12 @@ else:
     triples = len(mapped.graph)
     if mode == "kg":
         from kg.export import to_ntriples, write_outputs
-        from kg.pipeline import render_outputs
+        from kg.render import render_outputs
         from kg.validate import validate
         t = time.perf_counter()
         validate(mapped.graph, mapped.sources, config.shapes_dir, config.ontology_dir)
         mark("validate", t)
-        t = time.perf_counter(); files = render_outputs(config, resolution, mapped.graph)
+        t = time.perf_counter(); files = render_outputs(config, resolution, mapped.triples)
         mark("render", t)
         t = time.perf_counter(); write_outputs(root / "dist", files); mark("write", t)
         (root / "graph.nt").write_text(files["graph.nt"], encoding="utf-8")

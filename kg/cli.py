@@ -56,6 +56,7 @@ def _parser() -> argparse.ArgumentParser:
         help="publish even when the graph violates the shapes (says so)",
     )
     _jobs_argument(build)
+    _cache_argument(build)
 
     validate = sub.add_parser(
         "validate",
@@ -70,6 +71,8 @@ def _parser() -> argparse.ArgumentParser:
         default="text",
         help="text (grouped by file), json, or ttl (sh:ValidationReport)",
     )
+    _jobs_argument(validate)
+    _cache_argument(validate)
 
     query = sub.add_parser(
         "query",
@@ -211,6 +214,16 @@ def _jobs_argument(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _cache_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--no-cache",
+        dest="cache",
+        action="store_false",
+        help="validate every part again instead of reusing results from .kg-cache/ "
+        "for parts whose triples did not change",
+    )
+
+
 def _jobs(text: str) -> int:
     if not text.isdigit() or int(text) < 1:
         raise argparse.ArgumentTypeError(f"expected a positive whole number, got {text!r}")
@@ -296,7 +309,9 @@ def _run(args: argparse.Namespace) -> int:
             print(script_tag(document))
         return EXIT_OK
     if args.command == "validate":
-        _, report = pipeline.validate_project(config, progress=_progress)
+        _, report = pipeline.validate_project(
+            config, progress=_progress, jobs=args.jobs, cache=args.cache
+        )
         _print_validation(report, args.format)
         return EXIT_OK if report.conforms else EXIT_NONCONFORMING
     if args.command == "build":
@@ -306,6 +321,7 @@ def _run(args: argparse.Namespace) -> int:
             progress=_progress,
             allow_violations=args.allow_violations,
             jobs=args.jobs,
+            cache=args.cache,
         )
         _print_report(result.resolution, full=False)
         _print_validation(result.report, "summary" if result.report.conforms else "text")

@@ -19,7 +19,7 @@ from kg.model import Dataset, PartialDate
 from kg.redact import redact
 from kg.render import render_outputs
 from kg.resolve import Resolution, resolve
-from kg.validate import Report, validate
+from kg.validate import Report, validate_in_parts
 
 Progress = Callable[[str], None]
 
@@ -106,6 +106,7 @@ def _git_dates(folder: Path) -> dict[str, int]:
 
 
 AUTO_JOBS_FROM = 100
+CACHE_DIR = ".kg-cache/validation"
 
 
 def worker_count(jobs: int, profiles: int) -> int:
@@ -127,11 +128,32 @@ def build_graph(config: Config, progress: Progress = _quiet) -> tuple[Resolution
     return resolution, map_graph(resolution, config.base_iri, profile_dates(config, data))
 
 
-def validate_project(config: Config, progress: Progress = _quiet) -> tuple[Resolution, Report]:
+def validate_project(
+    config: Config, progress: Progress = _quiet, jobs: int = 0, cache: bool = True
+) -> tuple[Resolution, Report]:
     resolution, mapped = build_graph(config, progress)
-    progress("validating against shapes/")
-    return resolution, validate(
-        mapped.graph, mapped.sources, config.shapes_dir, config.ontology_dir
+    return resolution, _validate(config, resolution, mapped, progress, jobs, cache)
+
+
+def _validate(
+    config: Config,
+    resolution: Resolution,
+    mapped: Mapped,
+    progress: Progress,
+    jobs: int,
+    cache: bool,
+) -> Report:
+    jobs = worker_count(jobs, len(resolution.dataset.profiles))
+    progress(f"validating against shapes/ ({jobs} job{'s' if jobs != 1 else ''})")
+    return validate_in_parts(
+        mapped.triples,
+        mapped.sources,
+        config.shapes_dir,
+        config.ontology_dir,
+        config.base_iri,
+        jobs,
+        config.root / CACHE_DIR if cache else None,
+        _every_tenth(progress, "validated"),
     )
 
 
@@ -141,29 +163,31 @@ def build(
     progress: Progress = _quiet,
     allow_violations: bool = False,
     jobs: int = 0,
+    cache: bool = True,
 ) -> BuildResult:
     """Load, resolve, map, validate and export; the output directory is replaced atomically.
 
     With violations nothing is written unless `allow_violations` is set.
     """
     resolution, mapped = build_graph(config, progress)
-    progress("validating against shapes/")
-    report = validate(mapped.graph, mapped.sources, config.shapes_dir, config.ontology_dir)
+    report = _validate(config, resolution, mapped, progress, jobs, cache)
     if not report.conforms and not allow_violations:
-        return BuildResult(None, (), len(mapped.graph), resolution, report)
+        return BuildResult(None, (), len(mapped.triples), resolution, report)
     jobs = worker_count(jobs, len(resolution.dataset.profiles))
     progress(f"rendering files ({jobs} job{'s' if jobs != 1 else ''})")
-    files = render_outputs(config, resolution, mapped.triples, jobs, _every_tenth(progress))
+    files = render_outputs(
+        config, resolution, mapped.triples, jobs, _every_tenth(progress, "rendered")
+    )
     out_dir = out or config.out_dir
     progress(f"writing {len(files)} files to {out_dir}")
     write_outputs(out_dir, files)
-    return BuildResult(out_dir, tuple(sorted(files)), len(mapped.graph), resolution, report)
+    return BuildResult(out_dir, tuple(sorted(files)), len(mapped.triples), resolution, report)
 
 
-def _every_tenth(progress: Progress) -> Callable[[int, int], None]:
+def _every_tenth(progress: Progress, verb: str) -> Callable[[int, int], None]:
     def report(done: int, total: int) -> None:
         if done == total or done * 10 // total != (done - 1) * 10 // total:
-            progress(f"rendered {done}/{total} parts")
+            progress(f"{verb} {done}/{total} parts")
 
     return report
 

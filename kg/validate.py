@@ -6,18 +6,21 @@ through the mapper's source map (falling back to the nearest enclosing node's IR
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import hashlib
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
 from pyshacl import validate as shacl_validate
-from rdflib import Graph, Literal, URIRef
+from rdflib import BNode, Graph, Literal, URIRef
 from rdflib.term import Node
+from rdflib.util import from_n3
 
 from kg.model import Source
 from kg.namespaces import RDF, SH, curie
+from kg.triples import Triples
 
 SEVERITIES = {SH.Violation: "Violation", SH.Warning: "Warning", SH.Info: "Info"}
 
@@ -92,6 +95,68 @@ def validate(
         key=_order,
     )
     return Report(tuple(results), results_graph)
+
+
+def validate_in_parts(
+    triples: Triples,
+    sources: dict[URIRef, Source],
+    shapes_dir: Path,
+    ontology_dir: Path,
+    base: str,
+    jobs: int = 1,
+    cache_dir: Path | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> Report:
+    """The same report as `validate`, computed part by part (see kg/partition.py)."""
+    from kg.partition import CACHE_VERSION, run_parts, split
+
+    shapes, ontology = _load_shapes(shapes_dir.resolve(), ontology_dir.resolve())
+    parts = split(triples, base, _salt(shapes_dir, ontology_dir, CACHE_VERSION))
+    raw = run_parts(parts, shapes, ontology, jobs, cache_dir, progress)
+    results = sorted((_from_raw(r, sources) for r in raw), key=_order)
+    return Report(tuple(results), _report_graph(raw))
+
+
+def _salt(shapes_dir: Path, ontology_dir: Path, version: str) -> str:
+    import pyshacl
+
+    digest = hashlib.sha256(f"{version} {pyshacl.__version__}".encode())
+    for folder in (shapes_dir, ontology_dir):
+        for path in sorted(folder.glob("*.ttl")):
+            digest.update(path.name.encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()
+
+
+def _from_raw(raw: tuple[str, ...], sources: dict[URIRef, Source]) -> Result:
+    focus, severity, path, value, message, shape = (from_n3(t) if t else None for t in raw)
+    return Result(
+        source=source_of(focus, sources),
+        severity=SEVERITIES.get(severity, "Violation"),
+        focus=str(focus),
+        path=_short(path) if isinstance(path, URIRef) else None,
+        value=str(value) if value is not None else None,
+        message=str(message) if message is not None else "constraint not met",
+        shape=str(shape) if shape is not None else "",
+    )
+
+
+def _report_graph(raw: list[tuple[str, ...]]) -> Graph:
+    """A SHACL validation report graph for the raw results (for `--format turtle`)."""
+    graph = Graph()
+    graph.bind("sh", SH)
+    report = BNode()
+    graph.add((report, RDF.type, SH.ValidationReport))
+    violation = any(r[1] == SH.Violation.n3() for r in raw)
+    graph.add((report, SH.conforms, Literal(not violation)))
+    predicates = (SH.focusNode, SH.resultSeverity, SH.resultPath, SH.value, SH.resultMessage)
+    for r in raw:
+        node = BNode()
+        graph.add((report, SH.result, node))
+        graph.add((node, RDF.type, SH.ValidationResult))
+        for p, text in zip((*predicates, SH.sourceShape), r, strict=True):
+            if text:
+                graph.add((node, p, from_n3(text)))
+    return graph
 
 
 @contextmanager

@@ -1,0 +1,271 @@
+"""Stage 4 at scale: SHACL validation in parts, in parallel, cached by content hash.
+
+pySHACL's cost grows with the number of focus nodes, and it runs on one core. Every
+node the mapper mints lives under the IRI of what it belongs to (a person's roles under
+`person/<key>/`, authorships under `publication/<key>/`), so the graph splits into
+*groups*: one per person, per publication, ..., and one for the whole organization
+registry and one for the venue registry (so `parentOrganization+` cycles stay inside
+one part). Groups are packed into *parts*; each part is validated on its *closure*:
+
+- every triple of the nodes it owns, every triple pointing at them,
+- the `rdf:type` of every node those triples reach, and the ontology.
+
+That is all our shapes read about a focus node (values, their classes, authorship
+ranks under the same publication, incoming `instructor` / `mainEntity` / `contributor`
+edges for targets). Results are kept only for the part's own nodes, so every focus node
+is reported once. Tests compare this with pySHACL on the whole graph for each of the
+invalid inputs in tests/test_validate.py and on a synthetic corpus.
+
+A part's results are stored under the SHA-256 of its closure (and of the shapes and
+ontology), so a rebuild validates only the parts whose closure changed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import multiprocessing
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from rdflib import Graph, Literal, URIRef
+from rdflib.term import Node
+
+from kg.export import _nt_object
+from kg.namespaces import RDF, SH
+from kg.triples import Triple, Triples
+
+REGISTRY_GROUPS = ("org", "venue")
+NODES_PER_PART = 500
+CACHE_VERSION = "1"
+
+Raw = tuple[str, ...]  # focus, severity, path, value, message, shape (N-Triples terms)
+
+
+@dataclass(frozen=True)
+class Part:
+    owned: tuple[Node, ...]
+    closure: tuple[Triple, ...]
+    key: str
+
+
+def group_of(node: Node, base: str) -> str:
+    """The group a subject belongs to: `person/<key>`, `publication/<key>`, `org`, ..."""
+    text = str(node)
+    if not text.startswith(base):
+        return "~" + text
+    segments = text[len(base) :].split("/")
+    if segments[0] in REGISTRY_GROUPS or len(segments) == 1:
+        return segments[0]
+    return f"{segments[0]}/{segments[1]}"
+
+
+def split(triples: Triples, base: str, salt: str) -> list[Part]:
+    """The parts of the graph, in a stable order, each with its closure and cache key."""
+    groups: dict[str, list[Node]] = {}
+    for s in triples.subjects():
+        groups.setdefault(group_of(s, base), []).append(s)
+    parts, current = [], []
+    for name in sorted(groups):
+        current.extend(groups[name])
+        if len(current) >= NODES_PER_PART:
+            parts.append(current)
+            current = []
+    if current:
+        parts.append(current)
+    return [_part(triples, owned, salt) for owned in parts]
+
+
+def _part(triples: Triples, owned: list[Node], salt: str) -> Part:
+    memo: dict[Node, str] = {}
+
+    def nt(t: Node) -> str:
+        text = memo.get(t)
+        if text is None:
+            text = memo[t] = _nt_object(t)
+        return text
+
+    closure: set[Triple] = set()
+    reached: set[Node] = set()
+    for s in owned:
+        for p, o in triples.predicate_objects(s):
+            closure.add((s, p, o))
+            reached.add(o)
+        for s2, p in triples.subject_predicates(s):
+            closure.add((s2, p, s))
+            reached.add(s2)
+    rdf_type = RDF.type
+    for node in reached:
+        for t in triples.objects(node, rdf_type):
+            closure.add((node, rdf_type, t))
+    lines = sorted(f"{nt(s)} {nt(p)} {nt(o)} ." for s, p, o in closure)
+    digest = hashlib.sha256(salt.encode())
+    for line in lines:
+        digest.update(line.encode())
+        digest.update(b"\n")
+    for node in sorted(str(n) for n in owned):
+        digest.update(node.encode())
+        digest.update(b"\x00")
+    return Part(tuple(owned), tuple(closure), digest.hexdigest())
+
+
+# --------------------------------------------------------------------------- running
+
+
+@dataclass
+class _Context:
+    shapes: Graph
+    ontology: Graph
+    parts: list[Part]
+
+
+_context: _Context | None = None  # set in the parent before forking
+
+
+def run_parts(
+    parts: list[Part],
+    shapes: Graph,
+    ontology: Graph,
+    jobs: int,
+    cache_dir: Path | None,
+    progress: Callable[[int, int], None] | None = None,
+) -> list[Raw]:
+    """Raw results of every part: from the cache where the closure is unchanged."""
+    global _context
+    cached = _read_cache(cache_dir, parts)
+    todo = [p for p in parts if p.key not in cached]
+    _context = _Context(shapes, ontology, todo)
+    try:
+        for done, (part, raw) in enumerate(zip(todo, _run(todo, jobs), strict=True), start=1):
+            cached[part.key] = raw
+            if progress is not None:
+                progress(done, len(todo))
+    finally:
+        _context = None
+    _write_cache(cache_dir, parts, cached)
+    return [r for p in parts for r in cached[p.key]]
+
+
+def _run(parts: list[Part], jobs: int) -> Iterator[list[Raw]]:
+    """Validate the parts (given by index into the context, so nothing big is pickled)."""
+    indexes = range(len(parts))
+    if jobs <= 1 or len(parts) <= 1 or "fork" not in multiprocessing.get_all_start_methods():
+        yield from map(_validate_part, indexes)
+        return
+    with multiprocessing.get_context("fork").Pool(jobs) as pool:
+        yield from pool.imap(_validate_part, indexes)
+
+
+def _validate_part(index: int) -> list[Raw]:
+    from pyshacl import validate as shacl_validate
+
+    from kg.validate import _parsed_once
+
+    assert _context is not None
+    part = _context.parts[index]
+    data = Graph()
+    data.addN((s, p, o, data) for s, p, o in part.closure)
+    data.addN((s, p, o, data) for s, p, o in _context.ontology)
+    owned = set(part.owned)
+    with _parsed_once(), _targets_within(owned):
+        _, results, _ = shacl_validate(
+            data,
+            shacl_graph=_context.shapes,
+            inference="none",
+            advanced=True,
+            allow_warnings=True,
+            inplace=True,
+        )
+    raw = []
+    for node in results.subjects(RDF.type, SH.ValidationResult):
+        focus = results.value(node, SH.focusNode)
+        if focus in owned:
+            raw.append(_raw(results, node))
+    return sorted(raw)
+
+
+@contextmanager
+def _targets_within(owned: set[Node]) -> Iterator[None]:
+    """Restrict every shape's *targets* to the part's own nodes while pySHACL runs.
+
+    The closure holds neighbours (their types, for `sh:class`); without this they would
+    be targets too, and validating them, incomplete as they are, made a part cost twice
+    its share. Only target selection is narrowed: nested evaluation (property shapes,
+    `sh:or`) passes its focus nodes explicitly and is untouched.
+    """
+    from pyshacl.shape import Shape
+
+    original = Shape.focus_nodes
+
+    def focus_nodes(self, data_graph, debug=False):
+        return original(self, data_graph, debug) & owned
+
+    Shape.focus_nodes = focus_nodes
+    try:
+        yield
+    finally:
+        Shape.focus_nodes = original
+
+
+def _raw(results: Graph, node: Node) -> Raw:
+    """A result as N-Triples terms; blank nodes (anonymous shapes and paths) are not kept
+    as such: their ids mean nothing in another process, so a shape is named by the node
+    shape that holds it and a complex path is left out."""
+    from kg.validate import _owner_shape
+
+    assert _context is not None
+
+    def term(p: URIRef) -> str:
+        value = results.value(node, p)
+        return value.n3() if isinstance(value, URIRef | Literal) else ""
+
+    shape = results.value(node, SH.sourceShape)
+    if not isinstance(shape, URIRef):
+        owner = _owner_shape(_context.shapes, shape)
+        shape = URIRef(owner) if owner else None
+    return (
+        term(SH.focusNode),
+        term(SH.resultSeverity),
+        term(SH.resultPath),
+        term(SH.value),
+        term(SH.resultMessage),
+        shape.n3() if shape is not None else "",
+    )
+
+
+# --------------------------------------------------------------------------- cache
+
+
+def _read_cache(cache_dir: Path | None, parts: list[Part]) -> dict[str, list[Raw]]:
+    found: dict[str, list[Raw]] = {}
+    if cache_dir is None:
+        return found
+    for part in parts:
+        path = cache_dir / f"{part.key}.json"
+        try:
+            found[part.key] = [tuple(r) for r in json.loads(path.read_text("utf-8"))]
+        except (OSError, ValueError, TypeError):
+            continue
+    return found
+
+
+def _write_cache(cache_dir: Path | None, parts: list[Part], results: dict[str, list[Raw]]):
+    """Store this run's parts and drop entries no part uses any more."""
+    if cache_dir is None:
+        return
+    try:
+        cache_dir.mkdir(parents=True, exist_ok=True)
+        keep = {f"{p.key}.json" for p in parts}
+        for old in cache_dir.glob("*.json"):
+            if old.name not in keep:
+                old.unlink()
+        for part in parts:
+            path = cache_dir / f"{part.key}.json"
+            if not path.exists():
+                tmp = path.with_suffix(".tmp")
+                tmp.write_text(json.dumps(results[part.key]), "utf-8")
+                tmp.replace(path)
+    except OSError:
+        return  # a cache that cannot be written only costs time
