@@ -1,0 +1,138 @@
+"""The fast paths give the same answers as the plain ones.
+
+- validation in parts (kg/partition.py) == pySHACL on the whole graph, for every invalid
+  input of test_validate.py and on a synthetic corpus, with one part per group (the
+  strictest split) and with forked workers; the cache gives the same report and
+  re-validates only the parts an edit touched;
+- rendering with two forked workers == rendering in one process, byte for byte;
+- the own writers give the same graph as rdflib's serializers (the naive baseline).
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+
+import pytest
+from conftest import MINI
+from rdflib import Graph
+from test_validate import CASES, PREFIXES, B
+
+from kg import partition
+from kg.config import load_config
+from kg.pipeline import build_graph
+from kg.render import render_outputs
+from kg.synth import generate
+from kg.triples import Triples
+from kg.validate import validate, validate_in_parts
+
+
+@pytest.fixture(scope="module")
+def mini():
+    config = load_config(MINI)
+    return config, build_graph(config)[1]
+
+
+@pytest.fixture
+def one_group_per_part(monkeypatch):
+    monkeypatch.setattr(partition, "NODES_PER_PART", 1)
+
+
+@pytest.mark.parametrize("constraint", sorted(CASES))
+def test_parts_report_what_the_whole_graph_reports(mini, one_group_per_part, constraint):
+    config, mapped = mini
+    graph = Graph()
+    graph.addN((s, p, o, graph) for s, p, o in mapped.graph)
+    graph.update(PREFIXES + re.sub(r"\bb:([\w/-]+)", rf"<{B}\1>", CASES[constraint]))
+    whole = validate(graph, mapped.sources, config.shapes_dir, config.ontology_dir)
+    parts = validate_in_parts(
+        Triples(graph), mapped.sources, config.shapes_dir, config.ontology_dir, config.base_iri
+    )
+    assert whole.results, constraint
+    assert parts.results == whole.results
+    assert parts.conforms == whole.conforms
+    assert len(set(parts.graph.subjects())) == len(parts.results) + 1
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory):
+    root = tmp_path_factory.mktemp("corpus")
+    generate(root, 40, seed=5)
+    return root
+
+
+def test_parts_in_workers_match_the_whole_graph_and_the_cache_is_exact(
+    corpus, tmp_path, one_group_per_part
+):
+    config = load_config(corpus)
+    _, mapped = build_graph(config)
+    whole = validate(mapped.graph, mapped.sources, config.shapes_dir, config.ontology_dir)
+    assert whole.results  # the corpus has info results at least
+    cache = tmp_path / "cache"
+    runs = []
+
+    def parts(triples, progress=None):
+        return validate_in_parts(
+            triples,
+            mapped.sources,
+            config.shapes_dir,
+            config.ontology_dir,
+            config.base_iri,
+            jobs=2,
+            cache_dir=cache,
+            progress=progress,
+        )
+
+    first = parts(mapped.triples, lambda done, total: runs.append(total))
+    assert first.results == whole.results
+    total = runs[-1]
+    assert total > 40
+    runs.clear()
+    assert parts(mapped.triples, lambda done, total: runs.append(total)).results == whole.results
+    assert runs == []  # nothing validated again
+    edited = Triples(t for t in mapped.triples if "person-000007/" not in str(t[0]))
+    runs.clear()
+    report = parts(edited, lambda done, total: runs.append(total))
+    assert 0 < runs[-1] < total / 4
+    assert (
+        report.results
+        == validate(
+            edited.to_graph(), mapped.sources, config.shapes_dir, config.ontology_dir
+        ).results
+    )
+
+
+def test_two_render_jobs_write_the_same_bytes_as_one(corpus):
+    config = load_config(corpus)
+    resolution, mapped = build_graph(config)
+    one = render_outputs(config, resolution, mapped.triples, jobs=1)
+    two = render_outputs(config, resolution, mapped.triples, jobs=2)
+    assert list(sorted(one)) == list(sorted(two))
+    assert one == two
+
+
+@pytest.mark.parametrize("fmt", ["turtle", "nt", "json-ld"])
+def test_own_writers_and_rdflib_serializers_give_the_same_graph(corpus, fmt):
+    config = load_config(corpus)
+    resolution, mapped = build_graph(config)
+    files = render_outputs(config, resolution, mapped.triples, jobs=1)
+    ours = files[{"turtle": "graph.ttl", "nt": "graph.nt", "json-ld": "graph.jsonld"}[fmt]]
+    naive = mapped.graph.serialize(format=fmt)
+    from rdflib.compare import isomorphic
+
+    assert isomorphic(Graph().parse(data=ours, format=fmt), Graph().parse(data=naive, format=fmt))
+
+
+def test_cache_directory_is_pruned_to_the_current_parts(corpus, tmp_path):
+    project = tmp_path / "p"
+    shutil.copytree(corpus, project)
+    config = load_config(project)
+    _, mapped = build_graph(config)
+    cache = tmp_path / "c"
+    args = (mapped.sources, config.shapes_dir, config.ontology_dir, config.base_iri)
+    validate_in_parts(mapped.triples, *args, cache_dir=cache)
+    before = {p.name for p in cache.iterdir()}
+    smaller = Triples(t for t in mapped.triples if "person-000001/" not in str(t[0]))
+    validate_in_parts(smaller, *args, cache_dir=cache)
+    after = {p.name for p in cache.iterdir()}
+    assert after != before and len(after) <= len(before)

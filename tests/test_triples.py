@@ -1,0 +1,50 @@
+"""`Triples` answers like an rdflib Graph; `jsontext.dumps` writes what json.dumps writes."""
+
+from __future__ import annotations
+
+import json
+
+from hypothesis import given
+from hypothesis import strategies as st
+from rdflib import Graph, Literal, URIRef
+from rdflib.compare import isomorphic
+
+from kg.jsontext import dumps
+from kg.triples import Triples
+
+iris = st.sampled_from([URIRef(f"https://e.org/{c}") for c in "abcde"])
+objects = st.one_of(iris, st.text(max_size=8).map(Literal), st.integers().map(Literal))
+triples = st.lists(st.tuples(iris, iris, objects), max_size=40)
+
+
+@given(triples)
+def test_triples_answer_like_an_rdflib_graph(items):
+    ours, graph = Triples(), Graph()
+    for t in items:
+        ours.add(t)
+        graph.add(t)
+    assert len(ours) == len(graph)
+    assert set(ours) == set(graph)
+    assert isomorphic(ours.to_graph(), graph)
+    for node in {s for s, _, _ in items} | {o for _, _, o in items}:
+        assert set(ours.predicate_objects(node)) == set(graph.predicate_objects(node))
+        assert set(ours.subject_predicates(node)) == set(
+            (s, p) for s, p in graph.subject_predicates(node) if isinstance(node, URIRef)
+        )
+        for p in {p for _, p, _ in items}:
+            assert set(ours.objects(node, p)) == set(graph.objects(node, p))
+            assert set(ours.subjects(p, node)) == set(
+                graph.subjects(p, node) if isinstance(node, URIRef) else ()
+            )
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(), inner, max_size=4),
+    max_leaves=20,
+)
+
+
+@given(json_values)
+def test_dumps_is_json_dumps_with_indent_two(value):
+    assert dumps(value) == json.dumps(value, ensure_ascii=False, indent=2)
