@@ -378,7 +378,7 @@ def _bench_run(args: argparse.Namespace) -> int:
     for people in sizes:
         _progress(f"benchmarking {people} people")
         results.append(bench.measure(people, args.seed))
-    text = bench.table(results)
+    text = f"{bench.table(results)}\n\nStored queries, embedded:\n\n{bench.query_table(results)}"
     print(f"machine: {bench.machine()}\n{text}")
     if args.json:
         args.json.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
