@@ -45,6 +45,11 @@ def jsonld_context() -> dict:
 
 
 def to_ntriples(graph: Iterable[Triple]) -> str:
+    return "".join(ntriples_lines(graph))
+
+
+def ntriples_lines(graph: Iterable[Triple]) -> list[str]:
+    """The N-Triples lines (each ending in a newline) of the triples, sorted."""
     memo: dict[Node, str] = {}
 
     def term(t: Node) -> str:
@@ -53,8 +58,7 @@ def to_ntriples(graph: Iterable[Triple]) -> str:
             text = memo[t] = _nt_object(t)
         return text
 
-    lines = sorted(f"{term(s)} {term(p)} {term(o)} .\n" for s, p, o in graph)
-    return "".join(lines)
+    return sorted(f"{term(s)} {term(p)} {term(o)} .\n" for s, p, o in graph)
 
 
 _NT_ESCAPES = {"\\": "\\\\", '"': '\\"', "\n": "\\n", "\r": "\\r", "\t": "\\t"}
@@ -238,13 +242,6 @@ SERIALIZERS: dict[str, tuple[str, Callable[[Triples], str]]] = {
 # --------------------------------------------------------------------------- subsets
 
 
-def person_subgraphs(graph: Triples, people: list[URIRef]) -> dict[URIRef, Triples]:
-    """For each person: the person, their roles, works and authorships, and the labels of
-    what those link to. One pass over the subjects, then index lookups only."""
-    owned = owned_nodes(graph, people)
-    return {p: person_subset(graph, p, owned[p]) for p in people}
-
-
 def owned_nodes(graph: Triples, people: list[URIRef]) -> dict[URIRef, list[Node]]:
     """Each person's own nodes: the person and every node minted under their IRI."""
     wanted = {str(p): p for p in people}
@@ -287,15 +284,6 @@ def person_subset(graph: Triples, person: URIRef, own: list[Node]) -> Triples:
     return sub
 
 
-def person_subgraph(graph: Triples, person: URIRef) -> Triples:
-    """The subgraph of one person (see `person_subgraphs`)."""
-    return person_subgraphs(graph, [person])[person]
-
-
-def _bound_graph() -> Triples:
-    return Triples()
-
-
 # --------------------------------------------------------------------------- dataset description
 
 
@@ -309,7 +297,7 @@ def dataset_description(
     examples: list[URIRef],
 ) -> Graph:
     """VoID + DCAT: what the dataset is, its dumps and its size by class."""
-    d = _bound_graph()
+    d = Triples()
     ds = URIRef(base + "dataset")
     for t in (VOID.Dataset, DCAT.Dataset):
         d.add((ds, RDF.type, t))

@@ -8,6 +8,7 @@ against `json.dumps` on arbitrary values.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from json.encoder import encode_basestring
 
 _PADS = ["\n" + "  " * depth for depth in range(64)]
@@ -24,41 +25,34 @@ def _emit(value: object, depth: int, out: list[str]) -> None:
     if isinstance(value, str):
         out.append(encode_basestring(value))
     elif isinstance(value, dict):
-        _emit_dict(value, depth, out)
+        _emit_items(value.items(), bool(value), "{}", depth, out)
     elif isinstance(value, list | tuple):
-        _emit_list(value, depth, out)
+        _emit_items(((None, v) for v in value), bool(value), "[]", depth, out)
     else:
         out.append(_scalar(value))
 
 
-def _emit_dict(value: dict, depth: int, out: list[str]) -> None:
-    if not value:
-        out.append("{}")
+def _emit_items(
+    items: Iterable[tuple[object, object]],
+    nonempty: bool,
+    brackets: str,
+    depth: int,
+    out: list[str],
+) -> None:
+    """An object's (key, value) pairs or an array's (None, value) pairs, one per line."""
+    if not nonempty:
+        out.append(brackets)
         return
     inner = _pad(depth + 1)
-    out.append("{")
+    out.append(brackets[0])
     first = True
-    for key, item in value.items():
+    for key, item in items:
         out.append(inner if first else "," + inner)
         first = False
-        out.append(encode_basestring(_key(key)))
-        out.append(": ")
+        if key is not None or brackets == "{}":
+            out.append(encode_basestring(_key(key)) + ": ")
         _emit(item, depth + 1, out)
-    out.append(_pad(depth) + "}")
-
-
-def _emit_list(value: list | tuple, depth: int, out: list[str]) -> None:
-    if not value:
-        out.append("[]")
-        return
-    inner = _pad(depth + 1)
-    out.append("[")
-    first = True
-    for item in value:
-        out.append(inner if first else "," + inner)
-        first = False
-        _emit(item, depth + 1, out)
-    out.append(_pad(depth) + "]")
+    out.append(_pad(depth) + brackets[1])
 
 
 def _pad(depth: int) -> str:

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import multiprocessing
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -33,9 +32,10 @@ from pathlib import Path
 from rdflib import Graph, Literal, URIRef
 from rdflib.term import Node
 
-from kg.export import _nt_object
+from kg.export import ntriples_lines
 from kg.namespaces import RDF, SH
 from kg.triples import Triple, Triples
+from kg.workers import fork_map
 
 REGISTRY_GROUPS = ("org", "venue")
 NODES_PER_PART = 500
@@ -79,14 +79,6 @@ def split(triples: Triples, base: str, salt: str) -> list[Part]:
 
 
 def _part(triples: Triples, owned: list[Node], salt: str) -> Part:
-    memo: dict[Node, str] = {}
-
-    def nt(t: Node) -> str:
-        text = memo.get(t)
-        if text is None:
-            text = memo[t] = _nt_object(t)
-        return text
-
     closure: set[Triple] = set()
     reached: set[Node] = set()
     for s in owned:
@@ -100,11 +92,9 @@ def _part(triples: Triples, owned: list[Node], salt: str) -> Part:
     for node in reached:
         for t in triples.objects(node, rdf_type):
             closure.add((node, rdf_type, t))
-    lines = sorted(f"{nt(s)} {nt(p)} {nt(o)} ." for s, p, o in closure)
     digest = hashlib.sha256(salt.encode())
-    for line in lines:
+    for line in ntriples_lines(closure):
         digest.update(line.encode())
-        digest.update(b"\n")
     for node in sorted(str(n) for n in owned):
         digest.update(node.encode())
         digest.update(b"\x00")
@@ -138,7 +128,8 @@ def run_parts(
     todo = [p for p in parts if p.key not in cached]
     _context = _Context(shapes, ontology, todo)
     try:
-        for done, (part, raw) in enumerate(zip(todo, _run(todo, jobs), strict=True), start=1):
+        results = fork_map(_validate_part, range(len(todo)), jobs)
+        for done, (part, raw) in enumerate(zip(todo, results, strict=True), start=1):
             cached[part.key] = raw
             if progress is not None:
                 progress(done, len(todo))
@@ -146,16 +137,6 @@ def run_parts(
         _context = None
     _write_cache(cache_dir, parts, cached)
     return [r for p in parts for r in cached[p.key]]
-
-
-def _run(parts: list[Part], jobs: int) -> Iterator[list[Raw]]:
-    """Validate the parts (given by index into the context, so nothing big is pickled)."""
-    indexes = range(len(parts))
-    if jobs <= 1 or len(parts) <= 1 or "fork" not in multiprocessing.get_all_start_methods():
-        yield from map(_validate_part, indexes)
-        return
-    with multiprocessing.get_context("fork").Pool(jobs) as pool:
-        yield from pool.imap(_validate_part, indexes)
 
 
 def _validate_part(index: int) -> list[Raw]:

@@ -20,6 +20,7 @@ from kg.redact import redact
 from kg.render import render_outputs
 from kg.resolve import Resolution, resolve
 from kg.validate import Report, validate_in_parts
+from kg.workers import worker_count
 
 Progress = Callable[[str], None]
 
@@ -105,18 +106,7 @@ def _git_dates(folder: Path) -> dict[str, int]:
     return {k: v for k, v in dates.items() if k not in changed}
 
 
-AUTO_JOBS_FROM = 100
 CACHE_DIR = ".kg-cache/validation"
-
-
-def worker_count(jobs: int, profiles: int) -> int:
-    """`jobs`, or with 0 (auto) one per usable CPU once the project is big enough to gain."""
-    if jobs > 0:
-        return jobs
-    if profiles < AUTO_JOBS_FROM:
-        return 1
-    cpus = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else None
-    return len(cpus) if cpus else os.cpu_count() or 1
 
 
 def build_graph(config: Config, progress: Progress = _quiet) -> tuple[Resolution, Mapped]:
@@ -132,18 +122,11 @@ def validate_project(
     config: Config, progress: Progress = _quiet, jobs: int = 0, cache: bool = True
 ) -> tuple[Resolution, Report]:
     resolution, mapped = build_graph(config, progress)
-    return resolution, _validate(config, resolution, mapped, progress, jobs, cache)
-
-
-def _validate(
-    config: Config,
-    resolution: Resolution,
-    mapped: Mapped,
-    progress: Progress,
-    jobs: int,
-    cache: bool,
-) -> Report:
     jobs = worker_count(jobs, len(resolution.dataset.profiles))
+    return resolution, _validate(config, mapped, progress, jobs, cache)
+
+
+def _validate(config: Config, mapped: Mapped, progress: Progress, jobs: int, cache: bool) -> Report:
     progress(f"validating against shapes/ ({jobs} job{'s' if jobs != 1 else ''})")
     return validate_in_parts(
         mapped.triples,
@@ -170,10 +153,10 @@ def build(
     With violations nothing is written unless `allow_violations` is set.
     """
     resolution, mapped = build_graph(config, progress)
-    report = _validate(config, resolution, mapped, progress, jobs, cache)
+    jobs = worker_count(jobs, len(resolution.dataset.profiles))
+    report = _validate(config, mapped, progress, jobs, cache)
     if not report.conforms and not allow_violations:
         return BuildResult(None, (), len(mapped.triples), resolution, report)
-    jobs = worker_count(jobs, len(resolution.dataset.profiles))
     progress(f"rendering files ({jobs} job{'s' if jobs != 1 else ''})")
     files = render_outputs(
         config, resolution, mapped.triples, jobs, _every_tenth(progress, "rendered")

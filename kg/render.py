@@ -10,7 +10,6 @@ a test checks that one and two jobs give byte-identical files.
 from __future__ import annotations
 
 import json
-import multiprocessing
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
@@ -30,6 +29,7 @@ from kg.export import (
 from kg.resolve import Resolution
 from kg.site import SiteBuilder
 from kg.triples import Triples
+from kg.workers import fork_map
 
 PEOPLE_PER_TASK = 50
 PUBLICATIONS_PER_TASK = 200
@@ -70,7 +70,7 @@ def render_outputs(
     tasks = list(_tasks(resolution))
     files: dict[str, str] = {}
     try:
-        for done, part in enumerate(_run(tasks, jobs), start=1):
+        for done, part in enumerate(fork_map(_render, tasks, jobs), start=1):
             files.update(part)
             if progress is not None:
                 progress(done, len(tasks))
@@ -92,14 +92,6 @@ def _tasks(resolution: Resolution) -> Iterator[Task]:
     publications = len(resolution.publications)
     for start in range(0, publications, PUBLICATIONS_PER_TASK):
         yield ("publications", start, min(start + PUBLICATIONS_PER_TASK, publications))
-
-
-def _run(tasks: list[Task], jobs: int) -> Iterator[dict[str, str]]:
-    if jobs <= 1 or len(tasks) <= 1 or "fork" not in multiprocessing.get_all_start_methods():
-        yield from map(_render, tasks)
-        return
-    with multiprocessing.get_context("fork").Pool(jobs) as pool:
-        yield from pool.imap(_render, tasks)
 
 
 def _render(task: Task) -> dict[str, str]:
