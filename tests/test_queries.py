@@ -226,6 +226,9 @@ class _Refusing:
             def do_POST(self):
                 import time
 
+                # read the body first: answering before it is read races the client's
+                # upload (a reset instead of the 401 under load)
+                self.rfile.read(int(self.headers.get("Content-Length") or 0))
                 time.sleep(outer.delay)
                 self.send_response(outer.status)
                 self.send_header("WWW-Authenticate", 'Basic realm="kg"')
