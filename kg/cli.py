@@ -78,8 +78,9 @@ def _parser() -> argparse.ArgumentParser:
         "query",
         help="run a stored or ad-hoc SPARQL query",
         description="Run a stored query from queries/ (or an ad-hoc one with "
-        "--file, - for standard input) on the graph built from data/, or on a "
-        "SPARQL endpoint with --endpoint. Parameters are bound as RDF terms.",
+        "--file, - for standard input) on the graph built from data/, on a built "
+        "graph file with --graph (fast on big projects), or on a SPARQL endpoint "
+        "with --endpoint. Parameters are bound as RDF terms.",
     )
     query.add_argument("name", nargs="?", help="stored query name (file stem in queries/)")
     query.add_argument("--list", action="store_true", help="list stored queries and parameters")
@@ -96,6 +97,11 @@ def _parser() -> argparse.ArgumentParser:
         choices=["table", "csv", "tsv", "json", "ttl"],
         default="table",
         help="output format (json: SPARQL JSON results, or JSON-LD for CONSTRUCT)",
+    )
+    query.add_argument(
+        "--graph",
+        type=Path,
+        help="query this graph file (.nt, .ttl, .jsonld, e.g. dist/graph.nt) instead of data/",
     )
     query.add_argument("--endpoint", help="SPARQL 1.1 query endpoint URL instead of data/")
     query.add_argument("--timeout", type=float, default=30.0, help="seconds (with --endpoint)")
@@ -359,8 +365,14 @@ def _query(config, args: argparse.Namespace) -> int:
     else:
         raise UsageError("name a stored query, or give --file or --list")
     values = _params(args.param)
+    if args.endpoint and args.graph:
+        raise UsageError("give --endpoint or --graph, not both")
     if args.endpoint:
         answer = run_remote(args.endpoint, query, values, args.timeout, args.user, args.password)
+    elif args.graph:
+        from kg.store import QueryStore
+
+        answer = run_embedded(QueryStore.from_file(args.graph), query, values)
     else:
         answer = run_embedded(pipeline.build_graph(config)[1].graph, query, values)
     sys.stdout.write(render(answer, args.format))

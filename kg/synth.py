@@ -236,6 +236,7 @@ def generate(out: Path, people: int, seed: int = 1) -> dict[str, int]:
     slugs = [f"person-{i:06d}" for i in range(people)]
     homonyms = {i: f"{slugs[i]}-namesake" for i in range(max(1, people // 500))}
     profiles = [_profile(rng, names[i], i, orgs) for i in range(people)]
+    _advisors(rng, profiles, names, slugs, homonyms)
     papers = _papers(rng, names, slugs, homonyms, venues, profiles)
     data = out / "data"
     (data / "profiles").mkdir(parents=True, exist_ok=True)
@@ -326,6 +327,22 @@ def _profile(rng: random.Random, name: str, i: int, orgs: dict) -> dict:
         "publications": [],
     }
     return profile
+
+
+def _advisors(rng, profiles, names, slugs, homonyms) -> None:
+    """Doctoral advisors (and some co-advisors) from a pool of senior people."""
+    senior = range(max(2, len(profiles) // 20))
+
+    def ref(a: int) -> object:
+        return {"name": names[a], "person": slugs[a]} if a in homonyms else names[a]
+
+    for i, profile in enumerate(profiles):
+        phd = profile["education"][1]
+        advisor, co_advisor = rng.choice(senior), rng.choice(senior)
+        if advisor != i:
+            phd["advisors"] = [ref(advisor)]
+        if rng.random() < 0.2 and co_advisor not in (i, advisor):
+            phd["co_advisors"] = [ref(co_advisor)]
 
 
 def _papers(rng, names, slugs, homonyms, venues, profiles) -> int:

@@ -17,5 +17,5 @@ def test_measure_reports_every_stage_and_the_same_graph_size():
     queries = result["query"]["queries"]
     assert len(queries) >= 19
     for times in queries.values():
-        assert len(times["oxigraph"]) == 5 and len(times["rdflib"]) == 3
+        assert len(times["oxigraph"]) == 11 and len(times["rdflib"]) == 3
     assert "| 12 | coauthors |" in bench.query_table([result])

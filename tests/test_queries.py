@@ -4,6 +4,8 @@ and parameters that cannot inject."""
 from __future__ import annotations
 
 import os
+import re
+from collections import Counter
 
 import pytest
 from conftest import REPO
@@ -12,10 +14,13 @@ from rdflib.compare import isomorphic
 from sparql_server import oxigraph_server
 
 from kg.cli import main
+from kg.config import load_config
 from kg.errors import RemoteError, UsageError
+from kg.pipeline import build_graph
 from kg.publish import publish
-from kg.query import load_queries, parse_query, run_embedded, run_remote
+from kg.query import load_queries, parse_query, run_embedded, run_rdflib, run_remote
 from kg.results import render
+from kg.synth import generate
 
 GOLDEN = REPO / "tests" / "golden" / "queries"
 QUERIES = load_queries(REPO / "queries")
@@ -105,6 +110,73 @@ def test_parameters_can_be_changed(graph):
     assert len(answer.rows) == 3  # SiloD, HiveD, Gandiva
 
 
+# ------------------------------------------------------------------ pyoxigraph == rdflib
+
+
+@pytest.mark.parametrize("name", sorted(QUERIES))
+def test_embedded_engine_answers_like_rdflib_on_the_seeds(graph, name):
+    _assert_same_answer(run_rdflib(graph, QUERIES[name]), run_embedded(graph, QUERIES[name]))
+
+
+@pytest.fixture(scope="module")
+def synthetic(tmp_path_factory):
+    """A 30-person synthetic project (homonyms, advisors, interns) and its graph."""
+    root = tmp_path_factory.mktemp("synthetic")
+    generate(root, 30, seed=3)
+    config = load_config(root)
+    return config.base_iri, build_graph(config)[1].graph
+
+
+def _synthetic_values(base: str, graph, name: str) -> dict[str, str]:
+    """Parameters that give a non-empty answer on the synthetic corpus."""
+    cited = Counter(o for o in graph.objects() if isinstance(o, URIRef) and str(o).startswith(base))
+
+    def most_cited(kind: str, n: int = 0) -> str:
+        return str([o for o, _ in cited.most_common() if str(o).startswith(f"{base}{kind}/")][n])
+
+    chosen = {
+        "advisor": f"{base}person/person-000000",
+        "org": f"{base}org/co-0" if name == "interns-at" else f"{base}org/uni-0",
+        "person": most_cited("person"),
+        "a": most_cited("person"),
+        "b": most_cited("person", 1),
+        "publication": most_cited("publication"),
+    }
+    return {p.name: chosen[p.name] for p in QUERIES[name].parameters if p.name in chosen}
+
+
+@pytest.mark.parametrize("name", sorted(QUERIES))
+def test_embedded_engine_answers_like_rdflib_on_a_synthetic_corpus(synthetic, name):
+    base, graph = synthetic
+    values = _synthetic_values(base, graph, name)
+    reference = run_rdflib(graph, QUERIES[name], values)
+    assert reference.rows or reference.graph, f"{name}: pick parameters with an answer"
+    _assert_same_answer(reference, run_embedded(graph, QUERIES[name], values))
+
+
+def _assert_same_answer(reference, answer) -> None:
+    assert answer.form == reference.form
+    if reference.graph is not None:
+        assert isomorphic(answer.graph, reference.graph)
+        return
+    assert answer.variables == reference.variables
+    assert answer.rows == reference.rows  # every stored ORDER BY is total
+
+
+@pytest.mark.parametrize("name", sorted(QUERIES))
+def test_every_stored_select_orders_by_every_projected_variable(name):
+    """Without a total order, two correct engines may list ties differently."""
+    query = QUERIES[name]
+    if query.form != "SELECT":
+        return
+    body = query.text.split("SELECT", 1)[1]
+    head, _, rest = body.partition("WHERE")
+    projected = set(re.findall(r"\?(\w+)\)?(?:\s|$)", re.sub(r"\(.* AS (\?\w+)\)", r"\1", head)))
+    order = re.search(r"ORDER BY (.*)", rest)
+    assert order, f"{name}: no ORDER BY"
+    assert projected <= set(re.findall(r"\?(\w+)", order.group(1))), name
+
+
 # ------------------------------------------------------------------ the same on a real server
 
 
@@ -181,6 +253,34 @@ def test_cli_query_formats(capsys):
     assert main(["--project", str(REPO), "query", "--list"]) == 0
     listing = capsys.readouterr().out
     assert all(name in listing for name in QUERIES)
+
+
+@pytest.mark.parametrize("built", ["graph.nt", "graph.ttl", "graph.jsonld"])
+def test_cli_queries_a_built_graph_file_like_the_data(capsys, tmp_path, built):
+    args = ["--project", str(REPO), "query", "coauthors", "--format", "tsv"]
+    assert main(["--project", str(REPO), "build", "--out", str(tmp_path / "dist")]) == 0
+    capsys.readouterr()
+    assert main(args) == 0
+    from_data = capsys.readouterr().out
+    assert main([*args, "--graph", str(tmp_path / "dist" / built)]) == 0
+    assert capsys.readouterr().out == from_data
+    assert from_data.count("\n") > 10
+
+
+def test_cli_reports_an_unusable_graph_file(capsys, tmp_path):
+    args = ["--project", str(REPO), "query", "people", "--graph"]
+    (tmp_path / "bad.ttl").write_text("<http://a> <http://b> .\n", encoding="utf-8")
+    (tmp_path / "graph.csv").write_text("a,b\n", encoding="utf-8")
+    assert main([*args, str(tmp_path / "missing.nt")]) == 2
+    assert main([*args, str(tmp_path / "bad.ttl")]) == 2
+    assert main([*args, str(tmp_path / "graph.csv")]) == 2
+    assert main([*args, str(tmp_path / "bad.ttl"), "--endpoint", "http://127.0.0.1:1/"]) == 2
+    err = capsys.readouterr().err
+    assert "missing.nt: cannot read the graph" in err
+    assert "bad.ttl: not valid ttl: Parser error at line 1" in err
+    assert "graph.csv: unknown graph format" in err
+    assert "not both" in err
+    assert "Traceback" not in err
 
 
 def test_cli_usage_errors_exit_2(capsys):

@@ -1,0 +1,117 @@
+"""The embedded SPARQL store: pyoxigraph in memory, answers as rdflib terms.
+
+rdflib's SPARQL engine takes seconds per query on a few hundred thousand triples;
+pyoxigraph answers the stored queries in milliseconds (docs/performance.md). The graph
+is loaded once as N-Triples (kg's own writer, or a built `graph.nt` / `graph.ttl`),
+and every answer is turned back into rdflib terms so the rest of kg (result formats,
+tests, the site) sees one term model. Plain literals come back as rdflib does them:
+no `xsd:string` datatype.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pyoxigraph as ox
+from rdflib import BNode, Graph, Literal, URIRef
+from rdflib.namespace import XSD
+from rdflib.term import Node
+
+from kg.errors import QueryError
+from kg.triples import GraphLike
+
+FILE_FORMATS = {
+    ".nt": ox.RdfFormat.N_TRIPLES,
+    ".ttl": ox.RdfFormat.TURTLE,
+    ".nq": ox.RdfFormat.N_QUADS,
+    ".trig": ox.RdfFormat.TRIG,
+    ".jsonld": ox.RdfFormat.JSON_LD,
+}
+_XSD_STRING = str(XSD.string)
+
+
+class QueryStore:
+    """One graph in pyoxigraph's in-memory store, queried with SPARQL 1.1."""
+
+    def __init__(self, store: ox.Store) -> None:
+        self._store = store
+
+    @classmethod
+    def from_graph(cls, graph: GraphLike) -> QueryStore:
+        from kg.export import to_ntriples
+
+        store = ox.Store()
+        store.bulk_load(to_ntriples(graph).encode("utf-8"), format=ox.RdfFormat.N_TRIPLES)
+        return cls(store)
+
+    @classmethod
+    def from_file(cls, path: Path) -> QueryStore:
+        """A built graph file; the format comes from the suffix."""
+        fmt = FILE_FORMATS.get(path.suffix)
+        if fmt is None:
+            known = ", ".join(sorted(FILE_FORMATS))
+            raise QueryError(f"{path}: unknown graph format (expected one of {known})")
+        store = ox.Store()
+        try:
+            store.bulk_load(path=str(path), format=fmt)
+        except OSError as exc:
+            raise QueryError(f"{path}: cannot read the graph ({exc.strerror or exc})") from None
+        except SyntaxError as exc:
+            raise QueryError(f"{path}: not valid {path.suffix[1:]}: {exc}") from None
+        return cls(store)
+
+    def __len__(self) -> int:
+        return len(self._store)
+
+    def query(self, text: str, name: str) -> ox.QuerySolutions | ox.QueryBoolean | ox.QueryTriples:
+        try:
+            return self._store.query(text)
+        except SyntaxError as exc:
+            raise QueryError(f"query {name!r} is not valid SPARQL: {exc}") from None
+        except (OSError, ValueError) as exc:
+            raise QueryError(f"query {name!r} failed: {exc}") from None
+
+
+def solutions(result: ox.QuerySolutions) -> tuple[tuple[str, ...], list[tuple[Node | None, ...]]]:
+    """Variable names and rows of rdflib terms (None where a variable is unbound)."""
+    variables = tuple(v.value for v in result.variables)
+    convert = _Converter()
+    rows = [tuple(convert(row[i]) for i in range(len(variables))) for row in result]
+    return variables, rows
+
+
+def triples_graph(result: ox.QueryTriples) -> Graph:
+    """The triples of a CONSTRUCT or DESCRIBE answer as an rdflib Graph."""
+    convert = _Converter()
+    graph = Graph(bind_namespaces="none")
+    for t in result:
+        graph.add((convert(t.subject), convert(t.predicate), convert(t.object)))
+    return graph
+
+
+class _Converter:
+    """pyoxigraph term -> rdflib term, remembering terms already converted."""
+
+    def __init__(self) -> None:
+        self._seen: dict[object, Node] = {}
+
+    def __call__(self, term: object) -> Node | None:
+        if term is None:
+            return None
+        found = self._seen.get(term)
+        if found is None:
+            found = self._seen[term] = _to_rdflib(term)
+        return found
+
+
+def _to_rdflib(term: object) -> Node:
+    if isinstance(term, ox.NamedNode):
+        return URIRef(term.value)
+    if isinstance(term, ox.BlankNode):
+        return BNode(term.value)
+    if isinstance(term, ox.Literal):
+        if term.language:
+            return Literal(term.value, lang=term.language)
+        datatype = term.datatype.value
+        return Literal(term.value, datatype=None if datatype == _XSD_STRING else URIRef(datatype))
+    raise QueryError(f"unsupported term in an answer: {term!r}")
