@@ -71,14 +71,14 @@ def _is_null(node: Node) -> bool:
 def convert(node: Node, hint: Any, path: str, ctx: _Context, meta: dict | None = None) -> Any:
     """Convert `node` to a value of type `hint`; report and return None when it cannot."""
     meta = meta or {}
-    origin = typing.get_origin(hint)
-    if origin in (Union, types.UnionType):
-        return _convert_union(node, typing.get_args(hint), path, ctx, meta)
-    if origin is list:
-        return _convert_list(node, typing.get_args(hint)[0], path, ctx, meta)
-    if origin is dict:
-        return _convert_dict(node, typing.get_args(hint), path, ctx)
-    if dataclasses.is_dataclass(hint) and hint not in (PartialDate, Present):
+    kind, args = _kind(hint)
+    if kind == "union":
+        return _convert_union(node, args, path, ctx, meta)
+    if kind == "list":
+        return _convert_list(node, args[0], path, ctx, meta)
+    if kind == "dict":
+        return _convert_dict(node, args, path, ctx)
+    if kind == "record":
         return _convert_record(node, hint, path, ctx)
     if not isinstance(node, ScalarNode):
         ctx.report(node, path, f"found {_describe(node)}; expected {_expected(hint, meta)}")
@@ -92,6 +92,21 @@ def convert(node: Node, hint: Any, path: str, ctx: _Context, meta: dict | None =
         )
         return None
     return _convert_scalar(node, hint, path, ctx, meta)
+
+
+@cache
+def _kind(hint: Any) -> tuple[str, tuple]:
+    """How a type hint converts (cached: the model's hints are few and fixed)."""
+    origin = typing.get_origin(hint)
+    if origin in (Union, types.UnionType):
+        return "union", typing.get_args(hint)
+    if origin is list:
+        return "list", typing.get_args(hint)
+    if origin is dict:
+        return "dict", typing.get_args(hint)
+    if dataclasses.is_dataclass(hint) and hint not in (PartialDate, Present):
+        return "record", ()
+    return "scalar", ()
 
 
 def _convert_union(node: Node, args: tuple, path: str, ctx: _Context, meta: dict) -> Any:
@@ -211,7 +226,7 @@ def _convert_record(node: Node, cls: type, path: str, ctx: _Context) -> Any:
         else:
             hint, fld = fields[key]
             before = len(ctx.problems)
-            values[key] = convert(value_node, hint, where, ctx, dict(fld.metadata))
+            values[key] = convert(value_node, hint, where, ctx, fld.metadata)
             ok = ok and len(ctx.problems) == before
     for name, (_, fld) in fields.items():
         if name not in values and _is_required(fld):

@@ -44,6 +44,23 @@ class _NodeLoader(_Parser, yaml.resolver.BaseResolver):
         _Parser.__init__(self, stream)
         yaml.resolver.BaseResolver.__init__(self)
 
+    def resolve(self, kind: type, value: object, implicit: object) -> str:
+        """BaseResolver's answer without its per-scalar search (no resolvers are registered)."""
+        return _DEFAULT_TAGS[kind]
+
+    def descend_resolver(self, current_node: object, current_index: object) -> None:
+        return None
+
+    def ascend_resolver(self) -> None:
+        return None
+
+
+_DEFAULT_TAGS = {
+    ScalarNode: yaml.resolver.BaseResolver.DEFAULT_SCALAR_TAG,
+    SequenceNode: yaml.resolver.BaseResolver.DEFAULT_SEQUENCE_TAG,
+    MappingNode: yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG,
+}
+
 
 def source_of(node: Node, file: str) -> Source:
     mark = node.start_mark
@@ -67,7 +84,8 @@ def read_node(path: Path, display: str) -> Node:
     node = _compose(data, display)
     if node is None:
         raise _fail(display, 1, 1, "the file is empty; expected a mapping")
-    _check_tree(node, display)
+    if not _plain_tree(node):
+        _check_tree(node, display)
     return node
 
 
@@ -89,6 +107,23 @@ def _compose(data: bytes, display: str) -> Node | None:
         raise _fail(display, 0, 0, "the YAML is nested too deeply") from None
     finally:
         loader.dispose()
+
+
+def _plain_tree(root: Node) -> bool:
+    """True when no node is shared and every tag is a core one (the fast common case)."""
+    seen: set[int] = set()
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if id(node) in seen or node.tag not in CORE_TAGS:
+            return False
+        seen.add(id(node))
+        if node.__class__ is MappingNode:
+            for pair in node.value:
+                stack.extend(pair)
+        elif node.__class__ is SequenceNode:
+            stack.extend(node.value)
+    return True
 
 
 def _check_tree(root: Node, display: str) -> None:
