@@ -6,11 +6,50 @@ never rdflib's built-in `SDO` (https).
 
 from __future__ import annotations
 
-from rdflib import Namespace
-from rdflib.namespace import DCAT, DCTERMS, FOAF, OWL, RDF, RDFS, SH, SKOS, VOID, XSD
+from typing import Any
 
-SCHEMA = Namespace("http://schema.org/")
-KG = Namespace("https://w3id.org/kg-profiles/vocab#")
+from rdflib import Namespace, URIRef
+from rdflib import namespace as rdflib_namespaces
+
+
+class Vocabulary(Namespace):
+    """A Namespace whose terms are made once: `SCHEMA.name` is the same URIRef every time.
+
+    rdflib builds (and validates) a new URIRef on every attribute access, which was a
+    tenth of the mapping time. For rdflib's closed vocabularies (FOAF, RDF, ...) the
+    first access of a term still goes through rdflib, so a misspelt term still fails.
+    """
+
+    def __new__(cls, value: str, closed: Any = None) -> Vocabulary:
+        vocabulary = super().__new__(cls, value)
+        vocabulary._closed = closed
+        return vocabulary
+
+    def __getattr__(self, name: str) -> URIRef:
+        """Called once per term: the term then sits in the instance dict."""
+        if name.startswith("_"):
+            raise AttributeError(name)
+        term = getattr(self._closed, name) if self._closed is not None else self.term(name)
+        self.__dict__[name] = term
+        return term
+
+
+def _closed(vocabulary: Any) -> Vocabulary:
+    return Vocabulary(str(vocabulary), vocabulary)
+
+
+DCAT = _closed(rdflib_namespaces.DCAT)
+DCTERMS = _closed(rdflib_namespaces.DCTERMS)
+FOAF = _closed(rdflib_namespaces.FOAF)
+OWL = _closed(rdflib_namespaces.OWL)
+RDF = _closed(rdflib_namespaces.RDF)
+RDFS = _closed(rdflib_namespaces.RDFS)
+SH = _closed(rdflib_namespaces.SH)
+SKOS = _closed(rdflib_namespaces.SKOS)
+VOID = _closed(rdflib_namespaces.VOID)
+XSD = _closed(rdflib_namespaces.XSD)
+SCHEMA = Vocabulary("http://schema.org/")
+KG = Vocabulary("https://w3id.org/kg-profiles/vocab#")
 WD = Namespace("http://www.wikidata.org/entity/")
 WDT = Namespace("http://www.wikidata.org/prop/direct/")
 

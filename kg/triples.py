@@ -21,10 +21,14 @@ Triple = tuple[Node, Node, Node]
 
 
 class Triples:
-    """A set of triples: subject -> predicate -> objects, plus a lazy reverse index."""
+    """A set of triples: subject -> predicate -> objects, plus a lazy reverse index.
+
+    Objects are the keys of a dict (an insertion-ordered set: membership is a hash
+    lookup, where a list made adding to a node with many objects quadratic).
+    """
 
     def __init__(self, triples: Iterable[Triple] = ()) -> None:
-        self._spo: dict[Node, dict[Node, list[Node]]] = {}
+        self._spo: dict[Node, dict[Node, dict[Node, None]]] = {}
         self._reverse: dict[Node, list[tuple[Node, Node]]] | None = None
         self._size = 0
         for triple in triples:
@@ -32,9 +36,9 @@ class Triples:
 
     def add(self, triple: Triple) -> None:
         s, p, o = triple
-        objects = self._spo.setdefault(s, {}).setdefault(p, [])
+        objects = self._spo.setdefault(s, {}).setdefault(p, {})
         if o not in objects:
-            objects.append(o)
+            objects[o] = None
             self._size += 1
             if self._reverse is not None and isinstance(o, URIRef):
                 self._reverse.setdefault(o, []).append((s, p))
@@ -87,7 +91,7 @@ class Triples:
 
     def value(self, subject: Node, predicate: Node) -> Node | None:
         objects = self._spo.get(subject, {}).get(predicate)
-        return objects[0] if objects else None
+        return next(iter(objects)) if objects else None
 
     def predicate_objects(self, subject: Node) -> Iterator[tuple[Node, Node]]:
         for p, objects in self._spo.get(subject, {}).items():
@@ -98,8 +102,8 @@ class Triples:
         """Who points at `obj` (IRIs only: literals are not indexed)."""
         yield from self.reverse().get(obj, ())
 
-    def describe(self, subject: Node) -> dict[Node, list[Node]]:
-        """The predicates and objects of one subject (a read-only view)."""
+    def describe(self, subject: Node) -> dict[Node, dict[Node, None]]:
+        """The predicates and objects of one subject (a read-only view; objects are keys)."""
         return self._spo.get(subject, {})
 
     def reverse(self) -> dict[Node, list[tuple[Node, Node]]]:
