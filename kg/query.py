@@ -171,7 +171,7 @@ def run_embedded(
     if query.form == "ASK":
         return Answer("ASK", boolean=bool(result))
     if query.form in ("CONSTRUCT", "DESCRIBE"):
-        return Answer(query.form, graph=_as_graph(triples_graph(result)))
+        return Answer(query.form, graph=triples_graph(result))
     variables, rows = solutions(result)
     return Answer("SELECT", variables, tuple(rows))
 

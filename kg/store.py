@@ -18,6 +18,7 @@ from rdflib.namespace import XSD
 from rdflib.term import Node
 
 from kg.errors import QueryError
+from kg.namespaces import PREFIXES
 from kg.triples import GraphLike
 
 FILE_FORMATS = {
@@ -81,11 +82,12 @@ def solutions(result: ox.QuerySolutions) -> tuple[tuple[str, ...], list[tuple[No
 
 
 def triples_graph(result: ox.QueryTriples) -> Graph:
-    """The triples of a CONSTRUCT or DESCRIBE answer as an rdflib Graph."""
+    """The triples of a CONSTRUCT or DESCRIBE answer as an rdflib Graph (kg's prefixes)."""
     convert = _Converter()
     graph = Graph(bind_namespaces="none")
-    for t in result:
-        graph.add((convert(t.subject), convert(t.predicate), convert(t.object)))
+    for prefix, ns in PREFIXES.items():
+        graph.bind(prefix, ns)
+    graph.addN((convert(t.subject), convert(t.predicate), convert(t.object), graph) for t in result)
     return graph
 
 
