@@ -13,7 +13,7 @@ import re
 import shutil
 import tempfile
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
 from rdflib import BNode, Graph, Literal, URIRef
@@ -338,31 +338,57 @@ def _local(iri: Node) -> str:
 # --------------------------------------------------------------------------- writing
 
 
-def write_outputs(out_dir: Path, files: dict[str, str]) -> None:
-    """Write `files` (relative path -> text) as the new content of `out_dir`, atomically."""
+def write_outputs(
+    out_dir: Path, files: Mapping[str, str] | Iterable[Mapping[str, str]]
+) -> list[str]:
+    """Write `files` (relative path -> text), or a stream of such parts, as the new
+    content of `out_dir`, atomically; returns the paths written, sorted.
+
+    Within a part, paths given the very same string object share one file (hard links).
+    """
     out_dir = out_dir.resolve()
     if out_dir.exists() and any(out_dir.iterdir()) and not (out_dir / MARKER).exists():
         raise ProjectError(
             f"refusing to replace {out_dir}: it is not empty and was not written "
             f"by kg (no {MARKER} file); choose another --out"
         )
+    parts = [files] if isinstance(files, Mapping) else files
     out_dir.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.", dir=out_dir.parent))
     os.chmod(staging, 0o755)
+    names: list[str] = []
     try:
-        for rel, text in {
-            **files,
-            MARKER: "written by kg build; replaced on every build\n",
-        }.items():
-            target = (staging / rel).resolve()
-            if staging not in target.parents:
-                raise ProjectError(f"refusing to write {rel!r} outside the output directory")
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_text(text, encoding="utf-8", newline="\n")
+        for part in parts:
+            _write_part(staging, part)
+            names.extend(part)
+        _write_part(staging, {MARKER: "written by kg build; replaced on every build\n"})
         _swap(staging, out_dir)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
+    return sorted(names)
+
+
+def _write_part(staging: Path, part: Mapping[str, str]) -> None:
+    written: dict[int, Path] = {}  # id(text) -> its first file; ids are unique while `part` lives
+    for rel, text in part.items():
+        target = (staging / rel).resolve()
+        if staging not in target.parents:
+            raise ProjectError(f"refusing to write {rel!r} outside the output directory")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        first = written.get(id(text))
+        if first is not None and _linked(first, target):
+            continue
+        target.write_text(text, encoding="utf-8", newline="\n")
+        written.setdefault(id(text), target)
+
+
+def _linked(first: Path, target: Path) -> bool:
+    try:
+        os.link(first, target)
+    except OSError:  # no hard links on this file system: write a copy
+        return False
+    return True
 
 
 def _swap(staging: Path, out_dir: Path) -> None:

@@ -17,7 +17,7 @@ from kg.load import load_dataset
 from kg.map import Mapped, map_graph
 from kg.model import Dataset, PartialDate
 from kg.redact import redact
-from kg.render import render_outputs
+from kg.render import render_outputs, render_parts
 from kg.resolve import Resolution, resolve
 from kg.validate import Report, validate_in_parts
 from kg.workers import worker_count
@@ -157,14 +157,13 @@ def build(
     report = _validate(config, mapped, progress, jobs, cache)
     if not report.conforms and not allow_violations:
         return BuildResult(None, (), len(mapped.triples), resolution, report)
-    progress(f"rendering files ({jobs} job{'s' if jobs != 1 else ''})")
-    files = render_outputs(
+    out_dir = out or config.out_dir
+    progress(f"rendering and writing to {out_dir} ({jobs} job{'s' if jobs != 1 else ''})")
+    parts = render_parts(
         config, resolution, mapped.triples, jobs, _every_tenth(progress, "rendered")
     )
-    out_dir = out or config.out_dir
-    progress(f"writing {len(files)} files to {out_dir}")
-    write_outputs(out_dir, files)
-    return BuildResult(out_dir, tuple(sorted(files)), len(mapped.triples), resolution, report)
+    files = write_outputs(out_dir, parts)
+    return BuildResult(out_dir, tuple(files), len(mapped.triples), resolution, report)
 
 
 def _every_tenth(progress: Progress, verb: str) -> Callable[[int, int], None]:

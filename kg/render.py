@@ -56,7 +56,25 @@ def render_outputs(
     jobs: int = 1,
     progress: Callable[[int, int], None] | None = None,
 ) -> dict[str, str]:
-    """Every export file and page. `progress(done, total)` is called as tasks finish."""
+    """Every export file and page, as one dictionary (see `render_parts` to stream)."""
+    files: dict[str, str] = {}
+    for part in render_parts(config, resolution, graph, jobs, progress):
+        files.update(part)
+    return files
+
+
+def render_parts(
+    config: Config,
+    resolution: Resolution,
+    graph: Triples,
+    jobs: int = 1,
+    progress: Callable[[int, int], None] | None = None,
+) -> Iterator[dict[str, str]]:
+    """The files in parts, in a fixed order, as tasks finish; `progress(done, total)`.
+
+    A build writes each part and lets it go, so the whole output (several times the
+    graph's size in text) is never in memory at once.
+    """
     global _state
     people = [_person(config, p.slug) for p in resolution.dataset.profiles]
     graph.reverse()  # build the shared index once, before any fork
@@ -68,19 +86,14 @@ def render_outputs(
         SiteBuilder(resolution, graph, config.base_iri),
     )
     tasks = list(_tasks(resolution))
-    files: dict[str, str] = {}
     try:
         for done, part in enumerate(fork_map(_render, tasks, jobs), start=1):
-            files.update(part)
+            yield part
             if progress is not None:
                 progress(done, len(tasks))
     finally:
         _state = None
-    for profile in resolution.dataset.profiles:
-        for ext in ("ttl", "jsonld"):
-            files[f"site/data/{profile.slug}.{ext}"] = files[f"people/{profile.slug}.{ext}"]
-    files["context.jsonld"] = json.dumps({"@context": jsonld_context()}, indent=2) + "\n"
-    return files
+    yield {"context.jsonld": json.dumps({"@context": jsonld_context()}, indent=2) + "\n"}
 
 
 def _tasks(resolution: Resolution) -> Iterator[Task]:
@@ -113,8 +126,9 @@ def _people(state: _State, start: int, stop: int) -> dict[str, str]:
     for profile in profiles:
         person = _person(state.config, profile.slug)
         subset = person_subset(state.graph, person, state.owned[person])
-        files[f"people/{profile.slug}.ttl"] = to_turtle(subset)
-        files[f"people/{profile.slug}.jsonld"] = to_jsonld(subset)
+        for ext, text in (("ttl", to_turtle(subset)), ("jsonld", to_jsonld(subset))):
+            files[f"people/{profile.slug}.{ext}"] = text
+            files[f"site/data/{profile.slug}.{ext}"] = text  # the same string: a hard link
     files.update({f"site/{k}": v for k, v in state.site.person_pages(profiles).items()})
     if start == 0:
         files["site/index.html"] = state.site.index_page()

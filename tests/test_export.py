@@ -76,6 +76,25 @@ def test_per_person_files_are_subsets_of_the_whole(built):
             assert (person, None, None) in part
 
 
+def test_site_downloads_are_hard_links_to_the_per_person_files(built):
+    _, result, out = built
+    for profile in result.resolution.dataset.profiles:
+        for fmt in ("ttl", "jsonld"):
+            person_file = out / "people" / f"{profile.slug}.{fmt}"
+            download = out / "site" / "data" / f"{profile.slug}.{fmt}"
+            assert download.read_bytes() == person_file.read_bytes()
+            assert download.stat().st_ino == person_file.stat().st_ino, download
+
+
+def test_equal_texts_from_different_strings_are_separate_files(tmp_path):
+    out = tmp_path / "dist"
+    text = "same\n"
+    write_outputs(out, {"a.ttl": text, "b.ttl": "".join(["sa", "me\n"]), "c.ttl": text})
+    assert (out / "a.ttl").stat().st_ino == (out / "c.ttl").stat().st_ino
+    assert (out / "b.ttl").stat().st_ino != (out / "a.ttl").stat().st_ino
+    assert {p.read_text() for p in out.glob("*.ttl")} == {"same\n"}
+
+
 def test_void_description_counts_the_graph(built):
     config, result, out = built
     void = Graph().parse(out / "void.ttl")
