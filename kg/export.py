@@ -13,7 +13,7 @@ import re
 import shutil
 import tempfile
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from pathlib import Path
 
 from rdflib import BNode, Graph, Literal, URIRef
@@ -119,35 +119,91 @@ class _TurtleTerms:
         if isinstance(t, Literal) and t.datatype == XSD.boolean and str(t) in ("true", "false"):
             return str(t), None
         if isinstance(t, Literal) and t.datatype is not None and t.datatype != XSD.string:
-            return f"{_nt_string(str(t))}^^{self(t.datatype)}", None
+            datatype, prefix = self._format(t.datatype)  # the prefix the literal uses
+            return f"{_nt_string(str(t))}^^{datatype}", prefix
         return _nt_object(t), None
 
 
-def to_turtle(graph: Iterable[Triple]) -> str:
+class NodeBlocks:
+    """Turtle and JSON-LD text of single nodes, shared by the per-person files one
+    process renders. A paper is described in every co-author's file; where a file holds
+    all of a node's triples (as many as the whole graph has), its text is the same in
+    each file, so it is formatted once. A person's own nodes appear in one file only
+    and are not kept."""
+
+    def __init__(self, whole: Triples) -> None:
+        self.whole = whole
+        self.sizes: dict[Node, int] = {}
+        self.turtle: dict[Node, tuple[str, set[str]]] = {}
+        self.json: dict[Node, str] = {}
+        self.turtle_terms: _TurtleTerms | None = None
+        self.json_terms = _JsonTerms()
+        self.skip: set[Node] = set()
+
+    def shared(self, subject: Node, size: int) -> bool:
+        """Whether `subject` with `size` triples is complete and worth keeping."""
+        if subject in self.skip:
+            return False
+        full = self.sizes.get(subject)
+        if full is None:
+            full = self.sizes[subject] = sum(map(len, self.whole.describe(subject).values()))
+        return size == full
+
+
+def to_turtle(graph: Iterable[Triple], blocks: NodeBlocks | None = None) -> str:
     """Readable, deterministic Turtle: used prefixes bound, subjects grouped and sorted,
     `a` first, then predicates and objects in order. Much faster than rdflib's writer."""
     prefixes = {str(ns): prefix for prefix, ns in graph.namespaces() if prefix}  # type: ignore[attr-defined]
-    by_subject: dict[Node, dict[Node, list[Node]]] = {}
-    for s, p, o in graph:
-        by_subject.setdefault(s, {}).setdefault(p, []).append(o)
     term = _TurtleTerms(prefixes)
-    blocks = []
-    for s in sorted(by_subject):
-        predicates = by_subject[s]
-        lines = []
-        types = sorted(predicates.pop(RDF.type, []))
-        if types:
-            lines.append("a " + ", ".join(term(t) for t in types))
-        for p in sorted(predicates):
-            objects = ", ".join(term(o) for o in sorted(predicates[p]))
-            lines.append(f"{term(p)} {objects}")
-        blocks.append(f"{term(s)} " + " ;\n    ".join(lines) + " .\n")
+    if blocks is not None:
+        term = blocks.turtle_terms = blocks.turtle_terms or term
+    used: set[str] = set()
+    texts = []
+    for s, predicates in sorted(_by_subject(graph).items(), key=_subject_order):
+        keep = blocks is not None and blocks.shared(s, sum(map(len, predicates.values())))
+        cached = blocks.turtle.get(s) if keep else None  # type: ignore[union-attr]
+        if cached is None:
+            term.used = set()
+            cached = (_turtle_block(s, predicates, term), term.used)
+            if keep:
+                blocks.turtle[s] = cached  # type: ignore[union-attr]
+        texts.append(cached[0])
+        used |= cached[1]
     header = "".join(
         f"@prefix {prefix}: <{ns}> .\n"
         for ns, prefix in sorted(prefixes.items(), key=lambda kv: kv[1])
-        if prefix in term.used
+        if prefix in used
     )
-    return header + "\n" + "\n".join(blocks)
+    return header + "\n" + "\n".join(texts)
+
+
+Described = Mapping[Node, Collection[Node]]  # predicate -> objects
+
+
+def _by_subject(graph: Iterable[Triple]) -> dict[Node, Described]:
+    if isinstance(graph, Triples):
+        return {s: graph.describe(s) for s in graph.subjects()}
+    by_subject: dict[Node, dict[Node, list[Node]]] = {}
+    for s, p, o in graph:
+        by_subject.setdefault(s, {}).setdefault(p, []).append(o)
+    return by_subject  # type: ignore[return-value]
+
+
+def _subject_order(item: tuple[Node, object]) -> tuple[bool, str]:
+    """rdflib's order of subjects (blank nodes, then IRIs, each by text), without
+    rdflib's Python-level comparisons."""
+    return type(item[0]) is URIRef, str(item[0])
+
+
+def _turtle_block(s: Node, predicates: Described, term: _TurtleTerms) -> str:
+    lines = []
+    types = sorted(predicates.get(RDF.type, ()))
+    if types:
+        lines.append("a " + ", ".join(term(t) for t in types))
+    for p in sorted(k for k in predicates if k != RDF.type):
+        objects = ", ".join(term(o) for o in sorted(predicates[p]))
+        lines.append(f"{term(p)} {objects}")
+    return f"{term(s)} " + " ;\n    ".join(lines) + " .\n"
 
 
 def _compact_iri(iri: str, context: dict) -> str:
@@ -207,29 +263,53 @@ class _JsonTerms:
 def to_jsonld_document(graph: Iterable[Triple]) -> dict:
     """A compacted, flattened JSON-LD document: one node object per subject, sorted."""
     terms = _JsonTerms()
-    nodes: dict[str, dict[str, list]] = {}
-    for s, p, o in graph:
-        node = nodes.setdefault(str(s), {})
-        if p == RDF.type:
-            node.setdefault("@type", []).append((terms.key(o),) * 2)
-        else:
-            node.setdefault(terms.key(p), []).append(terms.value(o))
-    out = []
-    for subject in sorted(nodes):
-        obj: dict = {"@id": subject}
-        for key in sorted(nodes[subject], key=lambda k: (k != "@type", k)):
-            values = [v for _, v in sorted(nodes[subject][key], key=_first)]
-            obj[key] = values[0] if len(values) == 1 else values
-        out.append(obj)
+    nodes = sorted(_by_subject(graph).items(), key=_subject_order)
+    out = [_node_object(s, _json_values(predicates, terms)) for s, predicates in nodes]
     return {"@context": terms.context, "@graph": out}
+
+
+def to_jsonld(graph: Iterable[Triple], blocks: NodeBlocks | None = None) -> str:
+    """`to_jsonld_document` as indented JSON text (node texts shared through `blocks`)."""
+    terms = blocks.json_terms if blocks is not None else _JsonTerms()
+    texts = []
+    for s, predicates in sorted(_by_subject(graph).items(), key=_subject_order):
+        keep = blocks is not None and blocks.shared(s, sum(map(len, predicates.values())))
+        text = blocks.json.get(s) if keep else None  # type: ignore[union-attr]
+        if text is None:
+            text = dumps(_node_object(s, _json_values(predicates, terms)), depth=2)
+            if keep:
+                blocks.json[s] = text  # type: ignore[union-attr]
+        texts.append(text)
+    context = dumps(terms.context, depth=1)
+    if not texts:
+        return f'{{\n  "@context": {context},\n  "@graph": []\n}}\n'
+    body = ",\n    ".join(texts)
+    return f'{{\n  "@context": {context},\n  "@graph": [\n    {body}\n  ]\n}}\n'
+
+
+_JsonValues = dict[str, list[tuple[str, object]]]
+
+
+def _json_values(predicates: Described, terms: _JsonTerms) -> _JsonValues:
+    values: _JsonValues = {}
+    for p, objects in predicates.items():
+        if p == RDF.type:
+            values["@type"] = [(terms.key(o),) * 2 for o in objects]
+        else:
+            values.setdefault(terms.key(p), []).extend(terms.value(o) for o in objects)
+    return values
+
+
+def _node_object(subject: Node, values: _JsonValues) -> dict:
+    obj: dict = {"@id": str(subject)}
+    for key in sorted(values, key=lambda k: (k != "@type", k)):
+        ordered = [v for _, v in sorted(values[key], key=_first)]
+        obj[key] = ordered[0] if len(ordered) == 1 else ordered
+    return obj
 
 
 def _first(pair: tuple[str, object]) -> str:
     return pair[0]
-
-
-def to_jsonld(graph: Iterable[Triple]) -> str:
-    return dumps(to_jsonld_document(graph)) + "\n"
 
 
 SERIALIZERS: dict[str, tuple[str, Callable[[Triples], str]]] = {

@@ -14,10 +14,11 @@ from json.encoder import encode_basestring
 _PADS = ["\n" + "  " * depth for depth in range(64)]
 
 
-def dumps(value: object) -> str:
-    """`json.dumps(value, ensure_ascii=False, indent=2)` for JSON-shaped values."""
+def dumps(value: object, depth: int = 0) -> str:
+    """`json.dumps(value, ensure_ascii=False, indent=2)` for JSON-shaped values; with
+    `depth`, the text as it appears nested that many levels deep."""
     parts: list[str] = []
-    _emit(value, 0, parts)
+    _emit(value, depth, parts)
     return "".join(parts)
 
 

@@ -142,7 +142,7 @@ def run_parts(
 def _validate_part(index: int) -> list[Raw]:
     from pyshacl import validate as shacl_validate
 
-    from kg.validate import _parsed_once
+    from kg.validate import _constraint_lookup_by_set, _parsed_once
 
     assert _context is not None
     part = _context.parts[index]
@@ -150,7 +150,7 @@ def _validate_part(index: int) -> list[Raw]:
     data.addN((s, p, o, data) for s, p, o in part.closure)
     data.addN((s, p, o, data) for s, p, o in _context.ontology)
     owned = set(part.owned)
-    with _parsed_once(), _targets_within(owned):
+    with _parsed_once(), _constraint_lookup_by_set(), _targets_within(owned):
         _, results, _ = shacl_validate(
             data,
             shacl_graph=_context.shapes,

@@ -19,6 +19,7 @@ from rdflib.term import Node
 from kg.config import Config
 from kg.export import (
     SERIALIZERS,
+    NodeBlocks,
     dataset_description,
     jsonld_context,
     owned_nodes,
@@ -44,6 +45,7 @@ class _State:
     graph: Triples
     owned: dict[URIRef, list[Node]]
     site: SiteBuilder
+    blocks: NodeBlocks  # filled by each worker process for the files it renders
 
 
 _state: _State | None = None  # set in the parent before forking; read by the workers
@@ -84,6 +86,7 @@ def render_parts(
         graph,
         owned_nodes(graph, people),
         SiteBuilder(resolution, graph, config.base_iri),
+        NodeBlocks(graph),
     )
     tasks = list(_tasks(resolution))
     try:
@@ -126,7 +129,9 @@ def _people(state: _State, start: int, stop: int) -> dict[str, str]:
     for profile in profiles:
         person = _person(state.config, profile.slug)
         subset = person_subset(state.graph, person, state.owned[person])
-        for ext, text in (("ttl", to_turtle(subset)), ("jsonld", to_jsonld(subset))):
+        state.blocks.skip = set(state.owned[person])  # their own nodes: in this file only
+        turtle, jsonld = to_turtle(subset, state.blocks), to_jsonld(subset, state.blocks)
+        for ext, text in (("ttl", turtle), ("jsonld", jsonld)):
             files[f"people/{profile.slug}.{ext}"] = text
             files[f"site/data/{profile.slug}.{ext}"] = text  # the same string: a hard link
     files.update({f"site/{k}": v for k, v in state.site.person_pages(profiles).items()})

@@ -11,7 +11,16 @@ from rdflib.compare import graph_diff, isomorphic, to_isomorphic
 
 from kg.config import load_config
 from kg.errors import ProjectError
-from kg.export import SERIALIZERS, to_jsonld, write_outputs
+from kg.export import (
+    SERIALIZERS,
+    NodeBlocks,
+    owned_nodes,
+    person_subset,
+    to_jsonld,
+    to_jsonld_document,
+    to_turtle,
+    write_outputs,
+)
 from kg.namespaces import VOID
 from kg.pipeline import build
 
@@ -45,6 +54,32 @@ def test_jsonld_uses_schema_vocab_and_never_fetches(mini_build):
     person = next(n for n in doc["@graph"] if n["@id"].endswith("/person/a-b"))
     assert person["@type"] == ["Person", "foaf:Person"]
     assert person["name"] == "Ann Bee"
+
+
+@pytest.mark.parametrize("which", ["mini_build", "seed_build"])
+def test_jsonld_text_is_the_document_as_indented_json(request, which):
+    graph = request.getfixturevalue(which)[1].triples
+    expected = json.dumps(to_jsonld_document(graph), ensure_ascii=False, indent=2) + "\n"
+    assert to_jsonld(graph) == expected
+    assert to_jsonld(graph.to_graph()) == expected
+
+
+def test_shared_node_texts_give_the_same_per_person_files(seed_build):
+    resolution, mapped = seed_build
+    graph = mapped.triples
+    base = "https://kg.example.org/"
+    people = [URIRef(f"{base}person/{p.slug}") for p in resolution.dataset.profiles]
+    owned = owned_nodes(graph, people)
+    blocks = NodeBlocks(graph)
+    for person in people:
+        subset = person_subset(graph, person, owned[person])
+        blocks.skip = set(owned[person])
+        assert to_turtle(subset, blocks) == to_turtle(subset), person
+        assert to_jsonld(subset, blocks) == to_jsonld(subset), person
+    paper = URIRef(f"{base}publication/elasticflow-an-elastic-serverless-training-platform-for")
+    assert "ElasticFlow" in blocks.turtle[paper][0]  # a shared paper's text was kept
+    assert "ElasticFlow" in blocks.json[paper]
+    assert not any(s in blocks.json for p in people for s in owned[p])
 
 
 @pytest.fixture(scope="module")
