@@ -5,6 +5,9 @@ from __future__ import annotations
 import hashlib
 import re
 import unicodedata
+from functools import lru_cache
+
+_KEYS_KEPT = 1 << 17  # the keys are asked for again and again while resolving (names, titles)
 
 HONORIFICS = ("prof.", "prof", "professor", "dr.", "dr", "mr.", "ms.", "mrs.")
 _MARKERS = re.compile(r"[*†‡§¶#]+")
@@ -12,6 +15,7 @@ _PAREN = re.compile(r"\s*\([^)]*\)\s*")
 _NON_WORD = re.compile(r"[^\w]+", re.UNICODE)
 
 
+@lru_cache(maxsize=_KEYS_KEPT)
 def clean_person_name(printed: str) -> str:
     """The name without honorifics, parenthesised annotations and contribution markers."""
     text = unicodedata.normalize("NFKC", printed)
@@ -22,12 +26,14 @@ def clean_person_name(printed: str) -> str:
     return " ".join(words)
 
 
+@lru_cache(maxsize=_KEYS_KEPT)
 def name_key(name: str) -> str:
     """Comparison key: case, spacing and punctuation do not matter ("Yihao ZHAO" = "Yihao Zhao")."""
     text = unicodedata.normalize("NFKC", clean_person_name(name)).casefold()
     return " ".join(_NON_WORD.sub(" ", text).split())
 
 
+@lru_cache(maxsize=_KEYS_KEPT)
 def text_key(text: str) -> str:
     """Comparison key for titles and registry names."""
     text = unicodedata.normalize("NFKC", text).casefold()

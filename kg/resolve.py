@@ -359,15 +359,20 @@ def _near_misses(persons: dict[str, PersonEntity]) -> list[Note]:
         if words:
             by_family[words[-1]].append(p)
     notes = []
+    matcher = difflib.SequenceMatcher(None)
     for group in by_family.values():
-        keys = [(name_key(p.name), p) for p in group]
+        keys = [(name_key(p.name).replace(" ", ""), p) for p in group]
         for i, (a, pa) in enumerate(keys):
+            matcher.set_seq1(a)
             for b, pb in keys[i + 1 : i + 40]:
                 if pa.known and pb.known:
                     continue  # both registered: already disambiguated by a person
-                ratio = difflib.SequenceMatcher(
-                    None, a.replace(" ", ""), b.replace(" ", "")
-                ).ratio()
+                matcher.set_seq2(b)
+                if matcher.real_quick_ratio() < NEAR_MISS_RATIO:
+                    continue  # upper bounds first: most pairs stop here
+                if matcher.quick_ratio() < NEAR_MISS_RATIO:
+                    continue
+                ratio = matcher.ratio()
                 if ratio >= NEAR_MISS_RATIO:
                     detail = (
                         f"{pa.name!r} and {pb.name!r} look alike (similarity {ratio:.2f}); "
