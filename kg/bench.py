@@ -86,7 +86,8 @@ else:
         t = time.perf_counter()
         write_outputs(root / "dist", render_parts(config, resolution, mapped.triples, jobs))
         mark("render and write", t)
-        (root / "graph.nt").write_bytes((root / "dist" / "graph.nt").read_bytes())
+        import shutil
+        shutil.copyfile(root / "dist" / "graph.nt", root / "graph.nt")
         del mapped
         first = sorted((root / "data" / "profiles").glob("*.yaml"))[0]
         text = first.read_text(encoding="utf-8")

@@ -300,9 +300,8 @@ def _run(args: argparse.Namespace) -> int:
     if args.command == "site":
         from kg.export import write_outputs
 
-        files = pipeline.site_files(config, progress=_progress, jobs=args.jobs)
         out = args.out or config.out_dir / "site"
-        write_outputs(out, files)
+        files = write_outputs(out, pipeline.site_parts(config, progress=_progress, jobs=args.jobs))
         print(f"wrote {out} ({len(files)} files)")
         return EXIT_OK
     if args.command == "embed":

@@ -15,6 +15,7 @@ import tempfile
 from collections import Counter
 from collections.abc import Callable, Collection, Iterable, Mapping
 from pathlib import Path
+from typing import TypeVar
 
 from rdflib import BNode, Graph, Literal, URIRef
 from rdflib.term import Node
@@ -25,6 +26,7 @@ from kg.namespaces import DCAT, DCTERMS, FOAF, KG, PREFIXES, RDF, SCHEMA, VOID, 
 from kg.triples import Triple, Triples
 
 MARKER = ".kg-output"
+T = TypeVar("T")
 CONTEXT_PREFIXES = ("foaf", "kg", "xsd", "rdfs", "dcterms", "dcat", "void", "skos")
 
 
@@ -150,6 +152,24 @@ class NodeBlocks:
         return size == full
 
 
+def _node_text(
+    blocks: NodeBlocks | None,
+    table: str,
+    s: Node,
+    predicates: Described,
+    make: Callable[[Node, Described], T],
+) -> T:
+    """`make(s, predicates)`, or the text kept in `blocks.<table>` for a node that every
+    file holds whole."""
+    if blocks is None or not blocks.shared(s, sum(map(len, predicates.values()))):
+        return make(s, predicates)
+    kept: dict[Node, T] = getattr(blocks, table)
+    found = kept.get(s)
+    if found is None:
+        found = kept[s] = make(s, predicates)
+    return found
+
+
 def to_turtle(graph: Iterable[Triple], blocks: NodeBlocks | None = None) -> str:
     """Readable, deterministic Turtle: used prefixes bound, subjects grouped and sorted,
     `a` first, then predicates and objects in order. Much faster than rdflib's writer."""
@@ -159,16 +179,15 @@ def to_turtle(graph: Iterable[Triple], blocks: NodeBlocks | None = None) -> str:
         term = blocks.turtle_terms = blocks.turtle_terms or term
     used: set[str] = set()
     texts = []
+
+    def block(s: Node, predicates: Described) -> tuple[str, set[str]]:
+        term.used = set()  # the prefixes this block uses, kept with its text
+        return _turtle_block(s, predicates, term), term.used
+
     for s, predicates in sorted(_by_subject(graph).items(), key=_subject_order):
-        keep = blocks is not None and blocks.shared(s, sum(map(len, predicates.values())))
-        cached = blocks.turtle.get(s) if keep else None  # type: ignore[union-attr]
-        if cached is None:
-            term.used = set()
-            cached = (_turtle_block(s, predicates, term), term.used)
-            if keep:
-                blocks.turtle[s] = cached  # type: ignore[union-attr]
-        texts.append(cached[0])
-        used |= cached[1]
+        text, prefixes_used = _node_text(blocks, "turtle", s, predicates, block)
+        texts.append(text)
+        used |= prefixes_used
     header = "".join(
         f"@prefix {prefix}: <{ns}> .\n"
         for ns, prefix in sorted(prefixes.items(), key=lambda kv: kv[1])
@@ -272,14 +291,12 @@ def to_jsonld(graph: Iterable[Triple], blocks: NodeBlocks | None = None) -> str:
     """`to_jsonld_document` as indented JSON text (node texts shared through `blocks`)."""
     terms = blocks.json_terms if blocks is not None else _JsonTerms()
     texts = []
+
+    def node(s: Node, predicates: Described) -> str:
+        return dumps(_node_object(s, _json_values(predicates, terms)), depth=2)
+
     for s, predicates in sorted(_by_subject(graph).items(), key=_subject_order):
-        keep = blocks is not None and blocks.shared(s, sum(map(len, predicates.values())))
-        text = blocks.json.get(s) if keep else None  # type: ignore[union-attr]
-        if text is None:
-            text = dumps(_node_object(s, _json_values(predicates, terms)), depth=2)
-            if keep:
-                blocks.json[s] = text  # type: ignore[union-attr]
-        texts.append(text)
+        texts.append(_node_text(blocks, "json", s, predicates, node))
     context = dumps(terms.context, depth=1)
     if not texts:
         return f'{{\n  "@context": {context},\n  "@graph": []\n}}\n'

@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime
 import os
 import subprocess
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -17,7 +17,7 @@ from kg.load import load_dataset
 from kg.map import Mapped, map_graph
 from kg.model import Dataset, PartialDate
 from kg.redact import redact
-from kg.render import render_outputs, render_parts
+from kg.render import render_parts
 from kg.resolve import Resolution, resolve
 from kg.validate import Report, validate_in_parts
 from kg.workers import worker_count
@@ -174,12 +174,15 @@ def _every_tenth(progress: Progress, verb: str) -> Callable[[int, int], None]:
     return report
 
 
-def site_files(config: Config, progress: Progress = _quiet, jobs: int = 0) -> dict[str, str]:
-    """The site alone (pages and the per-person downloads they link to)."""
+def site_parts(
+    config: Config, progress: Progress = _quiet, jobs: int = 0
+) -> Iterator[dict[str, str]]:
+    """The site alone (pages and the per-person downloads they link to), in parts for
+    `write_outputs`, paths relative to the site folder."""
     resolution, mapped = build_graph(config, progress)
     jobs = worker_count(jobs, len(resolution.dataset.profiles))
-    files = render_outputs(config, resolution, mapped.triples, jobs)
-    return {k[len("site/") :]: v for k, v in files.items() if k.startswith("site/")}
+    for part in render_parts(config, resolution, mapped.triples, jobs):
+        yield {k[len("site/") :]: v for k, v in part.items() if k.startswith("site/")}
 
 
 def embed_markup(config: Config, person: str) -> dict:
