@@ -9,6 +9,14 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, settings
 
+from kg.config import Config, load_config
+from kg.pipeline import build_graph
+
+REPO = Path(__file__).resolve().parent.parent
+VOCAB = Path(__file__).resolve().parent / "vocab"  # vendored copies (see vocab/README.md)
+MINI = Path(__file__).resolve().parent / "fixtures" / "mini"
+PROFILES = sorted((REPO / "data" / "profiles").glob("*.yaml"))
+
 # Property tests: the same bounded examples on every run (no shrinking marathons, no flaky
 # CI); `HYPOTHESIS_PROFILE=explore pytest` searches wider and randomly while developing.
 settings.register_profile(
@@ -21,14 +29,6 @@ settings.register_profile(
 )
 settings.register_profile("explore", max_examples=300, deadline=None)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
-
-from kg.config import Config, load_config
-from kg.pipeline import build_graph
-
-REPO = Path(__file__).resolve().parent.parent
-VOCAB = Path(__file__).resolve().parent / "vocab"  # vendored copies (see vocab/README.md)
-MINI = Path(__file__).resolve().parent / "fixtures" / "mini"
-PROFILES = sorted((REPO / "data" / "profiles").glob("*.yaml"))
 
 
 @pytest.fixture(scope="session")
