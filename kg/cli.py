@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 from kg import __version__, pipeline
-from kg.config import load_config
+from kg.config import DEFAULT_BASE_IRI, load_config
 from kg.errors import InputError, KgError, UsageError
 
 EXIT_OK, EXIT_NONCONFORMING, EXIT_BAD_INPUT = 0, 1, 2
@@ -27,6 +27,33 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"kg {__version__}")
     parser.add_argument("--project", type=Path, help="project directory (default: found from .)")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    init = sub.add_parser(
+        "init",
+        help="start a new project (kg.toml, registries, an example profile)",
+        description="Write a new project into DIR (default: the current directory): "
+        "kg.toml, data/ with registries pre-filled from the list bundled with kg (major "
+        "CS conferences and journals with their dblp keys, arXiv, common organizations "
+        "with ROR and Wikidata identifiers) and an example profile. No network. Refuses "
+        "to touch a directory that already has kg.toml or data/.",
+    )
+    init.add_argument("dir", nargs="?", type=Path, default=Path("."), help="project directory")
+    init.add_argument(
+        "--base-iri",
+        default=DEFAULT_BASE_IRI,
+        help=f"where the site will be published; every IRI starts with it "
+        f"(default: the example {DEFAULT_BASE_IRI})",
+    )
+    init.add_argument("--title", default="Researcher profiles", help="the dataset's title")
+
+    new = sub.add_parser(
+        "new",
+        help="write a commented skeleton for a new profile",
+        description="Write data/profiles/<slug>.yaml, a commented profile skeleton for "
+        "the person, the slug made from the name. Never overwrites a file.",
+    )
+    new.add_argument("kind", choices=["person"], help="what to create")
+    new.add_argument("name", help='full name, e.g. "Mei Lin"')
 
     sub.add_parser(
         "check",
@@ -273,7 +300,21 @@ def _run(args: argparse.Namespace) -> int:
         counts = generate(args.out, args.people, args.seed)
         print(", ".join(f"{v} {k}" for k, v in counts.items()) + f" written to {args.out}")
         return EXIT_OK
+    if args.command == "init":
+        return _init(args)
     config = load_config(args.project)
+    if args.command == "new":
+        from kg.scaffold import new_person
+
+        path = new_person(config.data_dir, args.name)
+        print(f"wrote {path}; fill it in, then run kg check")
+        return EXIT_OK
+    if args.command in ("build", "embed") and config.example_base:
+        print(
+            f"warning: base_iri is still the example {DEFAULT_BASE_IRI}: IRIs in the output "
+            f"will not dereference; set base_iri in {config.root / 'kg.toml'}",
+            file=sys.stderr,
+        )
     if args.command == "check":
         data = pipeline.check(config)
         print(
@@ -375,6 +416,17 @@ def _query(config, args: argparse.Namespace) -> int:
     else:
         answer = run_embedded(pipeline.build_graph(config)[1].graph, query, values)
     sys.stdout.write(render(answer, args.format))
+    return EXIT_OK
+
+
+def _init(args: argparse.Namespace) -> int:
+    from kg.scaffold import init_project
+
+    files = init_project(args.dir, args.base_iri, args.title)
+    print(f"started a kg project in {args.dir} ({len(files)} files):")
+    for path in files:
+        print(f"  {path}")
+    print('next: kg new person "Your Name", then kg check and kg build')
     return EXIT_OK
 
 

@@ -32,6 +32,11 @@ class Config:
     out: str = "dist"
 
     @property
+    def example_base(self) -> bool:
+        """True while the base IRI is still the example one (IRIs nobody can dereference)."""
+        return self.base_iri == DEFAULT_BASE_IRI
+
+    @property
     def data_dir(self) -> Path:
         return self.root / "data"
 
@@ -94,6 +99,16 @@ def load_config(project: Path | None = None) -> Config:
     if bad:
         raise ProjectError(f"{path}: [kg] {', '.join(bad)} must be text")
     base = table.get("base_iri", DEFAULT_BASE_IRI)
-    if not base.startswith(("http://", "https://")) or not base.endswith(("/", "#")):
-        raise ProjectError(f"{path}: base_iri {base!r} must be an http(s) IRI ending in / or #")
+    problem = check_base_iri(base)
+    if problem:
+        raise ProjectError(f"{path}: base_iri {base!r} {problem}")
     return Config(root=root, **table)
+
+
+def check_base_iri(base: str) -> str | None:
+    """What is wrong with a base IRI, or None when it can be used."""
+    if not base.startswith(("http://", "https://")) or not base.endswith(("/", "#")):
+        return "must be an http(s) IRI ending in / or #"
+    if any(c in base for c in ' <>"{}|\\^`'):
+        return "must not contain spaces, quotes, braces or angle brackets"
+    return None

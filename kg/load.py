@@ -31,6 +31,16 @@ FORMATS = {
     ),
     "lang": (re.compile(r"^[a-zA-Z]{2,3}(-[a-zA-Z0-9]{2,8})*$"), "a BCP 47 language tag"),
     "key": (re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$"), "a key of lower-case letters, digits, -"),
+    "ror": (
+        re.compile(r"^0[a-hj-km-np-tv-z0-9]{6}[0-9]{2}$"),
+        "a ROR identifier like 02v51f717 (without https://ror.org/; its last two digits "
+        "are a checksum)",
+    ),
+    "wikidata": (re.compile(r"^Q[1-9][0-9]*$"), "a Wikidata item like Q16955"),
+    "dblp": (
+        re.compile(r"^(conf|journals|series)/[a-z0-9][a-z0-9-]*$"),
+        "a dblp venue key like conf/osdi or journals/pacmpl",
+    ),
 }
 NULLS = frozenset({"", "~", "null"})
 SHORTHAND = {model.PersonRef: "name"}
@@ -177,9 +187,20 @@ def _check_text(text: str, meta: dict) -> str:
     fmt = meta.get("format")
     if fmt:
         pattern, what = FORMATS[fmt]
-        if not pattern.match(text):
+        if not pattern.match(text) or (fmt == "ror" and not ror_checksum_ok(text)):
             raise ValueError(what)
     return text
+
+
+_CROCKFORD = "0123456789abcdefghjkmnpqrstvwxyz"
+
+
+def ror_checksum_ok(ror: str) -> bool:
+    """ROR identifiers end in an ISO 7064 Mod 97-10 checksum of their base-32 number."""
+    number = 0
+    for char in ror[:7]:
+        number = number * 32 + _CROCKFORD.index(char)
+    return 98 - (number * 100) % 97 == int(ror[7:])
 
 
 def _expected(hint: Any, meta: dict) -> str:

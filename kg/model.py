@@ -38,7 +38,7 @@ def f(
     """A model field with documentation (and a default unless required).
 
     `choices` closes the set of allowed values; `fmt` names a text format checked by
-    the loader (`email`, `url`, `orcid`, `lang`, `key`).
+    the loader (`email`, `url`, `orcid`, `lang`, `key`, `ror`, `wikidata`, `dblp`).
     """
     meta = {"doc": doc, "example": example, "choices": choices, "format": fmt}
     if required:
@@ -471,6 +471,14 @@ class Organization:
     parent: str | None = f("Key of the parent organization (teams, labs, schools).")
     homepage: str | None = f("Homepage address.", fmt="url")
     location: str | None = f("City and country.", example="Beijing, China")
+    ror: str | None = f(
+        "ROR identifier (the part after https://ror.org/); published as `schema:sameAs`.",
+        example="02v51f717",
+        fmt="ror",
+    )
+    wikidata: str | None = f(
+        "Wikidata item (Q number); published as `schema:sameAs`.", example="Q16955", fmt="wikidata"
+    )
     key: str = field(default="", metadata={"internal": True})
     source: Source | None = SOURCE
 
@@ -508,6 +516,14 @@ class Venue:
     ranks: dict[str, str] = f("Rank lists, e.g. `{CCF: A}`.", {}, example={"CCF": "A"})
     editions: dict[int, Edition] = f("Editions by year.", {})
     homepage: str | None = f("Homepage address.", fmt="url")
+    dblp: str | None = f(
+        "dblp venue key; published as `schema:sameAs` the dblp venue page.",
+        example="conf/osdi",
+        fmt="dblp",
+    )
+    wikidata: str | None = f(
+        "Wikidata item (Q number); published as `schema:sameAs`.", example="Q118398", fmt="wikidata"
+    )
     key: str = field(default="", metadata={"internal": True})
     source: Source | None = SOURCE
 
