@@ -55,12 +55,14 @@ def _parser() -> argparse.ArgumentParser:
     new.add_argument("kind", choices=["person"], help="what to create")
     new.add_argument("name", help='full name, e.g. "Mei Lin"')
 
-    sub.add_parser(
+    check = sub.add_parser(
         "check",
         help="load every profile and registry; report every mistake",
-        description="Load data/ and report every mistake (file:line:column, key, "
-        "what was expected). Exit 0 when clean, 2 when not.",
+        description="Load data/ and report every mistake in one run (file:line:column, "
+        "key, what was expected; unknown organizations and venues with the YAML that adds "
+        "them), and warnings. Exit 0 when clean (warnings allowed), 2 when not.",
     )
+    _problem_format_argument(check)
 
     resolve = sub.add_parser(
         "resolve",
@@ -69,6 +71,7 @@ def _parser() -> argparse.ArgumentParser:
         "report: what was merged and why, and near misses to confirm.",
     )
     resolve.add_argument("--report", action="store_true", help="print the full merge report")
+    _problem_format_argument(resolve)
 
     build = sub.add_parser(
         "build",
@@ -94,9 +97,10 @@ def _parser() -> argparse.ArgumentParser:
     )
     validate.add_argument(
         "--format",
-        choices=["text", "json", "ttl"],
+        choices=["text", "json", "github", "ttl"],
         default="text",
-        help="text (grouped by file), json, or ttl (sh:ValidationReport)",
+        help="text (grouped by file), json, github (GitHub Actions annotations), "
+        "or ttl (sh:ValidationReport)",
     )
     _jobs_argument(validate)
     _cache_argument(validate)
@@ -235,6 +239,16 @@ def help_texts() -> dict[str, str]:
             os.environ["COLUMNS"] = old
 
 
+def _problem_format_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--format",
+        choices=["text", "json", "github"],
+        default="text",
+        help="text, json (on standard output), or github (GitHub Actions annotations: "
+        "::error file=...,line=...::message)",
+    )
+
+
 def _jobs_argument(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--jobs",
@@ -269,9 +283,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return _run(args)
     except InputError as exc:
-        for problem in exc.problems:
-            print(f"error: {problem}", file=sys.stderr)
-        print(f"{len(exc.problems)} problem(s) found", file=sys.stderr)
+        _print_problems(exc.problems, (), _problem_format(args))
         return EXIT_BAD_INPUT
     except KgError as exc:
         print(f"error: {exc}", file=sys.stderr)
@@ -279,6 +291,17 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # `kg ... | head` stopped reading: not an error
+        _silence_stdout()
+        return EXIT_OK
+
+
+def _silence_stdout() -> None:
+    """Point standard output at /dev/null so the interpreter's final flush cannot fail."""
+    import os
+
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -316,15 +339,13 @@ def _run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
     if args.command == "check":
-        data = pipeline.check(config)
-        print(
-            f"ok: {len(data.profiles)} profiles, {len(data.organizations)} organizations, "
-            f"{len(data.venues)} venues, {len(data.people)} people"
-        )
-        return EXIT_OK
+        return _check(config, args.format)
     if args.command == "resolve":
         resolution = pipeline.resolve_project(config)
-        _print_report(resolution, full=args.report)
+        if args.format == "json":
+            print(json.dumps(_report_json(resolution), indent=2, ensure_ascii=False))
+        else:
+            _print_report(resolution, full=args.report)
         return EXIT_OK
     if args.command == "query":
         return _query(config, args)
@@ -419,6 +440,90 @@ def _query(config, args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _check(config, fmt: str) -> int:
+    report = pipeline.check_project(config)
+    _print_problems(report.errors, report.warnings, fmt)
+    if report.errors:
+        return EXIT_BAD_INPUT
+    data = report.dataset
+    summary = (
+        f"{len(data.profiles)} profiles, {len(data.organizations)} organizations, "
+        f"{len(data.venues)} venues, {len(data.people)} people"
+    )
+    print(f"ok: {summary}", file=sys.stderr if fmt == "json" else sys.stdout)
+    return EXIT_OK
+
+
+def _problem_format(args: argparse.Namespace) -> str:
+    """The format problems are printed in: json/github where the command offers them."""
+    fmt = getattr(args, "format", "text")
+    return fmt if args.command in ("check", "resolve", "validate") and fmt != "ttl" else "text"
+
+
+def _print_problems(errors, warnings, fmt: str) -> None:
+    """Errors and warnings as text (standard error), JSON or GitHub annotations (stdout)."""
+    if fmt == "json":
+        rows = {"errors": [_problem_json(p) for p in errors]}
+        rows["warnings"] = [_problem_json(p) for p in warnings]
+        print(json.dumps({"ok": not errors, **rows}, indent=2, ensure_ascii=False))
+        return
+    if fmt == "github":
+        for level, problems in (("error", errors), ("warning", warnings)):
+            for p in problems:
+                message = f"{p.path}: {p.message}" if p.path else p.message
+                print(_annotation(level, p.source, message + (f"\n{p.fix}" if p.fix else "")))
+        return
+    for level, problems in (("warning", warnings), ("error", errors)):
+        for p in problems:
+            print(f"{level}: {p}", file=sys.stderr)
+            for line in p.fix.splitlines():
+                print(f"    {line}", file=sys.stderr)
+    if errors:
+        print(f"{len(errors)} problem(s) found", file=sys.stderr)
+
+
+def _problem_json(p) -> dict:
+    where = p.source
+    return {
+        "file": where.file,
+        "line": where.line or None,
+        "column": where.column or None,
+        "path": p.path or None,
+        "message": p.message,
+        "fix": p.fix or None,
+    }
+
+
+def _annotation(level: str, source, message: str) -> str:
+    """A GitHub Actions workflow command, escaped as the runner expects."""
+
+    def prop(text: str) -> str:
+        return _escape(text).replace(":", "%3A").replace(",", "%2C")
+
+    where = [f"file={prop(source.file)}"] if source else []
+    if source and source.line:
+        where.append(f"line={source.line}")
+        where.append(f"col={source.column}") if source.column else None
+    head = f"::{level} {','.join(where)}" if where else f"::{level}"
+    return f"{head}::{_escape(message)}"
+
+
+def _escape(text: str) -> str:
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _report_json(resolution) -> dict:
+    return {
+        "people": len(resolution.persons),
+        "publications": len(resolution.publications),
+        "organizations": len(resolution.organizations),
+        "venues": len(resolution.venues),
+        "notes": [
+            {"kind": n.kind, "subject": n.subject, "detail": n.detail} for n in resolution.notes
+        ],
+    }
+
+
 def _init(args: argparse.Namespace) -> int:
     from kg.scaffold import init_project
 
@@ -474,7 +579,15 @@ def _params(pairs: list[str]) -> dict[str, str]:
     return values
 
 
+_GITHUB_LEVELS = {"Violation": "error", "Warning": "warning", "Info": "notice"}
+
+
 def _print_validation(report, fmt: str) -> None:
+    if fmt == "github":
+        for r in report.results:
+            path = f" {r.path}" if r.path else ""
+            print(_annotation(_GITHUB_LEVELS.get(r.severity, "notice"), r.source, r.message + path))
+        fmt = "summary"
     if fmt == "ttl":
         print(report.graph.serialize(format="turtle"))
         return

@@ -15,6 +15,7 @@ from rdflib import Graph, Literal, URIRef
 from rdflib.term import Node
 
 from kg.model import (
+    ACCOUNT_SERVICES,
     PRESENT,
     Award,
     Education,
@@ -49,13 +50,6 @@ VENUE_TYPES = {
 }
 WORK_TYPES = {"report": SCHEMA.Report, "thesis": SCHEMA.Thesis}
 PUBLISHED = ("published", "accepted")
-ACCOUNT_SERVICES = {
-    "github": "https://github.com/",
-    "gitlab": "https://gitlab.com/",
-    "twitter": "https://twitter.com/",
-    "x": "https://x.com/",
-    "linkedin": "https://www.linkedin.com/in/",
-}
 
 
 def date_literal(value: PartialDate) -> Literal:

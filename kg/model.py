@@ -156,6 +156,14 @@ PRIVATE_FIELDS = (
     "alternate_names",
     "headline",
 )
+# services whose profile address kg derives from the user name (`service` in any case)
+ACCOUNT_SERVICES = {
+    "github": "https://github.com/",
+    "gitlab": "https://gitlab.com/",
+    "twitter": "https://twitter.com/",
+    "x": "https://x.com/",
+    "linkedin": "https://www.linkedin.com/in/",
+}
 VENUE_KINDS = ("conference", "journal", "workshop", "preprint-server", "report-series")
 
 # --------------------------------------------------------------------------- shared parts
@@ -200,7 +208,13 @@ class Link:
 class Account:
     """An account on an online service."""
 
-    service: str = f("The service, lower case.", required=True, example="github")
+    service: str = f(
+        "The service, e.g. `github`; the profile address is derived for "
+        + ", ".join(ACCOUNT_SERVICES)
+        + " (in any case).",
+        required=True,
+        example="github",
+    )
     username: str = f("The user name on that service.", required=True, example="PKUFlyingPig")
     url: str | None = f("The profile address; derived for known services when omitted.", fmt="url")
     source: Source | None = SOURCE

@@ -11,11 +11,11 @@ import json
 from pathlib import Path
 from string import Template
 
+from kg.catalog import STARTER
 from kg.config import CONFIG_FILE, DEFAULT_BASE_IRI, check_base_iri
 from kg.errors import UsageError
 from kg.names import slugify
 
-STARTER = Path(__file__).resolve().parent / "starter"
 EXAMPLE_SLUG = "alex-example"
 GITIGNORE = "dist/\n.kg-cache/\n"
 
