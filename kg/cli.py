@@ -407,37 +407,60 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _query(config, args: argparse.Namespace) -> int:
-    from kg.query import load_queries, parse_query, run_embedded, run_remote
+    from kg import querytools
     from kg.results import render
 
+    queries = querytools.load_all_queries(config.builtin_queries_dir, config.project_queries_dir)
     if args.list:
-        for q in load_queries(config.queries_dir).values():
-            params = ", ".join(f"{p.name}={p.default}" for p in q.parameters)
-            print(f"{q.name}: {q.summary}" + (f"\n    parameters: {params}" if params else ""))
+        _list_queries(queries, config)
         return EXIT_OK
+    query = querytools.with_kg_prefixes(_pick_query(args, queries))
+    querytools.check_prefixes(query)
+    values = _params(args.param)
+    ask = _asker(config, args)
+    for p in querytools.defaults_used(query, values):
+        print(f"note: no --param {p.name}; using the default {p.name}={p.default}", file=sys.stderr)
+    values = querytools.resolve_values(query, values, ask, config.base_iri)
+    sys.stdout.write(render(ask(query, values), args.format, config.base_iri))
+    return EXIT_OK
+
+
+def _list_queries(queries: dict, config) -> None:
+    project = config.project_queries_dir
+    for q in queries.values():
+        params = ", ".join(f"{p.name}={p.default}" for p in q.parameters)
+        mine = " (project)" if project and q.path and q.path.parent == project else ""
+        print(f"{q.name}{mine}: {q.summary}" + (f"\n    parameters: {params}" if params else ""))
+
+
+def _pick_query(args: argparse.Namespace, queries: dict):
+    from kg.query import parse_query
+
     if args.file:
         text = sys.stdin.read() if args.file == "-" else _read_text(args.file)
-        query = parse_query(text, "ad-hoc")
-    elif args.name:
-        queries = load_queries(config.queries_dir)
+        return parse_query(text, "ad-hoc")
+    if args.name:
         if args.name not in queries:
             raise UsageError(f"no stored query {args.name!r}; `kg query --list` shows them")
-        query = queries[args.name]
-    else:
-        raise UsageError("name a stored query, or give --file or --list")
-    values = _params(args.param)
+        return queries[args.name]
+    raise UsageError("name a stored query, or give --file or --list")
+
+
+def _asker(config, args: argparse.Namespace):
+    """A function answering a query with values: on the endpoint, the graph file or data/."""
+    from kg.query import run_embedded, run_remote
+
     if args.endpoint and args.graph:
         raise UsageError("give --endpoint or --graph, not both")
     if args.endpoint:
-        answer = run_remote(args.endpoint, query, values, args.timeout, args.user, args.password)
-    elif args.graph:
-        from kg.store import QueryStore
+        return lambda q, v: run_remote(args.endpoint, q, v, args.timeout, args.user, args.password)
+    from kg.store import QueryStore
 
-        answer = run_embedded(QueryStore.from_file(args.graph), query, values)
+    if args.graph:
+        store = QueryStore.from_file(args.graph)
     else:
-        answer = run_embedded(pipeline.build_graph(config)[1].graph, query, values)
-    sys.stdout.write(render(answer, args.format))
-    return EXIT_OK
+        store = QueryStore.from_graph(pipeline.build_graph(config)[1].graph)
+    return lambda q, v: run_embedded(store, q, v)
 
 
 def _check(config, fmt: str) -> int:

@@ -53,6 +53,24 @@ class Config:
         return resource_dir(self.root, "queries")
 
     @property
+    def builtin_queries_dir(self) -> Path | None:
+        """The stored queries shipped with kg."""
+        for candidate in (PACKAGE_DIR / "_resources" / "queries", PACKAGE_DIR.parent / "queries"):
+            if candidate.is_dir():
+                return candidate
+        return None
+
+    @property
+    def project_queries_dir(self) -> Path | None:
+        """The project's own `queries/`, which adds to (and on a name clash wins over) the
+        built-in ones."""
+        folder = self.root / "queries"
+        builtin = self.builtin_queries_dir
+        if not folder.is_dir() or (builtin and folder.resolve() == builtin.resolve()):
+            return None
+        return folder
+
+    @property
     def ontology_dir(self) -> Path:
         return resource_dir(self.root, "ontology")
 
