@@ -78,3 +78,66 @@ def test_tables_show_slugs_and_prefixed_names(project, capsys):
     assert "person/xin-jin" in table and "https://" not in table
     _, csv, _ = run(project, capsys, *COAUTHORS, "person=a-b")
     assert "https://kg.example.org/person/xin-jin" in csv
+
+
+def _section(text: str, heading: str) -> str:
+    return text.split(heading, 1)[1].split("\n## ", 1)[0]
+
+
+def test_the_guide_to_writing_a_query_runs(project, capsys):
+    from conftest import REPO
+
+    guide = _section((REPO / "docs" / "queries.md").read_text(encoding="utf-8"), "## Writing")
+    example = guide.split("```sparql\n", 1)[1].split("```", 1)[0]
+    (project / "queries").mkdir()
+    (project / "queries" / "papers-at.rq").write_text(example, encoding="utf-8")
+    code, out, err = run(project, capsys, "query", "papers-at", "--format", "csv")
+    assert code == 0 and out == "title,year\r\nPaper: One,2024\r\n"
+    assert "using the default person=a-b" in err
+
+
+def test_every_cheat_sheet_pattern_matches_the_seed_graph(seed_build):
+    import re
+
+    from conftest import REPO
+
+    from kg.query import parse_query, run_embedded
+    from kg.querytools import check_prefixes, with_kg_prefixes
+
+    guide = _section((REPO / "docs" / "queries.md").read_text(encoding="utf-8"), "## Writing")
+    rows = [line for line in guide.splitlines() if line.startswith("| ") and "`" in line]
+    assert len(rows) >= 10
+    for row in rows:
+        pattern = re.search(r"`([^`]+)`", row.split("|")[2]).group(1)
+        query = with_kg_prefixes(parse_query(f"ASK {{ {pattern} }}", "cheat sheet"))
+        check_prefixes(query)
+        assert run_embedded(seed_build[1].graph, query).boolean, pattern
+
+
+def test_mapping_doc_lists_every_kg_term():
+    import os
+
+    from conftest import REPO
+    from rdflib import Graph
+    from rdflib.namespace import RDFS
+
+    from kg.namespaces import KG
+
+    ontology = Graph().parse(REPO / "ontology" / "kg.ttl")
+    lines = ["| term | label | meaning |", "|---|---|---|"]
+    terms = sorted({s for s in ontology.subjects() if str(s).startswith(str(KG))})
+    for term in terms:
+        label = ontology.value(term, RDFS.label) or ""
+        comment = " ".join(str(ontology.value(term, RDFS.comment) or "").split())
+        lines.append(f"| `kg:{term[len(KG) :]}` | {label} | {comment.replace('|', '/')} |")
+    path = REPO / "docs" / "mapping.md"
+    text = path.read_text(encoding="utf-8")
+    head, rest = text.split("<!-- BEGIN GENERATED -->", 1)
+    _, tail = rest.split("<!-- END GENERATED -->", 1)
+    expected = (
+        f"{head}<!-- BEGIN GENERATED -->\n" + "\n".join(lines) + f"\n<!-- END GENERATED -->{tail}"
+    )
+    if os.environ.get("KG_UPDATE_DOCS"):
+        path.write_text(expected, encoding="utf-8")
+    assert text == expected, "docs/mapping.md is out of date: run with KG_UPDATE_DOCS=1"
+    assert "`kg:venue`" in expected
