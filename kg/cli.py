@@ -390,6 +390,10 @@ def _run(args: argparse.Namespace) -> int:
             jobs=args.jobs,
             cache=args.cache,
         )
+        from kg.lint import warnings
+
+        for warning in warnings(result.resolution.dataset):
+            print(f"warning: {warning}", file=sys.stderr)
         _print_report(result.resolution, full=False)
         _print_validation(result.report, "summary" if result.report.conforms else "text")
         if not result.published:
