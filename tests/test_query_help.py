@@ -141,3 +141,17 @@ def test_mapping_doc_lists_every_kg_term():
         path.write_text(expected, encoding="utf-8")
     assert text == expected, "docs/mapping.md is out of date: run with KG_UPDATE_DOCS=1"
     assert "`kg:venue`" in expected
+
+
+def test_slugs_and_names_are_looked_up_on_the_endpoint_too(project, mini_build, capsys):
+    from sparql_server import oxigraph_server
+
+    from kg.publish import publish
+
+    _, embedded, _ = run(project, capsys, *COAUTHORS, "person=a-b")
+    with oxigraph_server() as base:
+        assert publish(mini_build[1].graph, f"{base}/store") in (200, 201, 204)
+        remote = ["query", "coauthors", "--endpoint", f"{base}/query", "--format", "csv"]
+        assert run(project, capsys, *remote, "--param", "person=Ann Bee")[1] == embedded
+        code, _, err = run(project, capsys, *remote, "--param", "person=nobody")
+    assert code == 2 and "nothing in the graph" in err
