@@ -13,7 +13,7 @@ from string import Template
 
 from kg.catalog import STARTER
 from kg.config import CONFIG_FILE, DEFAULT_BASE_IRI, check_base_iri
-from kg.errors import UsageError
+from kg.errors import ProjectError, UsageError
 from kg.names import slugify
 
 EXAMPLE_SLUG = "alex-example"
@@ -27,6 +27,8 @@ def init_project(
     problem = check_base_iri(base_iri)
     if problem:
         raise UsageError(f"--base-iri {base_iri!r}: {problem}")
+    if target.exists() and not target.is_dir():
+        raise UsageError(f"{target} exists and is not a directory")
     for existing in (target / CONFIG_FILE, target / "data"):
         if existing.exists():
             raise UsageError(f"{existing} already exists; kg init only starts new projects")
@@ -43,10 +45,7 @@ def init_project(
         del files[".gitignore"]
     written = []
     for name, text in files.items():
-        path = target / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-        written.append(path)
+        written.append(_write(target / name, text))
     return written
 
 
@@ -65,8 +64,15 @@ def new_person(data_dir: Path, name: str) -> Path:
     text = Template(_starter("person.yaml")).substitute(
         name=_yaml_text(name), slug=slug, given=given, family=family
     )
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
+    return _write(path, text)
+
+
+def _write(path: Path, text: str) -> Path:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise ProjectError(f"cannot write {path}: {exc.strerror}") from None
     return path
 
 

@@ -136,3 +136,11 @@ def test_new_person_writes_a_skeleton_that_loads_and_never_overwrites(project, c
     assert main(["--project", str(project), "new", "person", "Mei  Lin"]) == 2
     assert "already exists" in capsys.readouterr().err
     assert path.read_text(encoding="utf-8").endswith("interests: [Systems]\n")
+
+
+def test_init_on_a_file_is_a_usage_error(tmp_path, capsys):
+    target = tmp_path / "notes.txt"
+    target.write_text("mine\n", encoding="utf-8")
+    assert main(["init", str(target)]) == 2
+    assert "is not a directory" in capsys.readouterr().err
+    assert target.read_text(encoding="utf-8") == "mine\n"
