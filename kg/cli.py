@@ -108,8 +108,9 @@ def _parser() -> argparse.ArgumentParser:
     query = sub.add_parser(
         "query",
         help="run a stored or ad-hoc SPARQL query",
-        description="Run a stored query from queries/ (or an ad-hoc one with "
-        "--file, - for standard input) on the graph built from data/, on a built "
+        description="Run a stored query (kg's built-in ones plus the project's queries/, "
+        "which win on a name clash) or an ad-hoc one with --file (- for standard input; "
+        "kg's prefixes are predeclared) on the graph built from data/, on a built "
         "graph file with --graph (fast on big projects), or on a SPARQL endpoint "
         "with --endpoint. Parameters are bound as RDF terms.",
     )
@@ -121,7 +122,8 @@ def _parser() -> argparse.ArgumentParser:
         action="append",
         default=[],
         metavar="KEY=VALUE",
-        help="bind a parameter (repeatable)",
+        help="bind a parameter (repeatable); an IRI parameter also takes a slug "
+        "(person=xin-jin) or an exact name (person='Xin Jin')",
     )
     query.add_argument(
         "--format",
