@@ -319,7 +319,7 @@ def _silence_stdout() -> None:
 
 def _run(args: argparse.Namespace) -> int:
     if args.command == "schema":
-        from kg.schema import profile_schema, registry_schema
+        from kg.ingest.schema import profile_schema, registry_schema
 
         schema = registry_schema(args.registry) if args.registry else profile_schema()
         print(json.dumps(schema, indent=2, ensure_ascii=False))
@@ -327,7 +327,7 @@ def _run(args: argparse.Namespace) -> int:
     if args.command == "bench" and args.bench_command == "run":
         return _bench_run(args)
     if args.command == "bench":
-        from kg.synth import generate
+        from kg.bench.synth import generate
 
         if args.people < 1:
             raise UsageError("--people must be at least 1")
@@ -340,7 +340,7 @@ def _run(args: argparse.Namespace) -> int:
         return _init(args)
     config = load_config(args.project)
     if args.command == "new":
-        from kg.scaffold import new_person
+        from kg.ingest.scaffold import new_person
 
         path = new_person(config.data_dir, args.name)
         print(f"wrote {path}; fill it in, then run kg check")
@@ -363,7 +363,7 @@ def _run(args: argparse.Namespace) -> int:
     if args.command == "query":
         return _query(config, args)
     if args.command == "publish":
-        from kg.publish import publish
+        from kg.query.graph_store import publish
 
         _, mapped = _pipeline().build_graph(config, progress=_progress)
         status = publish(
@@ -373,7 +373,7 @@ def _run(args: argparse.Namespace) -> int:
         print(f"published {len(mapped.graph)} triples to {target} at {args.store} (HTTP {status})")
         return EXIT_OK
     if args.command == "site":
-        from kg.export import write_outputs
+        from kg.publish.export import write_outputs
 
         out = args.out or config.out_dir / "site"
         files = write_outputs(
@@ -382,7 +382,7 @@ def _run(args: argparse.Namespace) -> int:
         print(f"wrote {out} ({len(files)} files)")
         return EXIT_OK
     if args.command == "embed":
-        from kg.markup import escape_json_for_html, script_tag
+        from kg.publish.markup import escape_json_for_html, script_tag
 
         document = _pipeline().embed_markup(config, args.person)
         if args.json:
@@ -405,7 +405,7 @@ def _run(args: argparse.Namespace) -> int:
             jobs=args.jobs,
             cache=args.cache,
         )
-        from kg.lint import warnings
+        from kg.ingest.lint import warnings
 
         for warning in warnings(result.resolution.dataset):
             print(f"warning: {warning}", file=sys.stderr)
@@ -426,8 +426,8 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _query(config, args: argparse.Namespace) -> int:
-    from kg import querytools
-    from kg.results import render
+    from kg.query import lookup as querytools
+    from kg.query.results import render
 
     queries = querytools.load_all_queries(config.builtin_queries_dir, config.project_queries_dir)
     if args.list:
@@ -453,7 +453,7 @@ def _list_queries(queries: dict, config) -> None:
 
 
 def _pick_query(args: argparse.Namespace, queries: dict):
-    from kg.query import parse_query
+    from kg.query.stored import parse_query
 
     if args.file:
         text = sys.stdin.read() if args.file == "-" else _read_text(args.file)
@@ -467,13 +467,13 @@ def _pick_query(args: argparse.Namespace, queries: dict):
 
 def _asker(config, args: argparse.Namespace):
     """A function answering a query with values: on the endpoint, the graph file or data/."""
-    from kg.query import run_embedded, run_remote
+    from kg.query.stored import run_embedded, run_remote
 
     if args.endpoint and args.graph:
         raise UsageError("give --endpoint or --graph, not both")
     if args.endpoint:
         return lambda q, v: run_remote(args.endpoint, q, v, args.timeout, args.user, args.password)
-    from kg.store import QueryStore
+    from kg.query.store import QueryStore
 
     if args.graph:
         store = QueryStore.from_file(args.graph)
@@ -567,7 +567,7 @@ def _report_json(resolution) -> dict:
 
 
 def _init(args: argparse.Namespace) -> int:
-    from kg.scaffold import init_project
+    from kg.ingest.scaffold import init_project
 
     files = init_project(args.dir, args.base_iri, args.title)
     print(f"started a kg project in {args.dir} ({len(files)} files):")
@@ -578,7 +578,7 @@ def _init(args: argparse.Namespace) -> int:
 
 
 def _bench_run(args: argparse.Namespace) -> int:
-    from kg import bench
+    from kg.bench import run as bench
 
     try:
         sizes = [int(x) for x in args.sizes.split(",") if x.strip()]

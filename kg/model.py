@@ -1,4 +1,4 @@
-"""Typed, frozen model of the profile format (what `kg.load` produces).
+"""Typed, frozen model of the profile format (what `kg.ingest.load` produces).
 
 Every class here is one YAML mapping in `data/`. The docstring of a class and the
 `doc` metadata of its fields are the single source for `docs/profile-format.md`

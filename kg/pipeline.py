@@ -13,14 +13,14 @@ from rdflib import URIRef
 
 from kg.config import Config
 from kg.errors import InputError, Problem
-from kg.export import write_outputs
-from kg.load import load_dataset_partially
-from kg.map import Mapped, map_graph
+from kg.graph.mapping import Mapped, map_graph
+from kg.ingest.load import load_dataset_partially
+from kg.ingest.redact import redact
 from kg.model import Dataset, PartialDate
-from kg.redact import redact
-from kg.render import render_parts
-from kg.resolve import Resolution, reference_problems, resolve
-from kg.validate import Report, validate_in_parts
+from kg.publish.export import write_outputs
+from kg.publish.render import render_parts
+from kg.resolve.identity import Resolution, reference_problems, resolve
+from kg.validate.shacl import Report, validate_in_parts
 from kg.workers import worker_count
 
 Progress = Callable[[str], None]
@@ -50,7 +50,7 @@ class CheckReport:
 
 def check_project(config: Config) -> CheckReport:
     """Load and resolve everything; collect every error and warning instead of raising."""
-    from kg.lint import warnings
+    from kg.ingest.lint import warnings
 
     data, problems = load_dataset_partially(config.data_dir)
     if problems:
@@ -222,7 +222,7 @@ def site_parts(
 def embed_markup(config: Config, person: str) -> dict:
     """The JSON-LD a person's page embeds, for pasting into an existing homepage."""
     from kg.errors import UsageError
-    from kg.markup import profile_markup
+    from kg.publish.markup import profile_markup
 
     resolution, mapped = build_graph(config)
     slugs = {p.slug for p in resolution.dataset.profiles}

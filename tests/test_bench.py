@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from kg import bench
+from kg.bench import run as bench
 
 
 @pytest.fixture(scope="module")

@@ -13,7 +13,7 @@ import pytest
 from conftest import REPO
 
 from kg.cli import help_texts
-from kg.schema import format_reference, profile_schema, registry_schema
+from kg.ingest.schema import format_reference, profile_schema, registry_schema
 
 BEGIN, END = "<!-- BEGIN GENERATED -->", "<!-- END GENERATED -->"
 
@@ -50,7 +50,7 @@ def test_shipped_json_schemas_are_current(name):
 
 
 def test_every_example_in_profile_format_doc_loads(tmp_path):
-    from kg.load import load_file
+    from kg.ingest.load import load_file
     from kg.model import Profile
 
     text = (REPO / "docs" / "profile-format.md").read_text(encoding="utf-8")
@@ -65,7 +65,7 @@ def test_every_example_in_profile_format_doc_loads(tmp_path):
 
 def test_validation_constraints_table_is_current():
     from kg.config import load_config
-    from kg.validate import describe_shapes, shapes_graph
+    from kg.validate.shacl import describe_shapes, shapes_graph
 
     config = load_config(REPO)
     rows = describe_shapes(shapes_graph(config.shapes_dir, config.ontology_dir))
@@ -79,8 +79,8 @@ def test_validation_constraints_table_is_current():
 
 
 def test_queries_doc_shows_every_query_with_sample_output(seed_build):
-    from kg.query import load_queries, run_embedded
-    from kg.results import render
+    from kg.query.results import render
+    from kg.query.stored import load_queries, run_embedded
 
     parts = []
     for name, query in load_queries(REPO / "queries").items():

@@ -1,4 +1,4 @@
-"""kg.export and kg build: formats agree, per-person subsets, determinism, atomic output."""
+"""kg.publish.export and kg build: formats agree, per-person subsets, determinism, atomic output."""
 
 from __future__ import annotations
 
@@ -11,7 +11,9 @@ from rdflib.compare import graph_diff, isomorphic, to_isomorphic
 
 from kg.config import load_config
 from kg.errors import ProjectError
-from kg.export import (
+from kg.graph.namespaces import VOID
+from kg.pipeline import build
+from kg.publish.export import (
     SERIALIZERS,
     NodeBlocks,
     owned_nodes,
@@ -21,8 +23,6 @@ from kg.export import (
     to_turtle,
     write_outputs,
 )
-from kg.namespaces import VOID
-from kg.pipeline import build
 
 FORMATS = {"ttl": "turtle", "jsonld": "json-ld", "nt": "nt"}
 

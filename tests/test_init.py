@@ -9,9 +9,9 @@ import tomllib
 import pytest
 
 from kg.cli import main
-from kg.load import load_registry, ror_checksum_ok
+from kg.ingest.load import load_registry, ror_checksum_ok
+from kg.ingest.scaffold import STARTER
 from kg.model import Organization, Venue
-from kg.scaffold import STARTER
 
 # the areas the bundled venues must cover, by one venue each (dblp key)
 AREAS = {

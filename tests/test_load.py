@@ -1,4 +1,4 @@
-"""kg.load and kg.yamlsafe: every profile loads; every kind of mistake is explained."""
+"""kg.ingest.load and yamlsafe: every profile loads; every kind of mistake is explained."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from conftest import PROFILES, write
 
 from kg import model
 from kg.errors import InputError
-from kg.load import load_dataset, load_file
+from kg.ingest.load import load_dataset, load_file
 from kg.model import PRESENT, PartialDate, Profile
 
 

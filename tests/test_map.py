@@ -1,4 +1,4 @@
-"""kg.map: the graph uses only defined terms, no blank nodes, the http schema.org namespace."""
+"""kg.graph.mapping: only defined terms, no blank nodes, the http schema.org namespace."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from conftest import REPO, VOCAB
 from rdflib import BNode, Graph, Literal, URIRef
 from rdflib.namespace import OWL, RDF, RDFS
 
-from kg.namespaces import FOAF, KG, SCHEMA, XSD
+from kg.graph.namespaces import FOAF, KG, SCHEMA, XSD
 
 
 @pytest.fixture(scope="module")
@@ -48,7 +48,7 @@ def test_every_project_term_is_defined_with_label_and_comment(request, ontology,
 
 
 def test_ontology_defines_nothing_unused_by_the_mapper(ontology):
-    source = "".join(p.read_text() for p in (REPO / "kg").glob("*.py"))
+    source = "".join(p.read_text() for p in (REPO / "kg").rglob("*.py"))
     declared = {s for s in ontology.subjects(RDF.type, None) if str(s).startswith(str(KG))}
     unused = sorted(str(t) for t in declared if f"KG.{str(t)[len(str(KG)) :]}" not in source)
     assert unused == []

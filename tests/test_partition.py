@@ -18,13 +18,13 @@ from conftest import MINI
 from rdflib import Graph
 from test_validate import CASES, PREFIXES, B
 
-from kg import partition
+from kg.bench.synth import generate
 from kg.config import load_config
+from kg.graph.triples import Triples
 from kg.pipeline import build_graph
-from kg.render import render_outputs
-from kg.synth import generate
-from kg.triples import Triples
-from kg.validate import validate, validate_in_parts
+from kg.publish.render import render_outputs
+from kg.validate import parts as partition
+from kg.validate.shacl import validate, validate_in_parts
 
 
 @pytest.fixture(scope="module")

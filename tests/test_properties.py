@@ -15,9 +15,9 @@ from rdflib import Graph
 from rdflib.compare import isomorphic
 
 from kg.config import load_config
-from kg.export import SERIALIZERS
-from kg.names import name_key, text_key
 from kg.pipeline import build_graph
+from kg.publish.export import SERIALIZERS
+from kg.resolve.names import name_key, text_key
 
 TEXT = st.text(
     alphabet=st.characters(blacklist_categories=("Cs", "Cc")), min_size=1, max_size=80

@@ -13,14 +13,14 @@ from rdflib import Graph, Literal, URIRef
 from rdflib.compare import isomorphic
 from sparql_server import oxigraph_server
 
+from kg.bench.synth import generate
 from kg.cli import main
 from kg.config import load_config
 from kg.errors import RemoteError, UsageError
 from kg.pipeline import build_graph
-from kg.publish import publish
-from kg.query import load_queries, parse_query, run_embedded, run_rdflib, run_remote
-from kg.results import render
-from kg.synth import generate
+from kg.query.graph_store import publish
+from kg.query.results import render
+from kg.query.stored import load_queries, parse_query, run_embedded, run_rdflib, run_remote
 
 GOLDEN = REPO / "tests" / "golden" / "queries"
 QUERIES = load_queries(REPO / "queries")

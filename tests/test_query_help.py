@@ -101,8 +101,8 @@ def test_every_cheat_sheet_pattern_matches_the_seed_graph(seed_build):
 
     from conftest import REPO
 
-    from kg.query import parse_query, run_embedded
-    from kg.querytools import check_prefixes, with_kg_prefixes
+    from kg.query.lookup import check_prefixes, with_kg_prefixes
+    from kg.query.stored import parse_query, run_embedded
 
     guide = _section((REPO / "docs" / "queries.md").read_text(encoding="utf-8"), "## Writing")
     rows = [line for line in guide.splitlines() if line.startswith("| ") and "`" in line]
@@ -121,7 +121,7 @@ def test_mapping_doc_lists_every_kg_term():
     from rdflib import Graph
     from rdflib.namespace import RDFS
 
-    from kg.namespaces import KG
+    from kg.graph.namespaces import KG
 
     ontology = Graph().parse(REPO / "ontology" / "kg.ttl")
     lines = ["| term | label | meaning |", "|---|---|---|"]
@@ -146,7 +146,7 @@ def test_mapping_doc_lists_every_kg_term():
 def test_slugs_and_names_are_looked_up_on_the_endpoint_too(project, mini_build, capsys):
     from sparql_server import oxigraph_server
 
-    from kg.publish import publish
+    from kg.query.graph_store import publish
 
     _, embedded, _ = run(project, capsys, *COAUTHORS, "person=a-b")
     with oxigraph_server() as base:

@@ -1,4 +1,4 @@
-"""kg.resolve: one node per real-world thing, never merging different people."""
+"""kg.resolve.identity: one node per real-world thing, never merging different people."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import pytest
 from conftest import write
 
 from kg.errors import InputError
-from kg.load import load_dataset
-from kg.resolve import resolve
+from kg.ingest.load import load_dataset
+from kg.resolve.identity import resolve
 
 
 def test_owner_and_author_mentions_are_one_person(mini_build):

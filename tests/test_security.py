@@ -13,10 +13,10 @@ from rdflib import Graph
 from kg.cli import main
 from kg.config import load_config
 from kg.errors import InputError
-from kg.load import load_file
+from kg.ingest.load import load_file
 from kg.model import Profile
 from kg.pipeline import build, build_graph, embed_markup
-from kg.query import load_queries, run_embedded
+from kg.query.stored import load_queries, run_embedded
 
 SECRET_EMAIL = "secret.person@private.example"
 SECRET_ADDRESS = "42 Hidden Lane, Nowhere"

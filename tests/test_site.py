@@ -15,8 +15,8 @@ from rdflib import Graph, URIRef
 
 from kg.cli import main
 from kg.config import load_config
-from kg.markup import escape_json_for_html
 from kg.pipeline import build, embed_markup
+from kg.publish.markup import escape_json_for_html
 
 SCREENSHOTS = REPO / ".artifacts" / "screenshots"
 OFFICIAL_CONTEXT = json.loads((VOCAB / "schemaorgcontext.jsonld").read_text())["@context"]

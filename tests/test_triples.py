@@ -9,8 +9,8 @@ from hypothesis import strategies as st
 from rdflib import Graph, Literal, URIRef
 from rdflib.compare import isomorphic
 
-from kg.jsontext import dumps
-from kg.triples import Triples
+from kg.graph.triples import Triples
+from kg.publish.jsontext import dumps
 
 iris = st.sampled_from([URIRef(f"https://e.org/{c}") for c in "abcde"])
 objects = st.one_of(iris, st.text(max_size=8).map(Literal), st.integers().map(Literal))

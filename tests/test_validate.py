@@ -1,4 +1,4 @@
-"""kg.validate and shapes/: one minimal invalid input per constraint, traced to YAML lines."""
+"""kg.validate.shacl and shapes/: one minimal invalid input per constraint, traced to YAML lines."""
 
 from __future__ import annotations
 
@@ -11,10 +11,10 @@ from rdflib import Graph, URIRef
 from rdflib.namespace import RDF, SH
 
 from kg.config import load_config
-from kg.load import load_file
+from kg.ingest.load import load_file
 from kg.model import PartialDate, Profile
 from kg.pipeline import build_graph, validate_project
-from kg.validate import shapes_graph, validate
+from kg.validate.shacl import shapes_graph, validate
 
 B = "https://kg.example.org/"
 PREFIXES = """

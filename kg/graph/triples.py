@@ -15,7 +15,7 @@ from collections.abc import Iterable, Iterator
 from rdflib import Graph, URIRef
 from rdflib.term import Node
 
-from kg.namespaces import PREFIXES
+from kg.graph.namespaces import PREFIXES
 
 Triple = tuple[Node, Node, Node]
 

@@ -11,10 +11,10 @@ import json
 from pathlib import Path
 from string import Template
 
-from kg.catalog import STARTER
 from kg.config import CONFIG_FILE, DEFAULT_BASE_IRI, check_base_iri
 from kg.errors import ProjectError, UsageError
-from kg.names import slugify
+from kg.ingest.catalog import STARTER
+from kg.resolve.names import slugify
 
 EXAMPLE_SLUG = "alex-example"
 GITIGNORE = "dist/\n.kg-cache/\n"

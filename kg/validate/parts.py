@@ -32,9 +32,9 @@ from pathlib import Path
 from rdflib import Graph, Literal, URIRef
 from rdflib.term import Node
 
-from kg.export import ntriples_lines
-from kg.namespaces import RDF, SH
-from kg.triples import Triple, Triples
+from kg.graph.namespaces import RDF, SH
+from kg.graph.triples import Triple, Triples
+from kg.publish.export import ntriples_lines
 from kg.workers import fork_map
 
 REGISTRY_GROUPS = ("org", "venue")
@@ -142,7 +142,7 @@ def run_parts(
 def _validate_part(index: int) -> list[Raw]:
     from pyshacl import validate as shacl_validate
 
-    from kg.validate import _constraint_lookup_by_set, _parsed_once
+    from kg.validate.shacl import _constraint_lookup_by_set, _parsed_once
 
     assert _context is not None
     part = _context.parts[index]
@@ -194,7 +194,7 @@ def _raw(results: Graph, node: Node) -> Raw:
     """A result as N-Triples terms; blank nodes (anonymous shapes and paths) are not kept
     as such: their ids mean nothing in another process, so a shape is named by the node
     shape that holds it and a complex path is left out."""
-    from kg.validate import _owner_shape
+    from kg.validate.shacl import _owner_shape
 
     assert _context is not None
 

@@ -18,10 +18,10 @@ from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescap
 from markupsafe import Markup, escape
 from rdflib import URIRef
 
-from kg.markup import article_markup, profile_markup, script_tag
+from kg.graph.triples import GraphLike
 from kg.model import PartialDate, PersonRef, Present, Profile
-from kg.resolve import PublicationEntity, Resolution
-from kg.triples import GraphLike
+from kg.publish.markup import article_markup, profile_markup, script_tag
+from kg.resolve.identity import PublicationEntity, Resolution
 
 STATUS_LABELS = {
     "submitted": "Submitted",
@@ -34,7 +34,7 @@ STATUS_LABELS = {
 
 def _environment() -> Environment:
     env = Environment(
-        loader=PackageLoader("kg", "templates"),
+        loader=PackageLoader("kg.publish", "templates"),
         autoescape=select_autoescape(["html", "j2"], default=True),
         undefined=StrictUndefined,
         trim_blocks=True,

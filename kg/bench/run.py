@@ -18,7 +18,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from kg.synth import generate
+from kg.bench.synth import generate
 
 RDFLIB_UP_TO = 300  # rdflib's SPARQL takes minutes and GBs per query set at 1000 people
 
@@ -42,8 +42,8 @@ if mode == "floor":
     mark("write", t)
 elif mode == "query":
     from kg.config import load_config
-    from kg.query import load_queries, run_embedded, run_rdflib
-    from kg.store import QueryStore
+    from kg.query.stored import load_queries, run_embedded, run_rdflib
+    from kg.query.store import QueryStore
     config = load_config(root)
     t = time.perf_counter(); store = QueryStore.from_file(root / "graph.nt")
     mark("store load", t)
@@ -73,21 +73,21 @@ elif mode == "query":
     stages["answers"] = sizes
 else:
     from kg.config import load_config
-    from kg.load import load_dataset
-    from kg.map import map_graph
-    from kg.redact import redact
-    from kg.resolve import resolve
+    from kg.ingest.load import load_dataset
+    from kg.graph.mapping import map_graph
+    from kg.ingest.redact import redact
+    from kg.resolve.identity import resolve
     config = load_config(root)
     t = time.perf_counter(); data = redact(load_dataset(config.data_dir)); mark("load", t)
     t = time.perf_counter(); resolution = resolve(data); mark("resolve", t)
     t = time.perf_counter(); mapped = map_graph(resolution, config.base_iri); mark("map", t)
     triples = len(mapped.triples)
     if mode == "kg":
-        from kg.export import write_outputs
+        from kg.publish.export import write_outputs
         from kg.pipeline import CACHE_DIR, build
         from kg.workers import worker_count
-        from kg.render import render_parts
-        from kg.validate import validate_in_parts
+        from kg.publish.render import render_parts
+        from kg.validate.shacl import validate_in_parts
         jobs = worker_count(0, len(resolution.dataset.profiles))
         t = time.perf_counter()
         validate_in_parts(mapped.triples, mapped.sources, config.shapes_dir,

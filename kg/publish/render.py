@@ -17,7 +17,8 @@ from rdflib import URIRef
 from rdflib.term import Node
 
 from kg.config import Config
-from kg.export import (
+from kg.graph.triples import Triples
+from kg.publish.export import (
     SERIALIZERS,
     NodeBlocks,
     dataset_description,
@@ -27,9 +28,8 @@ from kg.export import (
     to_jsonld,
     to_turtle,
 )
-from kg.resolve import Resolution
-from kg.site import SiteBuilder
-from kg.triples import Triples
+from kg.publish.site import SiteBuilder
+from kg.resolve.identity import Resolution
 from kg.workers import fork_map
 
 PEOPLE_PER_TASK = 50

@@ -8,7 +8,7 @@ A query file `queries/<name>.rq` starts with grlc decorators (`#+ summary:`,
 Values are always bound as RDF terms: each parameter variable is replaced by its term
 as rdflib serializes it (quotes and newlines escaped; IRIs with `>`, spaces or quotes
 refused), so a value can never change the query's structure. The same text runs
-embedded (pyoxigraph, `kg.store`) and on remote endpoints.
+embedded (pyoxigraph, `kg.query.store`) and on remote endpoints.
 """
 
 from __future__ import annotations
@@ -30,8 +30,8 @@ if TYPE_CHECKING:
     import pyoxigraph as ox
     from rdflib.query import ResultRow
 
-    from kg.store import QueryStore
-    from kg.triples import GraphLike
+    from kg.graph.triples import GraphLike
+    from kg.query.store import QueryStore
 
 TYPED_SUFFIXES = {
     "integer": XSD.integer,
@@ -168,7 +168,7 @@ def run_embedded(
     Parameters are substituted exactly as for a remote endpoint (`with_values`), so the
     same text runs embedded and remotely.
     """
-    from kg.store import QueryStore, solutions, triples_graph
+    from kg.query.store import QueryStore, solutions, triples_graph
 
     store = source if isinstance(source, QueryStore) else QueryStore.from_graph(source)
     result = store.query(with_values(query, query.bindings(values or {})), query.name)
@@ -201,7 +201,7 @@ def run_rdflib(graph: Graph, query: StoredQuery, values: dict[str, str] | None =
 
 
 def _as_graph(triples: Graph | None) -> Graph:
-    from kg.namespaces import PREFIXES
+    from kg.graph.namespaces import PREFIXES
 
     g = Graph(bind_namespaces="none")
     for prefix, ns in PREFIXES.items():

@@ -10,9 +10,9 @@ import re
 from rdflib import BNode, Literal, URIRef
 from rdflib.term import Node
 
-from kg.export import to_jsonld, to_turtle
-from kg.namespaces import PREFIXES
-from kg.query import Answer
+from kg.graph.namespaces import PREFIXES
+from kg.publish.export import to_jsonld, to_turtle
+from kg.query.stored import Answer
 
 FORMATS = ("table", "csv", "tsv", "json", "ttl")
 

@@ -3,7 +3,7 @@ predeclared, undeclared prefixes caught before the engine sees them, and paramet
 as a slug or an exact name turned into the IRI they mean.
 
 Parameter values are resolved here, before binding: the result is always an absolute IRI
-that `kg.query` binds as an RDF term like any other value.
+that `kg.query.stored` binds as an RDF term like any other value.
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from kg.errors import QueryError, UsageError
-from kg.namespaces import PREFIXES
-from kg.query import Answer, Parameter, StoredQuery, load_queries, parse_query
+from kg.graph.namespaces import PREFIXES
+from kg.query.stored import Answer, Parameter, StoredQuery, load_queries, parse_query
 
 Ask = Callable[[StoredQuery, dict[str, str]], Answer]
 

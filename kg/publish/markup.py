@@ -15,9 +15,9 @@ from typing import cast
 from rdflib import Literal, URIRef
 from rdflib.term import Identifier, Node
 
-from kg.jsontext import dumps
-from kg.namespaces import KG, RDF, SCHEMA, XSD
-from kg.triples import GraphLike
+from kg.graph.namespaces import KG, RDF, SCHEMA, XSD
+from kg.graph.triples import GraphLike
+from kg.publish.jsontext import dumps
 
 # properties the official schema.org context coerces ("@type": "@id" or "Date"...)
 COERCED = frozenset(

@@ -18,8 +18,8 @@ from rdflib.namespace import XSD
 from rdflib.term import Node
 
 from kg.errors import QueryError
-from kg.namespaces import PREFIXES
-from kg.triples import GraphLike
+from kg.graph.namespaces import PREFIXES
+from kg.graph.triples import GraphLike
 
 FILE_FORMATS = {
     ".nt": ox.RdfFormat.N_TRIPLES,
@@ -39,7 +39,7 @@ class QueryStore:
 
     @classmethod
     def from_graph(cls, graph: GraphLike) -> QueryStore:
-        from kg.export import to_ntriples
+        from kg.publish.export import to_ntriples
 
         store = ox.Store()
         store.bulk_load(to_ntriples(graph).encode("utf-8"), format=ox.RdfFormat.N_TRIPLES)

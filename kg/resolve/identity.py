@@ -29,7 +29,7 @@ from kg.model import (
     Source,
     Venue,
 )
-from kg.names import clean_person_name, name_key, slugify, text_key
+from kg.resolve.names import clean_person_name, name_key, slugify, text_key
 
 NEAR_MISS_RATIO = 0.85
 STATUS_ORDER = ("in-submission", "submitted", "preprint", "report", "accepted", "published")
@@ -242,7 +242,7 @@ _ORG_KIND_WORDS = {"university": "university", "college": "university", "inc": "
 
 def registry_snippet(registry: str, ref: str) -> str:
     """YAML for a new registry entry named `ref`: kg's bundled entry when it knows it."""
-    from kg.catalog import bundled_entry
+    from kg.ingest.catalog import bundled_entry
 
     bundled = bundled_entry(registry, ref)
     if bundled:

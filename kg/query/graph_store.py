@@ -10,7 +10,7 @@ import urllib.request
 from rdflib import Graph
 
 from kg.errors import RemoteError
-from kg.export import to_ntriples
+from kg.publish.export import to_ntriples
 
 
 def graph_store_url(store: str, graph_iri: str | None) -> str:

@@ -20,8 +20,8 @@ from typing import Any, Union
 
 from kg import model
 from kg.errors import InputError, Problem
+from kg.ingest.yamlsafe import MappingNode, Node, ScalarNode, SequenceNode, read_node, source_of
 from kg.model import PRESENT, Dataset, PartialDate, Present, Source
-from kg.yamlsafe import MappingNode, Node, ScalarNode, SequenceNode, read_node, source_of
 
 FORMATS = {
     "email": (re.compile(r"^[^@\s<>()]+@[^@\s<>()]+\.[A-Za-z]{2,}$"), "an email address"),

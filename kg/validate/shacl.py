@@ -19,9 +19,9 @@ from rdflib import BNode, Graph, Literal, URIRef
 from rdflib.term import Node
 from rdflib.util import from_n3
 
+from kg.graph.namespaces import RDF, SH, curie
+from kg.graph.triples import Triples
 from kg.model import Source
-from kg.namespaces import RDF, SH, curie
-from kg.triples import Triples
 
 SEVERITIES: dict[Node | None, str] = {  # looked up with any term found, or None
     SH.Violation: "Violation",
@@ -113,7 +113,7 @@ def validate_in_parts(
     progress: Callable[[int, int], None] | None = None,
 ) -> Report:
     """The same report as `validate`, computed part by part (see kg/partition.py)."""
-    from kg.partition import CACHE_VERSION, run_parts, split
+    from kg.validate.parts import CACHE_VERSION, run_parts, split
 
     shapes, ontology = _load_shapes(shapes_dir.resolve(), ontology_dir.resolve())
     parts = split(triples, base, _salt(shapes_dir, ontology_dir, CACHE_VERSION))

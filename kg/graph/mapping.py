@@ -14,6 +14,8 @@ from functools import cached_property
 from rdflib import Graph, Literal, URIRef
 from rdflib.term import Node
 
+from kg.graph.namespaces import FOAF, KG, RDF, SCHEMA, WD, XSD
+from kg.graph.triples import Triples
 from kg.model import (
     ACCOUNT_SERVICES,
     PRESENT,
@@ -31,10 +33,8 @@ from kg.model import (
     Teaching,
     Venue,
 )
-from kg.names import slugify
-from kg.namespaces import FOAF, KG, RDF, SCHEMA, WD, XSD
-from kg.resolve import PublicationEntity, Resolution
-from kg.triples import Triples
+from kg.resolve.identity import PublicationEntity, Resolution
+from kg.resolve.names import slugify
 
 ORG_TYPES = {
     "university": SCHEMA.CollegeOrUniversity,

@@ -21,9 +21,9 @@ from rdflib import BNode, Literal, URIRef
 from rdflib.term import Identifier, Node
 
 from kg.errors import ProjectError
-from kg.jsontext import dumps
-from kg.namespaces import DCAT, DCTERMS, FOAF, KG, PREFIXES, RDF, SCHEMA, VOID, XSD, curie
-from kg.triples import GraphLike, Triple, Triples
+from kg.graph.namespaces import DCAT, DCTERMS, FOAF, KG, PREFIXES, RDF, SCHEMA, VOID, XSD, curie
+from kg.graph.triples import GraphLike, Triple, Triples
+from kg.publish.jsontext import dumps
 
 MARKER = ".kg-output"
 T = TypeVar("T")
@@ -41,7 +41,7 @@ def jsonld_context() -> dict:
 # --------------------------------------------------------------------------- serializers
 
 # Every writer takes any iterable of triples with `namespaces()` (an rdflib Graph or
-# kg.triples.Triples) and sorts, so the same triples always give the same bytes.
+# kg.graph.triples.Triples) and sorts, so the same triples always give the same bytes.
 # Terms repeat a lot (types, predicates, people, venues), so each writer formats
 # each distinct term once.
 

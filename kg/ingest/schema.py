@@ -8,7 +8,7 @@ import typing
 from typing import Any, Union
 
 from kg import model
-from kg.load import FORMATS, SHORTHAND, _fields, _is_required
+from kg.ingest.load import FORMATS, SHORTHAND, _fields, _is_required
 from kg.model import PartialDate, Present
 
 SCHEMA_ID = "https://w3id.org/kg-profiles/profile.schema.json"

@@ -1,0 +1,1 @@
+"""The ingest stage."""
