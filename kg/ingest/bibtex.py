@@ -57,6 +57,7 @@ ENTRY_TYPES = {
     "mastersthesis": "thesis",
     "thesis": "thesis",
 }
+VENUE_FIELDS = ("booktitle", "journal", "journaltitle", "howpublished", "institution", "school")
 _LATEX = LatexNodes2Text(math_mode="text", strict_latex_spaces=True)
 _AND = re.compile(r"\s+and\s+", re.I)
 _ANNOTATION = re.compile(r'^\s*(\d+)\s*=\s*(.+?)\s*$')
@@ -204,7 +205,9 @@ def _year(fields: dict[str, str], origin: Origin) -> int | None:
 
 
 def _describe(kind, fields, title, authors, year, origin, truncated) -> Work:
-    venue_field = fields.get("booktitle") or fields.get("journal") or fields.get("journaltitle")
+    venue_field = next(
+        (fields[f] for f in VENUE_FIELDS if fields.get(f) and not _is_address(fields[f])), None
+    )
     venue = latex_text(venue_field) if venue_field else None
     note = latex_text(fields["note"]) if fields.get("note") else None
     doi = clean_doi(_plain(fields.get("doi", "")))
@@ -233,7 +236,15 @@ def _describe(kind, fields, title, authors, year, origin, truncated) -> Work:
         notes=tuple(dict.fromkeys(notes)),
         links=_links(fields.get("kg-links", "")),
         truncated=truncated,
+        selected=fields.get("selected", "").strip().lower() in ("true", "yes", "1"),
+        equal_contribution_note=latex_text(fields["kg-equal-note"])
+        if fields.get("kg-equal-note")
+        else None,
     )
+
+
+def _is_address(value: str) -> bool:
+    return value.lstrip("{ ").startswith(("\\url", "http://", "https://"))
 
 
 def _arxiv_from(venue: str | None, fields: dict[str, str], doi: str | None) -> str | None:

@@ -121,6 +121,8 @@ def _work(item: Any, origin: Origin) -> Work:
         url=url,
         notes=tuple(str(n) for n in kg_extra.get("notes", ())),
         links=tuple((str(lb), str(u or "")) for lb, u in kg_extra.get("links", ())),
+        selected=kg_extra.get("selected") is True,
+        equal_contribution_note=kg_extra.get("equal_contribution_note"),
     )
 
 

@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from kg.ingest.record import Affiliation, Work, squash
+from kg.ingest.record import GENERIC_VENUE, Affiliation, Work, squash
 from kg.model import Education, Position, Profile, Publication
 from kg.names import name_key, slugify, text_key
 from kg.resolve import Resolution
@@ -158,6 +158,8 @@ def new_publication(r: Resolution, work: Work, venue: str | None) -> dict[str, A
         entry["status"] = work.status
     if work.notes:
         entry["notes"] = list(work.notes)
+    if work.equal_contribution_note:
+        entry["equal_contribution_note"] = work.equal_contribution_note
     if work.arxiv:
         entry["arxiv"] = work.arxiv
     if work.doi:
@@ -165,6 +167,8 @@ def new_publication(r: Resolution, work: Work, venue: str | None) -> dict[str, A
     links = _links(work)
     if links:
         entry["links"] = links
+    if work.selected:
+        entry["selected"] = True
     return entry
 
 
@@ -221,7 +225,10 @@ class PublicationMerger:
             )
         venue = find_venue(self.r, work.venue, work.arxiv)
         existing = self.match(work)
-        if work.venue and venue is None and (existing is None or not existing.get("venue")):
+        generic = bool(work.venue and GENERIC_VENUE.match(work.venue.strip()))
+        if work.venue and venue is None and not generic and (
+            existing is None or not existing.get("venue")
+        ):
             key, text = venue_entry(work)
             self.plan.registry_entries.setdefault(f"data/venues.yaml: {key}", text)
         if existing is None:
@@ -245,6 +252,7 @@ class PublicationMerger:
             ("year", work.year),
             ("arxiv", work.arxiv),
             ("doi", work.doi),
+            ("equal_contribution_note", work.equal_contribution_note),
         ):
             if value and not e.get(name) and not self._pending(e, name):
                 fills[name] = value

@@ -56,6 +56,8 @@ class Work:
     url: str | None = None
     notes: tuple[str, ...] = ()
     links: tuple[tuple[str, str], ...] = ()  # (label, url) pairs kg wrote itself
+    selected: bool = False
+    equal_contribution_note: str | None = None
     truncated: bool = False  # the author list ended with "and others"
 
 
@@ -174,6 +176,12 @@ def year_of(text: str | int | None) -> int | None:
     return int(match[1]) if match else None
 
 
+KG_STATUSES = ("published", "accepted", "submitted", "in-submission", "preprint", "report")
+GENERIC_VENUE = re.compile(
+    r"^(in )?(submission|submitted|in submission|preprint|tech(nical)? report|under review|"
+    r"to appear|accepted|forthcoming)$",
+    re.I,
+)
 STATUS_WORDS = (
     (re.compile(r"\b(in submission|under review|underreview|inpreparation)\b", re.I),
      "in-submission"),
@@ -187,6 +195,9 @@ def status_in(text: str | None) -> str | None:
     """The publication status a note or `pubstate` states, if any."""
     if not text:
         return None
+    if text.strip() in KG_STATUSES:
+        return text.strip()
+    text = text.replace("-", " ")
     for pattern, status in STATUS_WORDS:
         if pattern.search(text):
             return status
