@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kg.config import Config
-from kg.errors import InputError, Problem, UsageError
+from kg.errors import BadRecordsError, Problem, UsageError
 from kg.ingest.bibtex import parse_bibtex
 from kg.ingest.csl import parse_csl
 from kg.ingest.dblp import parse_dblp_xml
@@ -80,10 +80,7 @@ def read_records(source: str, path: Path, skip_bad: bool = False) -> Parsed:
             Problem(Source(b.origin.file, b.origin.line, 1), b.origin.key, b.message)
             for b in parsed.bad
         ]
-        problems.append(
-            Problem(Source(str(path), 0, 0), "", "nothing imported (--skip-bad imports the rest)")
-        )
-        raise InputError(problems)
+        raise BadRecordsError(problems)
     return parsed
 
 

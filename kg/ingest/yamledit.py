@@ -28,17 +28,18 @@ def _yaml() -> YAML:
     return yaml
 
 
-def styled(value: Any) -> Any:
-    """Lists of plain values and small mappings in flow style, as the profiles write them."""
+def styled(value: Any, key: str = "") -> Any:
+    """Lists of plain values and small mappings in flow style, as the profiles write them;
+    an author list with markers is a block list of one-line mappings."""
     if isinstance(value, dict):
-        mapping = CommentedMap((k, styled(v)) for k, v in value.items())
+        mapping = CommentedMap((k, styled(v, k)) for k, v in value.items())
         if all(not isinstance(v, dict | list) for v in value.values()):
             mapping.fa.set_flow_style()
         return mapping
     if isinstance(value, list):
         seq = CommentedSeq(styled(v) for v in value)
         scalars = all(not isinstance(v, dict | list) for v in value)
-        mappings = all(isinstance(v, dict) for v in value)
+        mappings = all(isinstance(v, dict) for v in value) and key != "authors"
         if scalars or mappings:  # [a, b] and [{label: x}], but a block list when mixed
             seq.fa.set_flow_style()
         return seq
