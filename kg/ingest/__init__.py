@@ -139,21 +139,21 @@ def _profile(profiles: tuple[Profile, ...], person: str) -> Profile:
 
 def _edited(target: Path, display: str, profile: Profile, plan: Plan) -> str:
     doc = ProfileText(target, display)
-    by_place: dict[int | None, list[dict]] = {}
-    for entry in sorted(plan.added, key=lambda e: -(e.get("year") or 0)):
-        by_place.setdefault(insertion_index(profile, entry.get("year")), []).append(entry)
-    if not newest_first(profile):  # keep the file's order: new entries at the end
-        by_place = {None: plan.added} if plan.added else {}
-    for before, entries in by_place.items():
-        doc.add_items("publications", entries, before)
-    for index, values in plan.filled.items():
+    for index, values in plan.filled.items():  # fills first: an addition may share the line
         doc.fill("publications", index, values)
-    doc.add_items("positions", plan.added_positions)
-    doc.add_items("education", plan.added_education)
     for index, values in plan.filled_positions.items():
         doc.fill("positions", index, values)
     for index, values in plan.filled_education.items():
         doc.fill("education", index, values)
+    by_place: dict[int | None, list[dict]] = {}
+    for new in sorted(plan.added, key=lambda e: -(e.get("year") or 0)):
+        by_place.setdefault(insertion_index(profile, new.get("year")), []).append(new)
+    if not newest_first(profile):  # keep the file's order: new entries at the end
+        by_place = {None: plan.added} if plan.added else {}
+    for before, entries in by_place.items():
+        doc.add_items("publications", entries, before)
+    doc.add_items("positions", plan.added_positions)
+    doc.add_items("education", plan.added_education)
     return doc.result()
 
 

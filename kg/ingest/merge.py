@@ -226,7 +226,7 @@ class PublicationMerger:
         venue = find_venue(self.r, work.venue, work.arxiv)
         existing = self.match(work)
         generic = bool(work.venue and GENERIC_VENUE.match(work.venue.strip()))
-        if work.venue and venue is None and not generic and (
+        if work.venue and venue is None and not generic and work.type != "thesis" and (
             existing is None or not existing.get("venue")
         ):
             key, text = venue_entry(work)

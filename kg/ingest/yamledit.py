@@ -21,6 +21,11 @@ from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from kg.yamlsafe import MappingNode, Node, ScalarNode, SequenceNode, read_node
 
 
+def entry(value: dict[str, Any]) -> CommentedMap:
+    """A list entry: a block mapping whose values are styled."""
+    return CommentedMap((k, styled(v, k)) for k, v in value.items())
+
+
 def _yaml() -> YAML:
     yaml = YAML()
     yaml.width = 4096  # never wrap a title or an author list
@@ -105,7 +110,7 @@ class ProfileText:
             self._new_section(section, node, items)
             return
         dash = self._dash_column(existing[0])
-        text = _shift(dump([styled(i) for i in items]), dash)
+        text = _shift(dump([entry(i) for i in items]), dash)
         if before is not None and before < len(existing):
             self.edits.insert(self._above_comments(existing[before].start_mark.line), text)
         else:
@@ -144,7 +149,7 @@ class ProfileText:
     def _new_section(self, section: str, node: Node | None, items: list[dict]) -> None:
         if node is not None and (not isinstance(node, SequenceNode) or node.value):
             raise ValueError(f"cannot add to `{section}`: it is not a block list")
-        body = _shift(dump([styled(i) for i in items]), 2)
+        body = _shift(dump([entry(i) for i in items]), 2)
         if node is None:
             self.edits.appended.append(f"{section}:\n{body}")
             return
