@@ -129,7 +129,9 @@ def _ascii(text: str) -> str:
     return re.sub(r"[^a-z0-9 ]+", "", plain.replace("-", " "))
 
 
-def citable(r: Resolution, pub: PublicationEntity, key: str, listing: Publication | None) -> Citable:
+def citable(
+    r: Resolution, pub: PublicationEntity, key: str, listing: Publication | None
+) -> Citable:
     source = listing or pub.listings[0][1]
     refs = source.authors
     authors = []
@@ -137,12 +139,21 @@ def citable(r: Resolution, pub: PublicationEntity, key: str, listing: Publicatio
         given, family = _names(r, slot.person, ref.name)
         flags = ref if listing is not None else slot
         authors.append(
-            CiteAuthor(ref.name, given, family, ref.group, flags.equal_contribution,
-                       flags.corresponding, flags.annotation)
+            CiteAuthor(
+                ref.name,
+                given,
+                family,
+                ref.group,
+                flags.equal_contribution,
+                flags.corresponding,
+                flags.annotation,
+            )
         )
     venue_key = r.venue(source.venue)[0] if source.venue else pub.venue
     status = source.status if listing is not None else pub.status
-    printed = source.venue_as_printed if listing is not None else next(iter(pub.venue_as_printed), None)
+    printed = (
+        source.venue_as_printed if listing is not None else next(iter(pub.venue_as_printed), None)
+    )
     return Citable(
         key=key,
         title=pub.title,
@@ -163,9 +174,9 @@ def citable(r: Resolution, pub: PublicationEntity, key: str, listing: Publicatio
 def _names(r: Resolution, person: str | None, printed: str) -> tuple[str, str]:
     """Given and family name: the profile's when it prints them so, else the last word."""
     profile = next((p for p in r.dataset.profiles if p.slug == person), None) if person else None
-    if profile and profile.given_name and profile.family_name:
-        if f"{profile.given_name} {profile.family_name}" == printed:
-            return profile.given_name, profile.family_name
+    given, family = (profile.given_name, profile.family_name) if profile else (None, None)
+    if given and family and f"{given} {family}" == printed:
+        return given, family
     return _split_name(printed)
 
 
@@ -183,6 +194,7 @@ def _latex(text: str) -> str:
 
 def _protect(title: str) -> str:
     """Braces around words whose capitals a style must not lower (GPU, SeaLLM)."""
+
     def word(match: re.Match) -> str:
         w = match.group()
         return f"{{{w}}}" if any(c.isupper() for c in w[1:]) else w
@@ -201,8 +213,11 @@ def _bib_name(a: CiteAuthor) -> str:
 def _annotations(authors: tuple[CiteAuthor, ...]) -> str:
     parts = []
     for rank, a in enumerate(authors, start=1):
-        marks = [m for m, on in (("equal", a.equal_contribution),
-                                 ("corresponding", a.corresponding)) if on]
+        marks = [
+            m
+            for m, on in (("equal", a.equal_contribution), ("corresponding", a.corresponding))
+            if on
+        ]
         if a.annotation:
             marks.append('"' + a.annotation.replace('"', "'") + '"')
         if marks:
@@ -249,9 +264,14 @@ def _extras(c: Citable) -> list[tuple[str, str]]:
     if c.selected:
         fields.append(("selected", "true"))
     if c.links:
-        fields.append(("kg-links", "; ".join(
-            f"{_latex(label)} <{url}>" if url else _latex(label) for label, url in c.links
-        )))
+        fields.append(
+            (
+                "kg-links",
+                "; ".join(
+                    f"{_latex(label)} <{url}>" if url else _latex(label) for label, url in c.links
+                ),
+            )
+        )
     return fields
 
 

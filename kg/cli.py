@@ -189,7 +189,9 @@ def _parser() -> argparse.ArgumentParser:
     imp.add_argument("--person", required=True, help="profile slug (file name in data/profiles/)")
     imp.add_argument("--dry-run", action="store_true", help="print the diff; write nothing")
     imp.add_argument(
-        "--skip-bad", action="store_true", help="skip malformed entries (reported) and import the rest"
+        "--skip-bad",
+        action="store_true",
+        help="skip malformed entries (reported) and import the rest",
     )
 
     export = sub.add_parser(
@@ -425,8 +427,10 @@ def _import(config, args: argparse.Namespace) -> int:
     for line in result.conflicts:
         print(f"conflict: {line} (kept the profile's; edit by hand if the import is right)")
     for where, text in result.registry_entries:
-        print(f"unknown venue or organization: add to {where.split(':')[0]} "
-              f"and import again to fill it in:\n{text}")
+        print(
+            f"unknown venue or organization: add to {where.split(':')[0]} "
+            f"and import again to fill it in:\n{text}"
+        )
     if args.dry_run:
         sys.stdout.write(result.diff)
     verb = "written" if result.written else ("would change" if result.diff else "unchanged")

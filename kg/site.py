@@ -18,7 +18,7 @@ from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescap
 from markupsafe import Markup, escape
 from rdflib import URIRef
 
-from kg.citation import cite_block, citation_keys
+from kg.citation import citation_keys, cite_block
 from kg.markup import article_markup, profile_markup, script_tag
 from kg.model import PartialDate, PersonRef, Present, Profile
 from kg.resolve import PublicationEntity, Resolution

@@ -205,8 +205,7 @@ def test_malformed_entries_are_reported_at_file_line_with_key():
     assert lines == [
         f"{where}:8:1: noauthor2023: no authors; expected an `author` field",
         f"{where}:14:1: badyear: year '20x4'; expected four digits like 2024",
-        f"{where}:20:1: broken2022: malformed entry: "
-        + lines[2].split("malformed entry: ", 1)[1],
+        f"{where}:20:1: broken2022: malformed entry: " + lines[2].split("malformed entry: ", 1)[1],
     ]
     skipped = records("malformed.bib", skip_bad=True)
     assert [w.origin.key for w in skipped.works] == ["good2024"]
@@ -304,9 +303,7 @@ def test_seed_publications_reimported_from_handwritten_bibtex_give_the_same_grap
 ):
     empty_publications(repo_copy, SLUG)
     assert publication_triples(repo_copy) != seed_publications
-    result = import_file(
-        load_config(repo_copy), "bibtex", FIXTURES / "yihao-zhao-seed.bib", SLUG
-    )
+    result = import_file(load_config(repo_copy), "bibtex", FIXTURES / "yihao-zhao-seed.bib", SLUG)
     assert (result.added, result.conflicts, result.registry_entries) == (8, (), ())
     assert publication_triples(repo_copy) == seed_publications
 

@@ -111,7 +111,10 @@ def import_file(
         written = _check_and_replace(config, data, target, display, new, dry_run)
     diff = "".join(
         difflib.unified_diff(
-            old.splitlines(keepends=True), new.splitlines(keepends=True), f"a/{display}", f"b/{display}"
+            old.splitlines(keepends=True),
+            new.splitlines(keepends=True),
+            f"a/{display}",
+            f"b/{display}",
         )
     )
     return ImportResult(

@@ -17,7 +17,7 @@ from contextlib import contextmanager
 
 import bibtexparser
 from bibtexparser.model import DuplicateBlockKeyBlock, Entry, ParsingFailedBlock
-from pylatexenc.latex2text import LatexNodes2Text
+from pylatexenc.latex2text import LatexNodes2Text  # type: ignore[import-untyped]
 
 from kg.ingest.record import (
     Author,
@@ -60,7 +60,7 @@ ENTRY_TYPES = {
 VENUE_FIELDS = ("booktitle", "journal", "journaltitle", "howpublished", "institution", "school")
 _LATEX = LatexNodes2Text(math_mode="text", strict_latex_spaces=True)
 _AND = re.compile(r"\s+and\s+", re.I)
-_ANNOTATION = re.compile(r'^\s*(\d+)\s*=\s*(.+?)\s*$')
+_ANNOTATION = re.compile(r"^\s*(\d+)\s*=\s*(.+?)\s*$")
 
 
 class BibtexValueError(ValueError):
@@ -87,7 +87,7 @@ def parse_bibtex(text: str, file: str) -> Parsed:
     for block in library.failed_blocks:
         bad.append(_failed(block, file))
     for entry in library.entries:
-        origin = Origin(file, entry.start_line + 1, entry.key)
+        origin = Origin(file, (entry.start_line or 0) + 1, entry.key)
         try:
             work, warning = _work(entry, macros, origin)
         except BibtexValueError as exc:
@@ -95,14 +95,15 @@ def parse_bibtex(text: str, file: str) -> Parsed:
             continue
         works.append(work)
         warnings += warning
-    return Parsed(works=tuple(works), bad=tuple(sorted(bad, key=lambda b: b.origin)),
-                  warnings=tuple(warnings))
+    return Parsed(
+        works=tuple(works), bad=tuple(sorted(bad, key=lambda b: b.origin)), warnings=tuple(warnings)
+    )
 
 
 def _failed(block, file: str) -> Bad:
     key_match = re.match(r"\s*@\w+\s*[{(]\s*([^,\s]*)", block.raw)
     key = key_match[1] if key_match else ""
-    origin = Origin(file, block.start_line + 1, key)
+    origin = Origin(file, (block.start_line or 0) + 1, key)
     if isinstance(block, DuplicateBlockKeyBlock):
         return Bad(origin, f"citation key {key!r} is used twice; expected each key once")
     if isinstance(block, ParsingFailedBlock) and block.error is not None:
@@ -122,9 +123,9 @@ def evaluate(raw: str, macros: dict[str, str], depth: int = 0) -> str:
         raise BibtexValueError("macros refer to each other in a loop")
     parts = []
     for token in _concatenated(raw):
-        if token.startswith("{") and token.endswith("}"):
-            parts.append(token[1:-1])
-        elif token.startswith('"') and token.endswith('"') and len(token) > 1:
+        if (token.startswith("{") and token.endswith("}")) or (
+            token.startswith('"') and token.endswith('"') and len(token) > 1
+        ):
             parts.append(token[1:-1])
         elif token.isdigit():
             parts.append(token)
@@ -213,9 +214,9 @@ def _describe(kind, fields, title, authors, year, origin, truncated) -> Work:
     doi = clean_doi(_plain(fields.get("doi", "")))
     eprint = _plain(fields.get("eprint", ""))
     prefix = (fields.get("archiveprefix") or fields.get("eprinttype") or "").lower()
-    arxiv = (
-        arxiv_id(eprint) if eprint and prefix in ("arxiv", "") else None
-    ) or _arxiv_from(venue, fields, doi)
+    arxiv = (arxiv_id(eprint) if eprint and prefix in ("arxiv", "") else None) or _arxiv_from(
+        venue, fields, doi
+    )
     status = status_in(fields.get("pubstate")) or status_in(note) or _status(kind, venue, arxiv)
     if status in ("submitted", "in-submission") and not venue and note:
         venue = note  # "Submitted to ATC'25" names the venue it went to

@@ -12,13 +12,13 @@ from typing import Any
 
 from kg.ingest.record import (
     Author,
-    file_error,
     Bad,
     Origin,
     Parsed,
     Work,
     arxiv_id,
     clean_doi,
+    file_error,
     is_arxiv_doi,
     looks_like_group,
     split_annotation,
@@ -72,7 +72,8 @@ def _items_with_lines(text: str, file: str) -> list[tuple[int, Any]]:
         start = text.index("[")
     else:
         raise file_error(file, 1, "expected a JSON array of CSL items")
-    found, index = [], start + 1
+    found: list[tuple[int, Any]] = []
+    index = start + 1
     while True:
         while text[index] in " \t\r\n,":
             index += 1

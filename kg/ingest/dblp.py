@@ -93,7 +93,8 @@ def _parse_xml(text: str, file: str) -> _Element:
     try:
         parser.Parse(text.encode("utf-8"), True)
     except expat.ExpatError as exc:
-        raise file_error(file, exc.lineno, f"not well-formed XML: {expat.errors.messages[exc.code]}")
+        reason = expat.errors.messages[exc.code]
+        raise file_error(file, exc.lineno, f"not well-formed XML: {reason}") from None
     if not roots or roots[0].tag != "dblpperson":
         raise file_error(file, 1, "expected a dblp person file (<dblpperson>)")
     return roots[0]

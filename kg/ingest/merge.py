@@ -23,9 +23,14 @@ from kg.resolve import Resolution
 DEGREE_LEVELS = (
     (re.compile(r"ph\.?\s?d|doctor|dphil", re.I), "doctoral"),
     (re.compile(r"master|m\.?\s?s\b|m\.?\s?sc|m\.?\s?eng|m\.?\s?phil|mba", re.I), "master"),
-    (re.compile(r"bachelor|b\.?\s?s\b|b\.?\s?sc|b\.?\s?e\b|b\.?\s?eng|b\.?\s?a\b", re.I), "bachelor"),
+    (
+        re.compile(r"bachelor|b\.?\s?s\b|b\.?\s?sc|b\.?\s?e\b|b\.?\s?eng|b\.?\s?a\b", re.I),
+        "bachelor",
+    ),
 )
-_PREFIX = re.compile(r"^(submitted|accepted|to appear|in submission|under review)\s*(to|in|at|for)?\s*[:,]?\s*", re.I)
+_PREFIX = re.compile(
+    r"^(submitted|accepted|to appear|in submission|under review)\s*(to|in|at|for)?\s*[:,]?\s*", re.I
+)
 
 
 @dataclass
@@ -46,8 +51,12 @@ class Plan:
     @property
     def changes(self) -> bool:
         return bool(
-            self.added or self.filled or self.added_positions or self.added_education
-            or self.filled_positions or self.filled_education
+            self.added
+            or self.filled
+            or self.added_positions
+            or self.added_education
+            or self.filled_positions
+            or self.filled_education
         )
 
 
@@ -226,8 +235,12 @@ class PublicationMerger:
         venue = find_venue(self.r, work.venue, work.arxiv)
         existing = self.match(work)
         generic = bool(work.venue and GENERIC_VENUE.match(work.venue.strip()))
-        if work.venue and venue is None and not generic and work.type != "thesis" and (
-            existing is None or not existing.get("venue")
+        if (
+            work.venue
+            and venue is None
+            and not generic
+            and work.type != "thesis"
+            and (existing is None or not existing.get("venue"))
         ):
             key, text = venue_entry(work)
             self.plan.registry_entries.setdefault(f"data/venues.yaml: {key}", text)
@@ -335,7 +348,10 @@ def merge_affiliations(r: Resolution, profile: Profile, items, plan: Plan) -> No
         org = r.find_org(item.organization)
         if org is None:
             key = slugify(item.organization, max_length=40)
-            entry = {"name": item.organization, "kind": "university" if item.kind == "education" else "company"}
+            entry = {
+                "name": item.organization,
+                "kind": "university" if item.kind == "education" else "company",
+            }
             if item.location:
                 entry["location"] = item.location
             plan.registry_entries.setdefault(
@@ -359,29 +375,58 @@ def _same_start(ours, theirs) -> bool:
 def _merge_education(r: Resolution, profile: Profile, item: Affiliation, org: str, plan) -> None:
     level = degree_level(item.role)
     for i, e in enumerate(profile.education):
-        if r.find_org(e.institution) == org and _same_start(e.start, item.start) and (
-            e.level is None or level is None or e.level == level
+        if (
+            r.find_org(e.institution) == org
+            and _same_start(e.start, item.start)
+            and (e.level is None or level is None or e.level == level)
         ):
-            fills = _missing(e, {"degree": item.role, "level": level, "unit": item.department,
-                                 "start": item.start, "end": item.end})
+            fills = _missing(
+                e,
+                {
+                    "degree": item.role,
+                    "level": level,
+                    "unit": item.department,
+                    "start": item.start,
+                    "end": item.end,
+                },
+            )
             if fills:
                 plan.filled_education.setdefault(i, {}).update(fills)
             return
-    entry = {"institution": org, "degree": item.role, "level": level, "unit": item.department,
-             "location": item.location, "start": item.start, "end": item.end}
+    entry = {
+        "institution": org,
+        "degree": item.role,
+        "level": level,
+        "unit": item.department,
+        "location": item.location,
+        "start": item.start,
+        "end": item.end,
+    }
     plan.added_education.append(_present(entry))
 
 
 def _merge_position(r: Resolution, profile: Profile, item: Affiliation, org: str, plan) -> None:
     for i, pos in enumerate(profile.positions):
         if r.find_org(pos.organization) == org and _same_start(pos.start, item.start):
-            fills = _missing(pos, {"role": item.role, "start": item.start, "end": item.end,
-                                   "location": item.location})
+            fills = _missing(
+                pos,
+                {
+                    "role": item.role,
+                    "start": item.start,
+                    "end": item.end,
+                    "location": item.location,
+                },
+            )
             if fills:
                 plan.filled_positions.setdefault(i, {}).update(fills)
             return
-    entry = {"organization": org, "role": item.role, "location": item.location,
-             "start": item.start, "end": item.end}
+    entry = {
+        "organization": org,
+        "role": item.role,
+        "location": item.location,
+        "start": item.start,
+        "end": item.end,
+    }
     if item.department:
         entry["description"] = item.department
     plan.added_positions.append(_present(entry))

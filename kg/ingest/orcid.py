@@ -146,10 +146,9 @@ def _authors(contributors: list[dict]) -> tuple[Author, ...]:
     )
     authors = []
     for _, c in ranked:
-        role = _value(c, "contributor-attributes", "contributor-role") or "author"
-        if str(role).lower() not in ("author", "http://credit.niso.org/contributor-roles/"):
-            if "author" not in str(role).lower():
-                continue
+        role = str(_value(c, "contributor-attributes", "contributor-role") or "author").lower()
+        if role != "author" and not role.startswith("http://credit.niso.org/"):
+            continue  # editors, chairs, translators, inventors
         name = squash(str(_value(c, "credit-name", "value") or ""))
         if not name:
             continue
@@ -178,7 +177,8 @@ def _record(data: dict, file: str, lines: _LineFinder) -> Parsed:
                     bad.append(Bad(origin, f"{kind} without organization.name"))
                     continue
                 affiliations.append(_affiliation(kind, s, origin))
-    works, missing = [], []
+    works: list[Work] = []
+    missing: list[str] = []
     for group in _value(summary, "works", "group") or []:
         first = (group.get("work-summary") or [None])[0]  # ORCID lists the preferred first
         if not isinstance(first, dict):
@@ -196,7 +196,9 @@ def _record(data: dict, file: str, lines: _LineFinder) -> Parsed:
             f"/v3.0/{{iD}}/works/{','.join(missing)} and import that file for them"
         )
     return Parsed(
-        works=tuple(works), affiliations=tuple(affiliations), bad=tuple(bad),
+        works=tuple(works),
+        affiliations=tuple(affiliations),
+        bad=tuple(bad),
         warnings=tuple(warnings),
     )
 

@@ -183,8 +183,10 @@ GENERIC_VENUE = re.compile(
     re.I,
 )
 STATUS_WORDS = (
-    (re.compile(r"\b(in submission|under review|underreview|inpreparation)\b", re.I),
-     "in-submission"),
+    (
+        re.compile(r"\b(in submission|under review|underreview|inpreparation)\b", re.I),
+        "in-submission",
+    ),
     (re.compile(r"\b(submitted|submission)\b", re.I), "submitted"),
     (re.compile(r"\b(to appear|accepted|forthcoming|inpress|in press)\b", re.I), "accepted"),
     (re.compile(r"\b(prepublished|preprint)\b", re.I), "preprint"),

@@ -155,7 +155,9 @@ class ProfileText:
             return
         start, end = node.start_mark, node.end_mark  # `section: []`
         line = self.lines[start.line]
-        self.lines[start.line] = line[: start.column].rstrip() + "\n" + body + line[end.column :].lstrip()
+        self.lines[start.line] = (
+            line[: start.column].rstrip() + "\n" + body + line[end.column :].lstrip()
+        )
 
 
 def _last_node(node: Node) -> Node:
@@ -183,4 +185,4 @@ def _reindent(text: str, delta: int) -> str:
     lines = text.splitlines(keepends=True)
     if delta >= 0:
         return "".join((" " * delta + ln) if ln.strip() else ln for ln in lines)
-    return "".join(ln[-delta:] if ln[: -delta].strip() == "" else ln for ln in lines)
+    return "".join(ln[-delta:] if ln[:-delta].strip() == "" else ln for ln in lines)
