@@ -234,3 +234,33 @@ def test_embed_snippet_is_a_subset_of_the_person_download(built):
         person = Graph().parse(out / "people" / f"{profile.slug}.ttl", format="turtle")
         assert snippet, profile.slug
         assert not snippet - set(person), sorted(snippet - set(person))[:5]
+
+
+def test_cite_block_copy_button_puts_the_bibtex_on_the_clipboard(built):
+    _, out, _, result = built
+    key = sorted(result.resolution.publications)[0]
+    path = next(p for p in pages(out) if p.name == f"{key}.html" and "people" not in p.parts)
+    html = path.read_text(encoding="utf-8")
+    assert '<h2 id="cite-title">Cite</h2>' in html and 'id="cite-text"' in html
+    outside: list[str] = []
+
+    def route(r):
+        if r.request.url.startswith(origin):
+            return r.continue_()
+        outside.append(r.request.url)
+        return r.abort()
+
+    with serve(out / "site") as origin, browser() as instance:
+        context = instance.new_context(permissions=["clipboard-read", "clipboard-write"])
+        page = context.new_page()
+        page.route("**/*", route)
+        page.goto(origin + path.relative_to(out / "site").as_posix())
+        expected = page.text_content("#cite-bibtex")
+        page.click("button[data-copy=cite-bibtex]")
+        page.wait_for_function(
+            "() => document.querySelector('button[data-copy=cite-bibtex]').textContent === 'Copied'"
+        )
+        copied = page.evaluate("() => navigator.clipboard.readText()")
+        context.close()
+    assert outside == []
+    assert copied == expected and copied.startswith("@") and "author = {" in copied
