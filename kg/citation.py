@@ -349,7 +349,8 @@ def plain_citation(c: Citable) -> str:
     names = [a.name for a in c.authors]
     people = ", ".join(names[:-1]) + f" and {names[-1]}" if len(names) > 1 else "".join(names)
     title = c.title if c.title[-1:] in ".?!" else f"{c.title}."
-    where = ", ".join(x for x in (c.venue, str(c.year) if c.year else None) if x)
+    year = str(c.year) if c.year and str(c.year) not in (c.venue or "") else None
+    where = ", ".join(x for x in (c.venue, year) if x)
     text = f"{people}. {title}" + (f" {where}." if where else "")
     if c.doi:
         text += f" https://doi.org/{c.doi}"

@@ -13,6 +13,7 @@ from browser import browser, serve, visit
 from conftest import MINI, REPO, VOCAB, write
 from rdflib import Graph, URIRef
 
+from kg.citation import bibtex_file
 from kg.cli import main
 from kg.config import load_config
 from kg.markup import escape_json_for_html
@@ -50,6 +51,9 @@ def test_site_has_index_person_and_publication_pages(built):
     for profile in result.resolution.dataset.profiles:
         assert f"people/{profile.slug}.html" in names
         assert (out / "site" / "data" / f"{profile.slug}.ttl").is_file()
+        bib = (out / "people" / f"{profile.slug}.bib").read_text(encoding="utf-8")
+        assert bib == bibtex_file(result.resolution, profile.slug)
+        assert (out / "site" / "data" / f"{profile.slug}.bib").read_text(encoding="utf-8") == bib
     assert len([n for n in names if n.startswith("publications/")]) == len(
         result.resolution.publications
     )
