@@ -86,9 +86,10 @@ def test_google_scholar_bibtex_names_accents_and_arxiv_journal():
 
 
 def test_dblp_bibtex_homonym_numbers_corr_and_doi():
-    parsed = records("dblp.bib")
+    parsed = records("dblp.bib", "dblp")
     corr = by_title(parsed, "Elastic Schedulers")
-    assert [a.name for a in corr.authors] == ["Yihao Zhao", "Wei Wang 0001", "Xin Jin"]
+    assert [a.name for a in corr.authors] == ["Yihao Zhao", "Wei Wang", "Xin Jin"]
+    assert corr.authors[1].disambiguation == "0001"
     assert (corr.arxiv, corr.status, corr.doi) == ("2501.04321", "preprint", None)
     multi = by_title(parsed, "Multi-resource")
     assert multi.doi == "10.1145/3544216.3544224"
@@ -357,3 +358,79 @@ def test_cli_import_dry_run_and_exit_codes(repo_copy, capsys):
     assert main([*args, str(FIXTURES / "malformed.bib"), "--person", SLUG, "--skip-bad"]) == 0
     assert "skipped: " in capsys.readouterr().err
     assert main([*args, str(FIXTURES / "nothing.bib"), "--person", SLUG]) == 2
+
+
+MARKED = (
+    "@inproceedings{a, title={ElasticFlow: An Elastic Serverless Training Platform for"
+    " Distributed Deep Learning}, author={Gu, Diandian* and Zhao, Yihao* and"
+    " Zhong, Yinmin\\textsuperscript{*} and Xiong, Yifan and Han, Zhenhua and Cheng, Peng and"
+    " Yang, Fan and Huang, Gang and Jin, Xin and Liu, Xuanzhe✉}, year=2023}"
+)
+
+
+@pytest.mark.parametrize("slug", ["yihao-zhao", "yinmin-zhong"])  # block list, flow list
+def test_missing_author_marks_are_filled_in_place(repo_copy, slug):
+    bib = repo_copy / "marks.bib"
+    bib.write_text(MARKED, encoding="utf-8")
+    config = load_config(repo_copy)
+    result = import_file(config, "bibtex", bib, slug)
+    assert (result.filled, result.conflicts) == (1, ())
+    added = [ln[1:] for ln in result.diff.splitlines() if ln[:1] == "+" and ln[:3] != "+++"]
+    assert "{name: Yinmin Zhong, equal_contribution: true}" in "".join(added)
+    assert "{name: Xuanzhe Liu, corresponding: true}" in "".join(added)
+    slots = (
+        resolve_project(config)
+        .publications["elasticflow-an-elastic-serverless-training-platform-for"]
+        .authors
+    )
+    assert [s.equal_contribution for s in slots[:4]] == [True, True, True, False]
+    assert slots[-1].corresponding
+    assert import_file(config, "bibtex", bib, slug).diff == ""
+
+
+def test_dblp_homonym_number_picks_the_registered_person(repo_copy):
+    people = repo_copy / "data" / "people.yaml"
+    people.write_text(
+        people.read_text(encoding="utf-8").replace(
+            "disambiguation: HKUST", 'disambiguation: "0001"'
+        ),
+        encoding="utf-8",
+    )
+    import_file(load_config(repo_copy), "dblp", FIXTURES / "dblp.bib", SLUG)
+    text = profile_path(repo_copy).read_text(encoding="utf-8")
+    assert "{name: Wei Wang, person: wei-wang-hkust}" in text
+    assert "Wei Wang 0001" not in text
+
+
+def test_a_profile_without_publications_gets_the_section(repo_copy):
+    path = profile_path(repo_copy)
+    empty_publications(repo_copy, SLUG)
+    path.write_text(path.read_text(encoding="utf-8").replace("publications: []\n", ""))
+    import_file(load_config(repo_copy), "bibtex", FIXTURES / "arxiv.bib", SLUG)
+    text = path.read_text(encoding="utf-8")
+    assert text.endswith(
+        "publications:\n"
+        "  - title: 'Streamline: Serving LLMs with Elastic Memory'\n"
+        "    authors:\n"
+        "      - {name: Yihao Zhao, equal_contribution: true}\n"
+        "      - {name: Jiadun Chen, equal_contribution: true}\n"
+        "      - {name: Peng Sun, equal_contribution: true}\n"
+        "      - Xin Jin\n"
+        "    venue: arxiv\n"
+        "    year: 2024\n"
+        "    status: preprint\n"
+        "    arxiv: '2408.08586'\n"
+    )
+
+
+def test_links_that_are_not_web_addresses_are_dropped(repo_copy):
+    bib = repo_copy / "evil.bib"
+    bib.write_text(
+        "@misc{e, title={Evil}, author={Zhao, Yihao}, year=2024,"
+        " url={javascript:alert(1)}, kg-links={Code <file:///etc/passwd>; Slides}}",
+        encoding="utf-8",
+    )
+    import_file(load_config(repo_copy), "bibtex", bib, SLUG)
+    text = profile_path(repo_copy).read_text(encoding="utf-8")
+    assert "links: [{label: Code}, {label: Slides}]" in text
+    assert "javascript" not in text and "file:" not in text

@@ -21,7 +21,7 @@ from kg.config import Config
 from kg.errors import BadRecordsError, Problem, UsageError
 from kg.ingest.bibtex import parse_bibtex
 from kg.ingest.csl import parse_csl
-from kg.ingest.dblp import parse_dblp_xml
+from kg.ingest.dblp import parse_dblp_xml, with_dblp_names
 from kg.ingest.merge import (
     Plan,
     PublicationMerger,
@@ -39,7 +39,9 @@ from kg.resolve import resolve
 
 def parse_dblp(text: str, file: str) -> Parsed:
     """dblp gives person XML or BibTeX; the first character tells which."""
-    return parse_dblp_xml(text, file) if text.lstrip().startswith("<") else parse_bibtex(text, file)
+    if text.lstrip().startswith("<"):
+        return parse_dblp_xml(text, file)
+    return with_dblp_names(parse_bibtex(text, file))
 
 
 PARSERS: dict[str, Callable[[str, str], Parsed]] = {
@@ -122,7 +124,9 @@ def import_file(
         diff=diff,
         written=written,
         added=len(plan.added) + len(plan.added_positions) + len(plan.added_education),
-        filled=len(plan.filled) + len(plan.filled_positions) + len(plan.filled_education),
+        filled=len(set(plan.filled) | set(plan.filled_authors))
+        + len(plan.filled_positions)
+        + len(plan.filled_education),
         matched=plan.matched,
         conflicts=tuple(plan.conflicts),
         warnings=tuple(parsed.warnings) + tuple(plan.warnings),
@@ -144,6 +148,9 @@ def _edited(target: Path, display: str, profile: Profile, plan: Plan) -> str:
     doc = ProfileText(target, display)
     for index, values in plan.filled.items():  # fills first: an addition may share the line
         doc.fill("publications", index, values)
+    for index, ranks in plan.filled_authors.items():
+        for rank, marks in ranks.items():
+            doc.fill_author(index, rank, marks)
     for index, values in plan.filled_positions.items():
         doc.fill("positions", index, values)
     for index, values in plan.filled_education.items():

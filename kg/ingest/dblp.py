@@ -11,7 +11,7 @@ document declaring entities is refused (no entity expansion).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from xml.parsers import expat
 
 from kg.ingest.record import (
@@ -118,16 +118,32 @@ def parse_dblp_xml(text: str, file: str) -> Parsed:
     return Parsed(works=tuple(works), bad=tuple(bad))
 
 
-def dblp_name(text: str) -> str:
-    """`Wei Wang 0001` -> `Wei Wang` (the number tells dblp's homonyms apart)."""
-    return HOMONYM.sub("", squash(text))
+def dblp_author(text: str) -> Author:
+    """`Wei Wang 0001` -> `Wei Wang`, disambiguation `0001` (dblp's homonym number)."""
+    name = squash(text)
+    match = HOMONYM.search(name)
+    return Author(HOMONYM.sub("", name), disambiguation=match[0].strip() if match else None)
+
+
+def with_dblp_names(parsed: Parsed) -> Parsed:
+    """dblp's BibTeX prints the homonym numbers too."""
+    works = tuple(
+        replace(w, authors=tuple(replace(a, **_split(a.name)) for a in w.authors))
+        for w in parsed.works
+    )
+    return replace(parsed, works=works)
+
+
+def _split(name: str) -> dict:
+    author = dblp_author(name)
+    return {"name": author.name, "disambiguation": author.disambiguation}
 
 
 def _work(entry: _Element, origin: Origin) -> Work:
     title = title_text(squash((entry.find("title") or _Element("", {}, 0)).all_text()))
     if not title:
         raise ValueError("no <title>")
-    authors = tuple(Author(dblp_name(a.all_text())) for a in entry.findall("author"))
+    authors = tuple(dblp_author(a.all_text()) for a in entry.findall("author"))
     if not authors:
         raise ValueError("no <author>")
     venue_el = entry.find("booktitle") or entry.find("journal")

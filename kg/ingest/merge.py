@@ -39,6 +39,8 @@ class Plan:
 
     added: list[dict[str, Any]] = field(default_factory=list)  # new publications
     filled: dict[int, dict[str, Any]] = field(default_factory=dict)  # index -> new keys
+    # publication index -> author rank (0-based) -> markers to add
+    filled_authors: dict[int, dict[int, dict[str, Any]]] = field(default_factory=dict)
     added_positions: list[dict[str, Any]] = field(default_factory=list)
     added_education: list[dict[str, Any]] = field(default_factory=list)
     filled_positions: dict[int, dict[str, Any]] = field(default_factory=dict)
@@ -53,6 +55,7 @@ class Plan:
         return bool(
             self.added
             or self.filled
+            or self.filled_authors
             or self.added_positions
             or self.added_education
             or self.filled_positions
@@ -137,7 +140,7 @@ def inferred_type(r: Resolution, venue: str | None, status: str) -> str:
     )
 
 
-def author_value(a) -> str | dict[str, Any]:
+def author_value(a, person: str | None = None) -> str | dict[str, Any]:
     marks: dict[str, Any] = {}
     if a.equal_contribution:
         marks["equal_contribution"] = True
@@ -147,13 +150,27 @@ def author_value(a) -> str | dict[str, Any]:
         marks["annotation"] = a.annotation
     if a.group:
         marks["group"] = True
+    if person:
+        marks["person"] = person
     return {"name": a.name, **marks} if marks else a.name
+
+
+def known_person(r: Resolution, author) -> str | None:
+    """The `data/people.yaml` key dblp's homonym number points to, if registered."""
+    if not author.disambiguation:
+        return None
+    key = name_key(author.name)
+    for known in r.dataset.people:
+        names = {name_key(n) for n in (known.name, *known.aliases)}
+        if key in names and known.disambiguation == author.disambiguation:
+            return known.key
+    return None
 
 
 def new_publication(r: Resolution, work: Work, venue: str | None) -> dict[str, Any]:
     entry: dict[str, Any] = {
         "title": work.title,
-        "authors": [author_value(a) for a in work.authors],
+        "authors": [author_value(a, known_person(r, a)) for a in work.authors],
     }
     if work.type and work.type != inferred_type(r, venue, work.status):
         entry["type"] = work.type
@@ -181,16 +198,28 @@ def new_publication(r: Resolution, work: Work, venue: str | None) -> dict[str, A
     return entry
 
 
+WEB_ADDRESS = re.compile(r"^https?://[^\s<>\"]+$")  # what the loader accepts as a url
+
+
 def _links(work: Work) -> list[dict[str, str]]:
-    links = [{"label": label, "url": url} if url else {"label": label} for label, url in work.links]
+    """Links the record gives; an address that is not http(s) (`javascript:`, `file:`)
+    is dropped, so an import cannot put one on a page."""
+    links = []
+    for label, url in work.links:
+        links.append({"label": label, "url": url} if WEB_ADDRESS.match(url) else {"label": label})
     known = {link.get("url") for link in links}
-    if work.url and work.url not in known and not _identifier_url(work.url):
-        links.append({"label": "Paper", "url": work.url})
+    url = work.url or ""
+    if WEB_ADDRESS.match(url) and url not in known and not _identifier_url(url):
+        links.append({"label": "Paper", "url": url})
     return links
 
 
 def _identifier_url(url: str) -> bool:
     return "doi.org/" in url or "arxiv.org/" in url
+
+
+def _name(value: str | dict[str, Any]) -> str:
+    return value if isinstance(value, str) else value["name"]
 
 
 class _Existing:
@@ -251,6 +280,7 @@ class PublicationMerger:
             return
         self.plan.matched += 1
         self._conflicts(existing, work, venue)
+        self._author_markers(existing, work)
         fills = self._fills(existing, work, venue)
         if fills and existing.index is not None:
             self.plan.filled.setdefault(existing.index, {}).update(fills)
@@ -277,6 +307,34 @@ class PublicationMerger:
         if new_links and not e.get("links"):
             fills["links"] = new_links
         return fills
+
+    def _author_markers(self, e: _Existing, work: Work) -> None:
+        """Equal-contribution and corresponding marks the entry lacks, when it names the
+        same authors in the same order."""
+        names = e.values.get("authors") or []
+        if [name_key(_name(n)) for n in names] != [name_key(a.name) for a in work.authors]:
+            return
+        for rank, author in enumerate(work.authors):
+            marks = {
+                flag: True
+                for flag in ("equal_contribution", "corresponding")
+                if getattr(author, flag) and not self._has(e, rank, flag)
+            }
+            if not marks:
+                continue
+            if e.index is None:  # an entry this import adds: mark it directly
+                current = names[rank]
+                names[rank] = {**({"name": current} if isinstance(current, str) else current)}
+                names[rank].update(marks)
+            else:
+                self.plan.filled_authors.setdefault(e.index, {}).setdefault(rank, {}).update(marks)
+
+    def _has(self, e: _Existing, rank: int, flag: str) -> bool:
+        if e.pub is not None:
+            pending = self.plan.filled_authors.get(e.index or 0, {}).get(rank, {})
+            return bool(getattr(e.pub.authors[rank], flag) or pending.get(flag))
+        value = e.values["authors"][rank]
+        return isinstance(value, dict) and bool(value.get(flag))
 
     def _pending(self, e: _Existing, name: str) -> Any:
         if e.index is None:
@@ -308,7 +366,7 @@ class PublicationMerger:
 
     def _author_conflict(self, e: _Existing, work: Work, subject: str) -> None:
         names = e.values.get("authors") or []
-        ours = [name_key(n if isinstance(n, str) else n["name"]) for n in names]
+        ours = [name_key(_name(n)) for n in names]
         theirs = [name_key(a.name) for a in work.authors]
         if work.truncated:
             ours = ours[: len(theirs)]

@@ -38,6 +38,7 @@ class Author:
     corresponding: bool = False
     annotation: str | None = None
     group: bool = False
+    disambiguation: str | None = None  # dblp's homonym number, `0001`
 
 
 @dataclass(frozen=True)

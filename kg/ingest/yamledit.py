@@ -29,6 +29,7 @@ def entry(value: dict[str, Any]) -> CommentedMap:
 def _yaml() -> YAML:
     yaml = YAML()
     yaml.width = 4096  # never wrap a title or an author list
+    yaml.brace_single_entry_mapping_in_flow_sequence = True  # [{label: Paper}], as written
     yaml.indent(mapping=2, sequence=4, offset=2)
     return yaml
 
@@ -63,14 +64,22 @@ class Edits:
 
     lines: list[str]
     inserts: dict[int, list[str]] = field(default_factory=dict)
+    spans: list[tuple[int, int, int, str]] = field(default_factory=list)
     appended: list[str] = field(default_factory=list)
 
     def insert(self, line: int, text: str) -> None:
         self.inserts.setdefault(line, []).append(text)
 
+    def replace(self, line: int, start: int, end: int, text: str) -> None:
+        """Replace columns [start, end) of one line (end == start inserts)."""
+        self.spans.append((line, start, end, text))
+
     def result(self) -> str:
+        lines = list(self.lines)
+        for line, start, end, text in sorted(self.spans, reverse=True):  # right to left
+            lines[line] = lines[line][:start] + text + lines[line][end:]
         out = []
-        for i, line in enumerate(self.lines):
+        for i, line in enumerate(lines):
             out += self.inserts.get(i, [])
             out.append(line)
         out += self.inserts.get(len(self.lines), [])
@@ -122,12 +131,29 @@ class ProfileText:
             return
         item = self.items(section)[index]
         assert isinstance(item, MappingNode)
-        if item.flow_style:
+        self._add_keys(item, values)
+
+    def fill_author(self, index: int, rank: int, values: dict[str, Any]) -> None:
+        """Markers for the author at `rank` (0-based) of publication `index`."""
+        entry = self.items("publications")[index]
+        assert isinstance(entry, MappingNode)
+        authors = next(v for k, v in entry.value if getattr(k, "value", None) == "authors")
+        assert isinstance(authors, SequenceNode)
+        item = authors.value[rank]
+        if isinstance(item, ScalarNode):  # `Yihao Zhao` -> `{name: Yihao Zhao, …}`
+            mapping = styled({"name": item.value, **values})
+            start, end = item.start_mark, item.end_mark
+            self.edits.replace(start.line, start.column, end.column, dump(mapping).strip())
+        else:
+            assert isinstance(item, MappingNode)
+            self._add_keys(item, values)
+
+    def _add_keys(self, item: MappingNode, values: dict[str, Any]) -> None:
+        if item.flow_style:  # `{…}`: before the closing brace
             end = item.end_mark
-            line = self.lines[end.line]
             pieces = dump({k: styled(v) for k, v in values.items()}).strip().splitlines()
             addition = "".join(f", {p}" for p in pieces)
-            self.lines[end.line] = line[: end.column - 1] + addition + line[end.column - 1 :]
+            self.edits.replace(end.line, end.column - 1, end.column - 1, addition)
             return
         column = item.start_mark.column
         text = _shift_mapping(dump({k: styled(v) for k, v in values.items()}), column)
@@ -154,10 +180,8 @@ class ProfileText:
             self.edits.appended.append(f"{section}:\n{body}")
             return
         start, end = node.start_mark, node.end_mark  # `section: []`
-        line = self.lines[start.line]
-        self.lines[start.line] = (
-            line[: start.column].rstrip() + "\n" + body + line[end.column :].lstrip()
-        )
+        head = self.lines[start.line][: start.column].rstrip()
+        self.edits.replace(start.line, len(head), end.column, "\n" + body.rstrip("\n"))
 
 
 def _last_node(node: Node) -> Node:
