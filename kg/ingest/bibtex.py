@@ -14,6 +14,7 @@ from __future__ import annotations
 import logging
 import re
 from contextlib import contextmanager
+from functools import lru_cache
 
 import bibtexparser
 from bibtexparser.model import DuplicateBlockKeyBlock, Entry, ParsingFailedBlock
@@ -157,8 +158,18 @@ def _concatenated(raw: str) -> list[str]:
     return [t for t in tokens if t]
 
 
+_LATEX_SIGNS = re.compile(r"[\\{}$~%]|--|``|''")
+
+
+@lru_cache(maxsize=4096)
 def latex_text(value: str) -> str:
-    """LaTeX -> Unicode text on one line (accents, `\\&`, protective braces)."""
+    """LaTeX -> Unicode text on one line (accents, `\\&`, protective braces).
+
+    pylatexenc takes milliseconds per field, so text without LaTeX skips it (most
+    names and venues in real exports), and repeated values (authors, venues) are cached.
+    """
+    if not _LATEX_SIGNS.search(value):
+        return squash(value)
     return squash(_LATEX.latex_to_text(value))
 
 
