@@ -16,7 +16,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
-from kg.model import Publication
+from kg.model import Profile, Publication
 from kg.names import text_key
 from kg.resolve import PublicationEntity, Resolution
 
@@ -91,17 +91,24 @@ def publication_type(r: Resolution, venue: str | None, status: str) -> str:
     )
 
 
-def person_works(r: Resolution, slug: str) -> list[tuple[PublicationEntity, Publication | None]]:
-    """The person's publications, newest first, with their own listing when they list it."""
-    found: dict[str, tuple[PublicationEntity, Publication | None]] = {}
+def works_by_person(r: Resolution) -> dict[str, list[tuple[PublicationEntity, Publication | None]]]:
+    """Person key -> their publications, newest first, with their own listing when they
+    list it (one pass over the publications)."""
+    found: dict[str, dict[str, tuple[PublicationEntity, Publication | None]]] = {}
     for pub in r.publications.values():
-        own = next((listing for who, listing in pub.listings if who == slug), None)
-        if own is not None or any(a.person == slug for a in pub.authors):
-            found[pub.key] = (pub, own)
-    return sorted(
-        found.values(),
-        key=lambda pl: (pl[0].year is None, -(pl[0].year or 0), text_key(pl[0].title), pl[0].key),
-    )
+        for who, listing in pub.listings:
+            found.setdefault(who, {})[pub.key] = (pub, listing)
+        for slot in pub.authors:
+            if slot.person:
+                found.setdefault(slot.person, {}).setdefault(pub.key, (pub, None))
+    return {
+        person: sorted(works.values(), key=lambda pl: _newest_first(pl[0]))
+        for person, works in found.items()
+    }
+
+
+def _newest_first(pub: PublicationEntity) -> tuple:
+    return (pub.year is None, -(pub.year or 0), text_key(pub.title), pub.key)
 
 
 def citation_keys(r: Resolution) -> dict[str, str]:
@@ -130,13 +137,18 @@ def _ascii(text: str) -> str:
 
 
 def citable(
-    r: Resolution, pub: PublicationEntity, key: str, listing: Publication | None
+    r: Resolution,
+    pub: PublicationEntity,
+    key: str,
+    listing: Publication | None,
+    profiles: dict[str, Profile] | None = None,
 ) -> Citable:
+    profiles = profiles if profiles is not None else {p.slug: p for p in r.dataset.profiles}
     source = listing or pub.listings[0][1]
     refs = source.authors
     authors = []
     for slot, ref in zip(pub.authors, refs, strict=True):
-        given, family = _names(r, slot.person, ref.name)
+        given, family = _names(profiles.get(slot.person or ""), ref.name)
         flags = ref if listing is not None else slot
         authors.append(
             CiteAuthor(
@@ -171,9 +183,8 @@ def citable(
     )
 
 
-def _names(r: Resolution, person: str | None, printed: str) -> tuple[str, str]:
+def _names(profile: Profile | None, printed: str) -> tuple[str, str]:
     """Given and family name: the profile's when it prints them so, else the last word."""
-    profile = next((p for p in r.dataset.profiles if p.slug == person), None) if person else None
     given, family = (profile.given_name, profile.family_name) if profile else (None, None)
     if given and family and f"{given} {family}" == printed:
         return given, family
@@ -275,16 +286,37 @@ def _extras(c: Citable) -> list[tuple[str, str]]:
     return fields
 
 
-def person_citables(r: Resolution, slug: str) -> list[Citable]:
-    keys = citation_keys(r)
-    return [citable(r, pub, keys[pub.key], own) for pub, own in person_works(r, slug)]
+class Citations:
+    """Citation keys, each person's works and their profiles, computed once per dataset
+    (a build renders every person's file from one of these)."""
 
+    def __init__(self, r: Resolution) -> None:
+        self.r = r
+        self.keys = citation_keys(r)
+        self.works = works_by_person(r)
+        self.profiles = {p.slug: p for p in r.dataset.profiles}
 
-def bibtex_file(r: Resolution, slug: str) -> str:
-    """A person's publications as one BibTeX file (UTF-8), newest first."""
-    name = r.persons[slug].name if slug in r.persons else slug
-    head = f"% Publications of {name}, exported by kg (UTF-8).\n"
-    return head + "".join("\n" + bibtex_entry(c) for c in person_citables(r, slug))
+    def of(self, slug: str) -> list[Citable]:
+        return [
+            citable(self.r, pub, self.keys[pub.key], own, self.profiles)
+            for pub, own in self.works.get(slug, [])
+        ]
+
+    def bibtex(self, slug: str) -> str:
+        """A person's publications as one BibTeX file (UTF-8), newest first."""
+        name = self.r.persons[slug].name if slug in self.r.persons else slug
+        head = f"% Publications of {name}, exported by kg (UTF-8).\n"
+        return head + "".join("\n" + bibtex_entry(c) for c in self.of(slug))
+
+    def csl(self, slug: str) -> str:
+        """A person's publications as a CSL-JSON array, newest first."""
+        items = [csl_item(c) for c in self.of(slug)]
+        return json.dumps(items, indent=2, ensure_ascii=False) + "\n"
+
+    def cite_block(self, pub: PublicationEntity) -> tuple[str, str]:
+        """(BibTeX, plain text) for a publication page's Cite block: the merged facts."""
+        c = citable(self.r, pub, self.keys[pub.key], None, self.profiles)
+        return bibtex_entry(c, extras=False), plain_citation(c)
 
 
 # --------------------------------------------------------------------------- CSL-JSON
@@ -336,11 +368,6 @@ def _csl_extras(c: Citable) -> dict:
     return kg
 
 
-def csl_file(r: Resolution, slug: str) -> str:
-    items = [csl_item(c) for c in person_citables(r, slug)]
-    return json.dumps(items, indent=2, ensure_ascii=False) + "\n"
-
-
 # --------------------------------------------------------------------------- plain text
 
 
@@ -359,7 +386,11 @@ def plain_citation(c: Citable) -> str:
     return text
 
 
-def cite_block(r: Resolution, pub: PublicationEntity, key: str) -> tuple[str, str]:
-    """(BibTeX, plain text) for a publication page's Cite block: the merged facts."""
-    c = citable(r, pub, key, None)
-    return bibtex_entry(c, extras=False), plain_citation(c)
+def bibtex_file(r: Resolution, slug: str) -> str:
+    """A person's publications as one BibTeX file (see `Citations` to render many)."""
+    return Citations(r).bibtex(slug)
+
+
+def csl_file(r: Resolution, slug: str) -> str:
+    """A person's publications as CSL-JSON (see `Citations` to render many)."""
+    return Citations(r).csl(slug)

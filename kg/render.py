@@ -16,7 +16,6 @@ from dataclasses import dataclass
 from rdflib import URIRef
 from rdflib.term import Node
 
-from kg.citation import bibtex_file
 from kg.config import Config
 from kg.export import (
     SERIALIZERS,
@@ -89,6 +88,7 @@ def render_parts(
         SiteBuilder(resolution, graph, config.base_iri),
         NodeBlocks(graph),
     )
+    assert _state.site.citations  # keys and works per person: once, before any fork
     tasks = list(_tasks(resolution))
     try:
         for done, part in enumerate(fork_map(_render, tasks, jobs), start=1):
@@ -132,7 +132,7 @@ def _people(state: _State, start: int, stop: int) -> dict[str, str]:
         subset = person_subset(state.graph, person, state.owned[person])
         state.blocks.skip = set(state.owned[person])  # their own nodes: in this file only
         turtle, jsonld = to_turtle(subset, state.blocks), to_jsonld(subset, state.blocks)
-        bib = bibtex_file(state.resolution, profile.slug)
+        bib = state.site.citations.bibtex(profile.slug)
         for ext, text in (("ttl", turtle), ("jsonld", jsonld), ("bib", bib)):
             files[f"people/{profile.slug}.{ext}"] = text
             files[f"site/data/{profile.slug}.{ext}"] = text  # the same string: a hard link

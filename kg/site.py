@@ -18,7 +18,7 @@ from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescap
 from markupsafe import Markup, escape
 from rdflib import URIRef
 
-from kg.citation import citation_keys, cite_block
+from kg.citation import Citations
 from kg.markup import article_markup, profile_markup, script_tag
 from kg.model import PartialDate, PersonRef, Present, Profile
 from kg.resolve import PublicationEntity, Resolution
@@ -184,12 +184,12 @@ class SiteBuilder:
         )
 
     @cached_property
-    def citation_keys(self) -> dict[str, str]:
-        return citation_keys(self.r)
+    def citations(self) -> Citations:
+        return Citations(self.r)
 
     def publication_page(self, pub: PublicationEntity) -> str:
         view = self.publication_view(pub, None, "../")
-        bibtex, plain = cite_block(self.r, pub, self.citation_keys[pub.key])
+        bibtex, plain = self.citations.cite_block(pub)
         venue = self.r.venues[pub.venue] if pub.venue else None
         markup = article_markup(self.graph, URIRef(f"{self.base}publication/{pub.key}"))
         return self.env.get_template("publication.html.j2").render(

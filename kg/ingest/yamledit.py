@@ -76,9 +76,9 @@ class Edits:
 
     def result(self) -> str:
         lines = list(self.lines)
-        for line, start, end, text in sorted(self.spans, reverse=True):  # right to left
-            lines[line] = lines[line][:start] + text + lines[line][end:]
-        out = []
+        for at, start, end, new in sorted(self.spans, reverse=True):  # right to left
+            lines[at] = lines[at][:start] + new + lines[at][end:]
+        out: list[str] = []
         for i, line in enumerate(lines):
             out += self.inserts.get(i, [])
             out.append(line)
