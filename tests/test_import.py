@@ -434,3 +434,16 @@ def test_links_that_are_not_web_addresses_are_dropped(repo_copy):
     text = profile_path(repo_copy).read_text(encoding="utf-8")
     assert "links: [{label: Code}, {label: Slides}]" in text
     assert "javascript" not in text and "file:" not in text
+
+
+def test_windows_line_ends_byte_order_mark_and_file_mode_survive(repo_copy):
+    path = profile_path(repo_copy)
+    text = path.read_text(encoding="utf-8")
+    path.write_bytes(b"\xef\xbb\xbf" + text.replace("\n", "\r\n").encode("utf-8"))
+    path.chmod(0o644)
+    import_file(load_config(repo_copy), "bibtex", FIXTURES / "arxiv.bib", SLUG)
+    raw = path.read_bytes()
+    assert raw.startswith(b"\xef\xbb\xbf# yaml-language-server")
+    assert raw.count(b"\n") == raw.count(b"\r\n") > text.count("\n")
+    assert path.stat().st_mode & 0o777 == 0o644
+    resolve_project(load_config(repo_copy))

@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import os
+import stat
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -33,7 +34,7 @@ from kg.ingest.orcid import parse_orcid
 from kg.ingest.record import Parsed
 from kg.ingest.yamledit import ProfileText
 from kg.load import load_dataset, load_file
-from kg.model import Profile, Source
+from kg.model import Dataset, Profile, Source
 from kg.resolve import resolve
 
 
@@ -106,11 +107,13 @@ def import_file(
     merge_affiliations(resolution, profile, parsed.affiliations, plan)
     target = config.data_dir / "profiles" / f"{person}.yaml"
     display = f"data/profiles/{person}.yaml"
-    old = target.read_text(encoding="utf-8-sig")
+    raw = target.read_bytes()
+    old = raw.decode("utf-8-sig")  # line ends kept as written
     new = _edited(target, display, profile, plan) if plan.changes else old
     written = False
     if new != old:
-        written = _check_and_replace(config, data, target, display, new, dry_run)
+        bom = "\ufeff" if raw.startswith(b"\xef\xbb\xbf") else ""
+        written = _check_and_replace(data, target, display, bom + new, dry_run)
     diff = "".join(
         difflib.unified_diff(
             old.splitlines(keepends=True),
@@ -167,12 +170,13 @@ def _edited(target: Path, display: str, profile: Profile, plan: Plan) -> str:
     return doc.result()
 
 
-def _check_and_replace(config, data, target: Path, display: str, text: str, dry_run: bool) -> bool:
+def _check_and_replace(data: Dataset, target: Path, display: str, text: str, dry_run: bool) -> bool:
     """Load and resolve the project with the edited profile; replace the file atomically."""
     fd, temp = tempfile.mkstemp(prefix=f".{target.stem}.", suffix=".kg-import", dir=target.parent)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
             handle.write(text)
+        os.chmod(temp, stat.S_IMODE(target.stat().st_mode))  # mkstemp made it 0600
         edited = dataclasses.replace(load_file(Path(temp), Profile, display), slug=target.stem)
         profiles = tuple(edited if p.slug == target.stem else p for p in data.profiles)
         resolve(dataclasses.replace(data, profiles=profiles))

@@ -95,7 +95,7 @@ class ProfileText:
     """A profile file's text with the nodes of its top-level sections."""
 
     def __init__(self, path: Path, display: str) -> None:
-        self.text = path.read_text(encoding="utf-8-sig")
+        self.text = path.read_bytes().decode("utf-8-sig")  # CRLF kept as written
         self.lines = self.text.splitlines(keepends=True)
         root = read_node(path, display)
         self.sections: dict[str, Node] = {}
@@ -160,7 +160,10 @@ class ProfileText:
         self.edits.insert(_line_after(item), text)
 
     def result(self) -> str:
-        return self.edits.result()
+        text = self.edits.result()
+        if "\r\n" in self.text:  # a file written on Windows keeps its line ends
+            text = text.replace("\r\n", "\n").replace("\n", "\r\n")
+        return text
 
     def _dash_column(self, item: Node) -> int:
         line = self.lines[item.start_mark.line]
