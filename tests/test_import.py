@@ -447,3 +447,24 @@ def test_windows_line_ends_byte_order_mark_and_file_mode_survive(repo_copy):
     assert raw.count(b"\n") == raw.count(b"\r\n") > text.count("\n")
     assert path.stat().st_mode & 0o777 == 0o644
     resolve_project(load_config(repo_copy))
+
+
+def test_venue_text_resolves_through_series_colon_and_acronym_with_year(repo_copy):
+    config = load_config(repo_copy)
+    acm = import_file(config, "bibtex", FIXTURES / "acm.bib", SLUG, dry_run=True)
+    assert (acm.matched, acm.conflicts) == (1, ())  # `series = {ASPLOS 2023}`
+    assert "+    doi: 10.1145/3575693.3575721" in acm.diff
+    dblp = import_file(config, "bibtex", FIXTURES / "dblp.bib", SLUG, dry_run=True)
+    assert dblp.conflicts == ()  # "SIGCOMM '22: ACM SIGCOMM 2022 Conference, …" is sigcomm
+    journal = repo_copy / "ccr.bib"
+    journal.write_text(
+        "@article{c, title={A Note}, author={Zhao, Yihao}, year=2023,"
+        " journal={ACM SIGCOMM Computer Communication Review}}",
+        encoding="utf-8",
+    )
+    ccr = import_file(config, "bibtex", journal, SLUG, dry_run=True)
+    assert "+    venue: sigcomm" not in ccr.diff  # an acronym without a year is not enough
+    assert [w for w, _ in ccr.registry_entries] == [
+        "data/venues.yaml: acm-sigcomm-computer-communication-review"
+    ]
+    assert "kind: journal" in ccr.registry_entries[0][1]

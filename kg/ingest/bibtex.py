@@ -241,6 +241,7 @@ def _describe(kind, fields, title, authors, year, origin, truncated) -> Work:
         type=_type(kind, venue, arxiv),
         status=status,
         venue=venue,
+        series=latex_text(fields["series"]) if fields.get("series") else None,
         year=year,
         doi=None if is_arxiv_doi(doi) else doi,
         arxiv=arxiv,

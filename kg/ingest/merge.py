@@ -15,7 +15,11 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from ruamel.yaml.comments import CommentedMap
+
+from kg.citation import publication_type
 from kg.ingest.record import GENERIC_VENUE, Affiliation, Work, squash
+from kg.ingest.yamledit import dump, styled
 from kg.model import Education, Position, Profile, Publication
 from kg.names import name_key, slugify, text_key
 from kg.resolve import Resolution
@@ -66,25 +70,36 @@ class Plan:
 # --------------------------------------------------------------------------- venues
 
 
-def venue_candidates(text: str, arxiv: str | None) -> list[str]:
-    """Texts to look up for a printed venue, most specific first."""
+_ACRONYM_YEAR = re.compile(r"\b([A-Z][A-Za-z]*[A-Z][A-Za-z]*\s*['’]?\s*(?:\d{4}|\d{2}))\b")
+
+
+def venue_candidates(text: str, arxiv: str | None, series: str | None = None) -> list[str]:
+    """Texts to look up for a printed venue, most specific first: the text, ACM's
+    `series` (`ASPLOS 2023`), what stands before a colon (dblp's `SIGCOMM '22: …`),
+    acronyms in parentheses, the name without "Proceedings of the", ordinals, years and
+    volumes, and an acronym followed by a year (`ACM SIGCOMM 2023` -> `SIGCOMM 2023`;
+    a bare acronym is not enough: `ACM SIGCOMM Computer Communication Review` is a
+    journal, not the conference)."""
     base = _PREFIX.sub("", squash(text))
-    found = [text, base, *re.findall(r"\(([^()]+)\)", base)]
+    found = [text, base, series or "", base.split(":")[0], *re.findall(r"\(([^()]+)\)", base)]
     short = re.sub(r"^(proceedings of (the )?|in )", "", base, flags=re.I)
+    short = re.sub(r",?\s*volume \d+$", "", short, flags=re.I)
     short = re.sub(r"\([^()]*\)|\b\d+(st|nd|rd|th)\b|\b(19|20)\d{2}\b|'\d{2}\b", " ", short)
     found.append(squash(short).strip(" ,.:"))
     found.append(re.sub(r"\s+(conference|symposium)$", "", found[-1], flags=re.I))
     if "workshop" not in text.lower():  # a workshop names its host conference too
-        found += re.findall(r"\b[A-Z][A-Za-z]*[A-Z][A-Za-z]*\b", base)  # SIGCOMM, EuroSys
+        found += _ACRONYM_YEAR.findall(base)
     if arxiv or "arxiv" in text.lower() or text.strip().lower() == "corr":
         found.append("arXiv")
     return [c for c in dict.fromkeys(found) if c]
 
 
-def find_venue(r: Resolution, text: str | None, arxiv: str | None) -> str | None:
-    if not text:
-        return find_venue(r, "arXiv", None) if arxiv else None
-    for candidate in venue_candidates(text, arxiv):
+def find_venue(r: Resolution, work: Work) -> str | None:
+    """The registry key of the work's venue, or None."""
+    if not work.venue:
+        found = r.find_venue("arXiv") if work.arxiv else None
+        return found[0] if found else None
+    for candidate in venue_candidates(work.venue, work.arxiv, work.series):
         found = r.find_venue(candidate)
         if found:
             return found[0]
@@ -101,8 +116,6 @@ VENUE_KINDS = {
 
 def venue_entry(work: Work) -> tuple[str, str]:
     """A `data/venues.yaml` entry ready to paste, for a venue the registry lacks."""
-    from kg.ingest.yamledit import styled
-
     assert work.venue
     name = squash(re.sub(r"\b(19|20)\d{2}\b|'\d{2}\b", " ", _PREFIX.sub("", work.venue)))
     name = name.strip(" ,.:") or work.venue
@@ -112,32 +125,16 @@ def venue_entry(work: Work) -> tuple[str, str]:
     entry: dict[str, Any] = {"name": name, "kind": kind}
     if name != work.venue:
         entry["aliases"] = styled([work.venue])
-    key = slugify(name, max_length=40)
+    key = slugify(name)
     return key, registry_entry(key, entry)
 
 
 def registry_entry(key: str, entry: dict[str, Any]) -> str:
     """A registry entry as the registries write them: block mapping, flow lists."""
-    from ruamel.yaml.comments import CommentedMap
-
-    from kg.ingest.yamledit import dump
-
     return dump({key: CommentedMap(entry)})
 
 
 # --------------------------------------------------------------------------- publications
-
-
-def inferred_type(r: Resolution, venue: str | None, status: str) -> str:
-    """The type kg infers when `type` is omitted (kept in step with kg.map)."""
-    kind = r.venues[venue].kind if venue else None
-    if status == "report" or kind == "report-series":
-        return "report"
-    if status == "preprint" or kind == "preprint-server":
-        return "preprint"
-    return {"journal": "journal-article", "workshop": "workshop-paper"}.get(
-        kind or "", "conference-paper"
-    )
 
 
 def author_value(a, person: str | None = None) -> str | dict[str, Any]:
@@ -172,7 +169,7 @@ def new_publication(r: Resolution, work: Work, venue: str | None) -> dict[str, A
         "title": work.title,
         "authors": [author_value(a, known_person(r, a)) for a in work.authors],
     }
-    if work.type and work.type != inferred_type(r, venue, work.status):
+    if work.type and work.type != publication_type(r, venue, work.status):
         entry["type"] = work.type
     if venue:
         entry["venue"] = venue
@@ -261,7 +258,7 @@ class PublicationMerger:
                 f"{work.origin}: {self.profile.name} is not among the authors of "
                 f"{work.title!r}; imported all the same"
             )
-        venue = find_venue(self.r, work.venue, work.arxiv)
+        venue = find_venue(self.r, work)
         existing = self.match(work)
         generic = bool(work.venue and GENERIC_VENUE.match(work.venue.strip()))
         if (

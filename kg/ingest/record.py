@@ -51,6 +51,7 @@ class Work:
     type: str | None = None  # one of kg.model.PUBLICATION_TYPES, when the source says
     status: str = "published"
     venue: str | None = None  # venue text as printed (booktitle, journal, container)
+    series: str | None = None  # a short form the source adds (ACM's `series = {ASPLOS 2023}`)
     year: int | None = None
     doi: str | None = None
     arxiv: str | None = None
