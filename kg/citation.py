@@ -143,13 +143,38 @@ def citable(
     listing: Publication | None,
     profiles: dict[str, Profile] | None = None,
 ) -> Citable:
+    """The facts to cite: from `listing` (one person's) when given, else as merged."""
     profiles = profiles if profiles is not None else {p.slug: p for p in r.dataset.profiles}
+    own = listing is not None
     source = listing or pub.listings[0][1]
-    refs = source.authors
+    venue_key = r.venue(source.venue)[0] if source.venue else pub.venue
+    status = source.status if own else pub.status
+    printed = source.venue_as_printed if own else next(iter(pub.venue_as_printed), None)
+    return Citable(
+        key=key,
+        title=pub.title,
+        authors=_cite_authors(pub, source, own, profiles),
+        type=source.type or pub.type or publication_type(r, venue_key, status),
+        status=status,
+        venue=printed or (r.venues[venue_key].name if venue_key else None),
+        year=source.year if own else pub.year,
+        doi=source.doi if own else pub.doi,
+        arxiv=source.arxiv if own else pub.arxiv,
+        notes=tuple(source.notes if own else pub.notes),
+        links=tuple((link.label, link.url) for link in source.links),
+        selected=own and source.selected,
+        equal_contribution_note=source.equal_contribution_note,
+    )
+
+
+def _cite_authors(
+    pub: PublicationEntity, source: Publication, own: bool, profiles: dict[str, Profile]
+) -> tuple[CiteAuthor, ...]:
+    """Names as the listing prints them; markers from it (own) or merged (the page)."""
     authors = []
-    for slot, ref in zip(pub.authors, refs, strict=True):
+    for slot, ref in zip(pub.authors, source.authors, strict=True):
         given, family = _names(profiles.get(slot.person or ""), ref.name)
-        flags = ref if listing is not None else slot
+        flags = ref if own else slot
         authors.append(
             CiteAuthor(
                 ref.name,
@@ -161,26 +186,7 @@ def citable(
                 flags.annotation,
             )
         )
-    venue_key = r.venue(source.venue)[0] if source.venue else pub.venue
-    status = source.status if listing is not None else pub.status
-    printed = (
-        source.venue_as_printed if listing is not None else next(iter(pub.venue_as_printed), None)
-    )
-    return Citable(
-        key=key,
-        title=pub.title,
-        authors=tuple(authors),
-        type=source.type or pub.type or publication_type(r, venue_key, status),
-        status=status,
-        venue=printed or (r.venues[venue_key].name if venue_key else None),
-        year=source.year if listing is not None else pub.year,
-        doi=source.doi if listing is not None else pub.doi,
-        arxiv=source.arxiv if listing is not None else pub.arxiv,
-        notes=tuple(source.notes if listing is not None else pub.notes),
-        links=tuple((link.label, link.url) for link in source.links),
-        selected=listing is not None and listing.selected,
-        equal_contribution_note=source.equal_contribution_note,
-    )
+    return tuple(authors)
 
 
 def _names(profile: Profile | None, printed: str) -> tuple[str, str]:

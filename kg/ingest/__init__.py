@@ -98,13 +98,8 @@ def import_file(
     """Merge the records of `path` into `data/profiles/<person>.yaml`."""
     parsed = read_records(source, path, skip_bad)
     data = load_dataset(config.data_dir)
-    resolution = resolve(data)
     profile = _profile(data.profiles, person)
-    plan = Plan()
-    merger = PublicationMerger(resolution, profile, plan)
-    for work in parsed.works:
-        merger.merge(work)
-    merge_affiliations(resolution, profile, parsed.affiliations, plan)
+    plan = plan_import(data, profile, parsed)
     target = config.data_dir / "profiles" / f"{person}.yaml"
     display = f"data/profiles/{person}.yaml"
     raw = target.read_bytes()
@@ -114,22 +109,30 @@ def import_file(
     if new != old:
         bom = "\ufeff" if raw.startswith(b"\xef\xbb\xbf") else ""
         written = _check_and_replace(data, target, display, bom + new, dry_run)
-    diff = "".join(
-        difflib.unified_diff(
-            old.splitlines(keepends=True),
-            new.splitlines(keepends=True),
-            f"a/{display}",
-            f"b/{display}",
-        )
-    )
+    lines = old.splitlines(keepends=True), new.splitlines(keepends=True)
+    diff = "".join(difflib.unified_diff(*lines, f"a/{display}", f"b/{display}"))
+    return _result(display, diff, written, parsed, plan)
+
+
+def plan_import(data: Dataset, profile: Profile, parsed: Parsed) -> Plan:
+    """What merging the records into the profile would change (nothing is written)."""
+    resolution = resolve(data)
+    plan = Plan()
+    merger = PublicationMerger(resolution, profile, plan)
+    for work in parsed.works:
+        merger.merge(work)
+    merge_affiliations(resolution, profile, parsed.affiliations, plan)
+    return plan
+
+
+def _result(display: str, diff: str, written: bool, parsed: Parsed, plan: Plan) -> ImportResult:
+    filled = set(plan.filled) | set(plan.filled_authors)
     return ImportResult(
         profile=display,
         diff=diff,
         written=written,
         added=len(plan.added) + len(plan.added_positions) + len(plan.added_education),
-        filled=len(set(plan.filled) | set(plan.filled_authors))
-        + len(plan.filled_positions)
-        + len(plan.filled_education),
+        filled=len(filled) + len(plan.filled_positions) + len(plan.filled_education),
         matched=plan.matched,
         conflicts=tuple(plan.conflicts),
         warnings=tuple(parsed.warnings) + tuple(plan.warnings),

@@ -223,11 +223,7 @@ def _describe(kind, fields, title, authors, year, origin, truncated) -> Work:
     venue = latex_text(venue_field) if venue_field else None
     note = latex_text(fields["note"]) if fields.get("note") else None
     doi = clean_doi(_plain(fields.get("doi", "")))
-    eprint = _plain(fields.get("eprint", ""))
-    prefix = (fields.get("archiveprefix") or fields.get("eprinttype") or "").lower()
-    arxiv = (arxiv_id(eprint) if eprint and prefix in ("arxiv", "") else None) or _arxiv_from(
-        venue, fields, doi
-    )
+    arxiv = _eprint(fields) or _arxiv_from(venue, fields, doi)
     status = status_in(fields.get("pubstate")) or status_in(note) or _status(kind, venue, arxiv)
     if status in ("submitted", "in-submission") and not venue and note:
         venue = note  # "Submitted to ATC'25" names the venue it went to
@@ -241,7 +237,7 @@ def _describe(kind, fields, title, authors, year, origin, truncated) -> Work:
         type=_type(kind, venue, arxiv),
         status=status,
         venue=venue,
-        series=latex_text(fields["series"]) if fields.get("series") else None,
+        series=latex_text(fields.get("series", "")) or None,
         year=year,
         doi=None if is_arxiv_doi(doi) else doi,
         arxiv=arxiv,
@@ -250,10 +246,15 @@ def _describe(kind, fields, title, authors, year, origin, truncated) -> Work:
         links=_links(fields.get("kg-links", "")),
         truncated=truncated,
         selected=fields.get("selected", "").strip().lower() in ("true", "yes", "1"),
-        equal_contribution_note=latex_text(fields["kg-equal-note"])
-        if fields.get("kg-equal-note")
-        else None,
+        equal_contribution_note=latex_text(fields.get("kg-equal-note", "")) or None,
     )
+
+
+def _eprint(fields: dict[str, str]) -> str | None:
+    """arXiv's and biblatex's `eprint` with `archivePrefix` / `eprinttype` arXiv (or none)."""
+    eprint = _plain(fields.get("eprint", ""))
+    prefix = (fields.get("archiveprefix") or fields.get("eprinttype") or "").lower()
+    return arxiv_id(eprint) if eprint and prefix in ("arxiv", "") else None
 
 
 def _is_address(value: str) -> bool:

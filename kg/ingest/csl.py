@@ -98,14 +98,7 @@ def _work(item: Any, origin: Origin) -> Work:
             f"unsupported type {kind!r}; expected one of {', '.join(sorted(TYPES))}"
         )
     venue = _text(item.get("container-title")) or _text(item.get("event-title")) or None
-    doi = clean_doi(_text(item.get("DOI")))
-    url = _text(item.get("URL")) or None
-    number = _text(item.get("number"))
-    arxiv = arxiv_id(number) if "arxiv" in number.lower() else None
-    publisher = _text(item.get("publisher")).lower()
-    arxiv = arxiv or (arxiv_id(doi) if is_arxiv_doi(doi) else None)
-    if not arxiv and (publisher == "arxiv" or "arxiv.org" in (url or "")):
-        arxiv = arxiv_id(url) or arxiv_id(_text(item.get("note")))
+    doi, arxiv, url = _identifiers(item)
     note = _text(item.get("note")) or None
     status = status_in(_text(item.get("status"))) or _status(kind, venue, arxiv, note)
     preprint = bool(arxiv) and not venue
@@ -125,6 +118,20 @@ def _work(item: Any, origin: Origin) -> Work:
         selected=kg_extra.get("selected") is True,
         equal_contribution_note=kg_extra.get("equal_contribution_note"),
     )
+
+
+def _identifiers(item: dict) -> tuple[str | None, str | None, str | None]:
+    """DOI, arXiv id and URL; Zotero writes preprints as `number: "arXiv:…"`,
+    `publisher: "arXiv"` and an arXiv DOI (10.48550/…)."""
+    doi = clean_doi(_text(item.get("DOI")))
+    url = _text(item.get("URL")) or None
+    number = _text(item.get("number"))
+    arxiv = arxiv_id(number) if "arxiv" in number.lower() else None
+    arxiv = arxiv or (arxiv_id(doi) if is_arxiv_doi(doi) else None)
+    publisher = _text(item.get("publisher")).lower()
+    if not arxiv and (publisher == "arxiv" or "arxiv.org" in (url or "")):
+        arxiv = arxiv_id(url) or arxiv_id(_text(item.get("note")))
+    return doi, arxiv, url
 
 
 def _status(kind: str, venue: str | None, arxiv: str | None, note: str | None) -> str:

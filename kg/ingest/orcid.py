@@ -165,18 +165,7 @@ def _authors(contributors: list[dict]) -> tuple[Author, ...]:
 
 def _record(data: dict, file: str, lines: _LineFinder) -> Parsed:
     summary = data.get("activities-summary") or {}
-    affiliations, bad = [], []
-    for kind, section in (("employment", "employments"), ("education", "educations")):
-        for group in _value(summary, section, "affiliation-group") or []:
-            for entry in group.get("summaries") or []:
-                s = entry.get(f"{kind}-summary") or {}
-                code = s.get("put-code")
-                origin = Origin(file, lines.of_put_code(code), f"put-code {code}")
-                name = _value(s, "organization", "name")
-                if not name:
-                    bad.append(Bad(origin, f"{kind} without organization.name"))
-                    continue
-                affiliations.append(_affiliation(kind, s, origin))
+    affiliations, bad = _affiliations(summary, file, lines)
     works: list[Work] = []
     missing: list[str] = []
     for group in _value(summary, "works", "group") or []:
@@ -195,12 +184,22 @@ def _record(data: dict, file: str, lines: _LineFinder) -> Parsed:
             f"{file}: {len(missing)} work summaries carry no contributors; fetch "
             f"/v3.0/{{iD}}/works/{','.join(missing)} and import that file for them"
         )
-    return Parsed(
-        works=tuple(works),
-        affiliations=tuple(affiliations),
-        bad=tuple(bad),
-        warnings=tuple(warnings),
-    )
+    return Parsed(tuple(works), tuple(affiliations), tuple(bad), tuple(warnings))
+
+
+def _affiliations(summary: dict, file: str, lines: _LineFinder) -> tuple[list, list]:
+    affiliations, bad = [], []
+    for kind, section in (("employment", "employments"), ("education", "educations")):
+        for group in _value(summary, section, "affiliation-group") or []:
+            for entry in group.get("summaries") or []:
+                s = entry.get(f"{kind}-summary") or {}
+                code = s.get("put-code")
+                origin = Origin(file, lines.of_put_code(code), f"put-code {code}")
+                if not _value(s, "organization", "name"):
+                    bad.append(Bad(origin, f"{kind} without organization.name"))
+                    continue
+                affiliations.append(_affiliation(kind, s, origin))
+    return affiliations, bad
 
 
 def _affiliation(kind: str, s: dict, origin: Origin) -> Affiliation:
