@@ -118,6 +118,11 @@ def test_acm_arxiv_and_zotero_bibtex():
     report = by_title(zotero, "Scheduling Notes")
     assert (report.type, report.status, report.venue) == ("report", "report", "Peking University")
     assert by_title(zotero, "Sharing GPUs").type == "thesis"
+    assert zotero.bad == () and [w.split(": ", 1)[1] for w in zotero.warnings] == [
+        "@book is not a kind of publication kg keeps (it keeps @inproceedings, @conference,"
+        " @article, @misc, @online, @unpublished, @techreport, @report, @phdthesis,"
+        " @mastersthesis, @thesis); skipped"
+    ]
 
 
 def test_marks_never_stay_in_names():

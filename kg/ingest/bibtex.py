@@ -23,6 +23,7 @@ from pylatexenc.latex2text import LatexNodes2Text  # type: ignore[import-untyped
 from kg.ingest.record import (
     Author,
     Bad,
+    NotAPaper,
     Origin,
     Parsed,
     Work,
@@ -91,6 +92,9 @@ def parse_bibtex(text: str, file: str) -> Parsed:
         origin = Origin(file, (entry.start_line or 0) + 1, entry.key)
         try:
             work, warning = _work(entry, macros, origin)
+        except NotAPaper as exc:
+            warnings.append(f"{origin}: {exc}; skipped")
+            continue
         except BibtexValueError as exc:
             bad.append(Bad(origin, str(exc)))
             continue
@@ -185,9 +189,10 @@ def _work(entry: Entry, macros: dict[str, str], origin: Origin) -> tuple[Work, l
     fields = {f.key.lower(): evaluate(f.value, macros) for f in entry.fields}
     kind = entry.entry_type.lower()
     if kind not in ENTRY_TYPES:
-        raise BibtexValueError(
-            f"unsupported entry type @{kind}; expected one of "
+        raise NotAPaper(
+            f"@{kind} is not a kind of publication kg keeps (it keeps "
             + ", ".join(f"@{t}" for t in ENTRY_TYPES)
+            + ")"
         )
     title = title_text(latex_text(fields.get("title", "")))
     if not title:

@@ -13,6 +13,7 @@ from typing import Any
 from kg.ingest.record import (
     Author,
     Bad,
+    NotAPaper,
     Origin,
     Parsed,
     Work,
@@ -48,15 +49,17 @@ class CslFormatError(ValueError):
 
 def parse_csl(text: str, file: str) -> Parsed:
     items = _items_with_lines(text, file)
-    works, bad = [], []
+    works, bad, warnings = [], [], []
     for line, item in items:
         key = str(item.get("id", "")) if isinstance(item, dict) else ""
         origin = Origin(file, line, key)
         try:
             works.append(_work(item, origin))
+        except NotAPaper as exc:
+            warnings.append(f"{origin}: {exc}; skipped")
         except CslFormatError as exc:
             bad.append(Bad(origin, str(exc)))
-    return Parsed(works=tuple(works), bad=tuple(bad))
+    return Parsed(works=tuple(works), bad=tuple(bad), warnings=tuple(warnings))
 
 
 def _items_with_lines(text: str, file: str) -> list[tuple[int, Any]]:
@@ -87,16 +90,14 @@ def _items_with_lines(text: str, file: str) -> list[tuple[int, Any]]:
 def _work(item: Any, origin: Origin) -> Work:
     if not isinstance(item, dict):
         raise CslFormatError("expected a CSL item (a JSON object)")
+    if str(item.get("type", "")) not in TYPES:
+        raise NotAPaper(f"type {item.get('type')!r} is not a kind of publication kg keeps")
     title = title_text(_text(item.get("title")))
     if not title:
         raise CslFormatError("no title; expected a `title`")
     kg_extra = (item.get("custom") or {}).get("kg") or {}
     authors = _authors(item.get("author"), kg_extra)
     kind = str(item.get("type", ""))
-    if kind not in TYPES:
-        raise CslFormatError(
-            f"unsupported type {kind!r}; expected one of {', '.join(sorted(TYPES))}"
-        )
     venue = _text(item.get("container-title")) or _text(item.get("event-title")) or None
     doi, arxiv, url = _identifiers(item)
     note = _text(item.get("note")) or None

@@ -16,6 +16,7 @@ from kg.ingest.record import (
     Affiliation,
     Author,
     Bad,
+    NotAPaper,
     Origin,
     Parsed,
     Work,
@@ -83,7 +84,7 @@ def _value(obj: Any, *path: str) -> Any:
 
 
 def _works(items: list[Any], file: str, lines: _LineFinder) -> Parsed:
-    works, bad = [], []
+    works, bad, warnings = [], [], []
     for item in items:
         code = _value(item, "put-code")
         origin = Origin(file, lines.of_put_code(code), f"put-code {code}")
@@ -92,9 +93,11 @@ def _works(items: list[Any], file: str, lines: _LineFinder) -> Parsed:
             continue
         try:
             works.append(_work(item, origin))
+        except NotAPaper as exc:
+            warnings.append(f"{origin}: {exc}; skipped")
         except ValueError as exc:
             bad.append(Bad(origin, str(exc)))
-    return Parsed(works=tuple(works), bad=tuple(bad))
+    return Parsed(works=tuple(works), bad=tuple(bad), warnings=tuple(warnings))
 
 
 def _external_ids(item: dict) -> dict[str, str]:
@@ -108,6 +111,8 @@ def _external_ids(item: dict) -> dict[str, str]:
 
 
 def _work(item: dict, origin: Origin) -> Work:
+    if str(item.get("type", "other")) not in TYPES:
+        raise NotAPaper(f"type {item.get('type')!r} is not a kind of publication kg keeps")
     title = title_text(str(_value(item, "title", "title", "value") or ""))
     if not title:
         raise ValueError("no title; expected title.title.value")
@@ -168,6 +173,7 @@ def _record(data: dict, file: str, lines: _LineFinder) -> Parsed:
     affiliations, bad = _affiliations(summary, file, lines)
     works: list[Work] = []
     missing: list[str] = []
+    warnings: list[str] = []
     for group in _value(summary, "works", "group") or []:
         first = (group.get("work-summary") or [None])[0]  # ORCID lists the preferred first
         if not isinstance(first, dict):
@@ -178,7 +184,7 @@ def _record(data: dict, file: str, lines: _LineFinder) -> Parsed:
         parsed = _works([first], file, lines)
         works += parsed.works
         bad += parsed.bad
-    warnings = []
+        warnings += parsed.warnings
     if missing:
         warnings.append(
             f"{file}: {len(missing)} work summaries carry no contributors; fetch "

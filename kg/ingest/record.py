@@ -88,6 +88,11 @@ class Bad:
         return f"{self.origin}: {self.message}"
 
 
+class NotAPaper(ValueError):
+    """A well-formed record of a kind kg does not model (a book, a patent, a dataset):
+    skipped with a warning, never a failure."""
+
+
 @dataclass(frozen=True)
 class Parsed:
     """Everything one file gave."""
