@@ -88,7 +88,6 @@ def render_parts(
         SiteBuilder(resolution, graph, config.base_iri),
         NodeBlocks(graph),
     )
-    assert _state.site.citations  # keys and works per person: once, before any fork
     tasks = list(_tasks(resolution))
     try:
         for done, part in enumerate(fork_map(_render, tasks, jobs), start=1):

@@ -104,6 +104,7 @@ class SiteBuilder:
         self.base = base_iri
         self.env = _environment()
         self.profiled = {p.slug for p in resolution.dataset.profiles}
+        self.citations = Citations(resolution)  # keys, works per person: once, before forks
 
     # ------------------------------------------------------------ views
 
@@ -182,10 +183,6 @@ class SiteBuilder:
             jsonld=Markup(script_tag(markup)),
             root="../",
         )
-
-    @cached_property
-    def citations(self) -> Citations:
-        return Citations(self.r)
 
     def publication_page(self, pub: PublicationEntity) -> str:
         view = self.publication_view(pub, None, "../")
