@@ -131,6 +131,30 @@ def _parser() -> argparse.ArgumentParser:
     site.add_argument("--out", type=Path, help="output directory (default: dist/site)")
     _jobs_argument(site)
 
+    serve = sub.add_parser(
+        "serve",
+        help="serve the site, the data and a SPARQL endpoint over HTTP",
+        description="Serve the built site (dist/site) with content negotiation (HTML, "
+        "Turtle, JSON-LD, N-Triples at every IRI), a SPARQL 1.1 endpoint at /sparql on the "
+        "embedded store, and the stored queries at /queries/<name>. Builds first when "
+        "there is no build; with --watch, rebuilds after every edit.",
+    )
+    serve.add_argument("--host", default="127.0.0.1", help="address to listen on")
+    serve.add_argument("--port", type=_port, default=8000, help="port (default 8000)")
+    serve.add_argument(
+        "--watch", action="store_true", help="rebuild and serve the new build after every edit"
+    )
+    serve.add_argument(
+        "--timeout", type=float, default=10.0, help="seconds a SPARQL query may run (default 10)"
+    )
+    serve.add_argument(
+        "--max-results",
+        type=_jobs,
+        default=10_000,
+        metavar="N",
+        help="rows or triples a SPARQL answer may hold (default 10000)",
+    )
+
     embed = sub.add_parser(
         "embed",
         help="print a JSON-LD <script> block for a homepage",
@@ -230,6 +254,12 @@ def _cache_argument(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _port(text: str) -> int:
+    if not text.isdigit() or not 0 < int(text) < 65536:
+        raise argparse.ArgumentTypeError(f"expected a port number 1-65535, got {text!r}")
+    return int(text)
+
+
 def _jobs(text: str) -> int:
     if not text.isdigit() or int(text) < 1:
         raise argparse.ArgumentTypeError(f"expected a positive whole number, got {text!r}")
@@ -303,6 +333,21 @@ def _run(args: argparse.Namespace) -> int:
         out = args.out or config.out_dir / "site"
         files = write_outputs(out, pipeline.site_parts(config, progress=_progress, jobs=args.jobs))
         print(f"wrote {out} ({len(files)} files)")
+        return EXIT_OK
+    if args.command == "serve":
+        from kg.serve import Limits, serve
+
+        try:
+            serve(
+                config,
+                args.host,
+                args.port,
+                args.watch,
+                lambda message: print(message, file=sys.stderr, flush=True),
+                Limits(args.timeout, args.max_results),
+            )
+        except KeyboardInterrupt:
+            pass
         return EXIT_OK
     if args.command == "embed":
         from kg.markup import escape_json_for_html, script_tag

@@ -15,7 +15,7 @@ it answers 303 See Other to its owner.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Container, Iterable
 
 from rdflib import URIRef
 from rdflib.term import Node
@@ -39,7 +39,7 @@ def path_of(iri: str, base: str) -> str | None:
     return iri[len(base) :]
 
 
-def owner_path(path: str, pages: set[str] | frozenset[str]) -> str | None:
+def owner_path(path: str, pages: Container[str]) -> str | None:
     """The nearest ancestor of `path` (cut at a `/`) that has a page, else None."""
     cut = path.rfind("/")
     while cut > 0:
