@@ -6,6 +6,7 @@ Exit codes: 0 success, 1 the data does not conform to the shapes, 2 bad input or
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
 from pathlib import Path
@@ -337,7 +338,7 @@ def _run(args: argparse.Namespace) -> int:
     if args.command == "serve":
         from kg.serve import Limits, serve
 
-        try:
+        with contextlib.suppress(KeyboardInterrupt):
             serve(
                 config,
                 args.host,
@@ -346,8 +347,6 @@ def _run(args: argparse.Namespace) -> int:
                 lambda message: print(message, file=sys.stderr, flush=True),
                 Limits(args.timeout, args.max_results),
             )
-        except KeyboardInterrupt:
-            pass
         return EXIT_OK
     if args.command == "embed":
         from kg.markup import escape_json_for_html, script_tag

@@ -148,8 +148,8 @@ def _thing(state: _State, thing: URIRef) -> dict[str, str]:
     path = path_of(str(thing), state.config.base_iri) or ""
     own = state.owned[thing]
     kind = path.split("/", 1)[0]
-    subset = person_subset(state.graph, thing, own) if kind == "person" else described(
-        state.graph, own
+    subset = (
+        person_subset(state.graph, thing, own) if kind == "person" else described(state.graph, own)
     )
     files = _descriptions(path, subset)
     key = path.split("/", 1)[-1]

@@ -229,7 +229,6 @@ class SiteBuilder:
         )
 
 
-
 @dataclass(frozen=True)
 class LinkView:
     text: str

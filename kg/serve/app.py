@@ -8,6 +8,7 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from urllib.parse import parse_qs
 
 from markupsafe import escape
 from starlette.applications import Starlette
@@ -139,7 +140,7 @@ async def build_status(request: Request) -> Response:
     """The build's state: 200 when the last build succeeded, else 500 with its error."""
     live = _live(request)
     if live.error is None:
-        body = f"<!DOCTYPE html>\n<html lang=en><title>Build ok</title><body><h1>Build ok</h1>"
+        body = "<!DOCTYPE html>\n<html lang=en><title>Build ok</title><body><h1>Build ok</h1>"
         body += f"<p>{live.site.triples} triples served.</p></body></html>\n"
         return Response(body, media_type="text/html")
     body = "<!DOCTYPE html>\n<html lang=en><title>Build failed</title><body>"
@@ -159,20 +160,21 @@ async def sparql_endpoint(request: Request) -> Response:
             return _refuse_update()
         if "query" not in params:
             return _service_description(request, live)
-        text, defaults, named = params["query"], params.getlist("default-graph-uri"), params.getlist(
-            "named-graph-uri"
+        text, defaults, named = (
+            params["query"],
+            params.getlist("default-graph-uri"),
+            params.getlist("named-graph-uri"),
         )
     else:
         content_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
         if content_type == "application/sparql-update":
             return _refuse_update()
         if content_type == FORM:
-            form = await request.form()
+            form = parse_qs((await request.body()).decode("utf-8", "replace"))
             if "update" in form:
                 return _refuse_update()
-            text = str(form.get("query", ""))
-            defaults = [str(v) for v in form.getlist("default-graph-uri")]
-            named = [str(v) for v in form.getlist("named-graph-uri")]
+            text = form.get("query", [""])[0]
+            defaults, named = form.get("default-graph-uri", []), form.get("named-graph-uri", [])
         elif content_type == "application/sparql-query":
             text = (await request.body()).decode("utf-8", "replace")
             defaults, named = params.getlist("default-graph-uri"), params.getlist("named-graph-uri")

@@ -80,24 +80,35 @@ def execute(
     if named_graphs:
         options["named_graphs"] = [ox.NamedNode(g) for g in named_graphs]
     result = store.query(query, **options)
+    # pyoxigraph's answers must be dropped by the thread that made them: nothing that
+    # leaves this function (an exception's frames included) may still hold `result`
     if isinstance(result, ox.QueryBoolean):
-        media = _pick(accept, ASK_TYPES)
-        return Answer(_boolean(bool(result), media), _charset(media), False)
+        media = choose(accept, ASK_TYPES)
+        value = bool(result)
+        del result
+        if media is None:
+            raise NotAcceptable(ASK_TYPES)
+        return Answer(_boolean(value, media), _charset(media), False)
     if isinstance(result, ox.QuerySolutions):
-        media = _pick(accept, SELECT_TYPES)
+        media = choose(accept, SELECT_TYPES)
         variables = [v.value for v in result.variables]
-        rows, truncated = _bounded(result, limits, deadline)
-        return Answer(_solutions(variables, rows, media), _charset(media), truncated)
-    media = _pick(accept, tuple(GRAPH_TYPES))
-    triples, truncated = _bounded(result, limits, deadline)
-    body = ox.serialize(triples, format=GRAPH_TYPES[media], prefixes=_prefixes(media))
-    return Answer(body or b"", _charset(media), truncated)
+        rows, truncated, late = _bounded(result, limits, deadline, media is not None)
+        del result
+        chosen = _check(media, SELECT_TYPES, late)
+        return Answer(_solutions(variables, rows, chosen), _charset(chosen), truncated)
+    media = choose(accept, tuple(GRAPH_TYPES))
+    triples, truncated, late = _bounded(result, limits, deadline, media is not None)
+    del result
+    chosen = _check(media, tuple(GRAPH_TYPES), late)
+    body = ox.serialize(triples, format=GRAPH_TYPES[chosen], prefixes=_prefixes(chosen))
+    return Answer(body or b"", _charset(chosen), truncated)
 
 
-def _pick(accept: str | None, offered: tuple[str, ...]) -> str:
-    media = choose(accept, offered)
+def _check(media: str | None, offered: tuple[str, ...], late: bool) -> str:
     if media is None:
         raise NotAcceptable(offered)
+    if late:
+        raise QueryTimeout()
     return media
 
 
@@ -111,17 +122,19 @@ def _prefixes(media: str) -> dict[str, str] | None:
     return {prefix: str(ns) for prefix, ns in PREFIXES.items()}
 
 
-def _bounded(result, limits: Limits, deadline: float) -> tuple[list, bool]:
-    items = []
+def _bounded(result, limits: Limits, deadline: float, wanted: bool) -> tuple[list, bool, bool]:
+    """(items, truncated, out of time): at most `max_results` items, read until the
+    deadline (nothing is read when the answer is not `wanted`)."""
+    items: list = []
+    if not wanted:
+        return items, False, False
     for item in result:
         if len(items) >= limits.max_results:
-            return items, True
+            return items, True, False
         if len(items) % 256 == 0 and time.monotonic() > deadline:
-            raise QueryTimeout()
+            return [], False, True
         items.append(item)
-    if time.monotonic() > deadline:
-        raise QueryTimeout()
-    return items, False
+    return items, False, time.monotonic() > deadline
 
 
 # ------------------------------------------------------------------ result formats
@@ -218,7 +231,9 @@ def _csv(variables: list[str], rows: list) -> bytes:
 def _tsv(variables: list[str], rows: list) -> bytes:
     lines = ["\t".join(f"?{v}" for v in variables)]
     for row in rows:
-        lines.append("\t".join("" if row[i] is None else str(row[i]) for i in range(len(variables))))
+        lines.append(
+            "\t".join("" if row[i] is None else str(row[i]) for i in range(len(variables)))
+        )
     return ("\n".join(lines) + "\n").encode()
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
@@ -24,7 +25,7 @@ SHOWN_RESULTS = 20
 def build_site(config: Config, log: Log, jobs: int = 0) -> tuple[Site | None, str | None]:
     """Build into the output directory and open it; (site, None), or (None, the error)."""
     try:
-        config = load_config(config.root)
+        config = dataclasses.replace(load_config(config.root), out=config.out)  # kg.toml edits
         result = pipeline.build(config, progress=log, jobs=jobs)
     except KgError as exc:
         return None, str(exc)
