@@ -199,6 +199,23 @@ def _parser() -> argparse.ArgumentParser:
         help="update this Markdown file's generated table (e.g. docs/performance.md)",
     )
 
+    bench_serve = bench_sub.add_parser(
+        "serve",
+        help="load-test kg serve on a synthetic corpus with wrk",
+        description="Generate and build a synthetic corpus, run kg serve on it, and load "
+        "it from wrk (Debian package) on 127.0.0.1: HTML pages, .ttl descriptions, and "
+        "stored queries while pages load. Prints requests/s, p50/p99 latency, errors and "
+        "the server's memory.",
+    )
+    bench_serve.add_argument("--people", type=_jobs, default=1000, help="profiles (default 1000)")
+    bench_serve.add_argument(
+        "--seconds", type=_jobs, default=60, help="length of the page phase (default 60)"
+    )
+    bench_serve.add_argument(
+        "--clients", type=_jobs, default=16, help="concurrent connections (default 16)"
+    )
+    bench_serve.add_argument("--json", type=Path, help="also write the raw figures to this file")
+
     schema = sub.add_parser(
         "schema",
         help="print the JSON Schema of a profile or registry file",
@@ -294,6 +311,14 @@ def _run(args: argparse.Namespace) -> int:
         return EXIT_OK
     if args.command == "bench" and args.bench_command == "run":
         return _bench_run(args)
+    if args.command == "bench" and args.bench_command == "serve":
+        from kg.serve import bench
+
+        figures = bench.run(args.people, args.seconds, args.clients, _progress)
+        if args.json:
+            args.json.write_text(json.dumps(figures, indent=2) + "\n", encoding="utf-8")
+        print(bench.table(figures))
+        return EXIT_OK
     if args.command == "bench":
         from kg.synth import generate
 
