@@ -155,34 +155,38 @@ async def sparql_endpoint(request: Request) -> Response:
     """SPARQL 1.1 Protocol: query by GET, POST form or POST body; no updates."""
     live = _live(request)
     params = request.query_params
-    if request.method == "GET":
-        if "update" in params:
-            return _refuse_update()
-        if "query" not in params:
-            return _service_description(request, live)
-        text, defaults, named = (
-            params["query"],
-            params.getlist("default-graph-uri"),
-            params.getlist("named-graph-uri"),
-        )
-    else:
+    if request.method == "GET" and "update" not in params and "query" not in params:
+        return _service_description(request, live)
+    found = await _read_query(request)
+    if isinstance(found, Response):
+        return found
+    text, defaults, named = found
+    return await _answer(request, live, text, defaults, named)
+
+
+Read = tuple[str, list[str], list[str]]  # query, default graphs, named graphs
+
+
+async def _read_query(request: Request) -> Read | Response:
+    """The query and dataset of a protocol request, or the error response."""
+    params = {k: request.query_params.getlist(k) for k in request.query_params}
+    if request.method == "POST":
         content_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
-        if content_type == "application/sparql-update":
-            return _refuse_update()
+        body = (await request.body()).decode("utf-8", "replace")
         if content_type == FORM:
-            form = parse_qs((await request.body()).decode("utf-8", "replace"))
-            if "update" in form:
-                return _refuse_update()
-            text = form.get("query", [""])[0]
-            defaults, named = form.get("default-graph-uri", []), form.get("named-graph-uri", [])
+            params = parse_qs(body)
         elif content_type == "application/sparql-query":
-            text = (await request.body()).decode("utf-8", "replace")
-            defaults, named = params.getlist("default-graph-uri"), params.getlist("named-graph-uri")
+            params["query"] = [body]
+        elif content_type == "application/sparql-update":
+            return _refuse_update()
         else:
             return _problem(415, f"send a query as {FORM} or application/sparql-query")
-        if not text.strip():
-            return _problem(400, "no query given")
-    return await _answer(request, live, text, defaults, named)
+    if "update" in params:
+        return _refuse_update()
+    text = params.get("query", [""])[0]
+    if not text.strip():
+        return _problem(400, "no query given")
+    return text, params.get("default-graph-uri", []), params.get("named-graph-uri", [])
 
 
 async def _answer(
