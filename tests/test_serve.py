@@ -382,3 +382,20 @@ def test_watch_rebuilds_after_an_edit_and_keeps_the_last_good_build(tmp_path):
             .parse(data=client.get("/person/a-b", "text/turtle")[2], format="turtle")
             .objects()
         )
+
+
+def test_serve_refuses_a_port_in_use_without_building(tmp_path, capsys):
+    import socket
+
+    from kg.cli import main
+
+    root = tmp_path / "project"
+    shutil.copytree(MINI, root)
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        code = main(["--project", str(root), "serve", "--port", str(port)])
+    assert code == 2
+    assert f"cannot listen on 127.0.0.1:{port}" in capsys.readouterr().err
+    assert not (root / "dist").exists()
