@@ -303,6 +303,10 @@ def test_sparql_result_limit_and_timeout(seeds):
         status, _, body = client.get(f"/sparql?query={cross}")
         assert status == 503 and b"longer than" in body
         assert time.monotonic() - started < 5
+        wait_for(lambda: live.running == 0, 10)  # the worker stopped at its deadline
+        live.limits = Limits(timeout=10, max_results=7, concurrent=0)
+        status, _, body = client.get(f"/sparql?query={everything}")
+        assert status == 503 and b"too many queries" in body
     finally:
         live.limits = saved
 
@@ -400,3 +404,24 @@ def test_serve_refuses_a_port_in_use_without_building(tmp_path, capsys):
     assert code == 2
     assert f"cannot listen on 127.0.0.1:{port}" in capsys.readouterr().err
     assert not (root / "dist").exists()
+
+
+def test_a_base_iri_with_a_path_publishes_relative_to_it(tmp_path):
+    root = tmp_path / "project"
+    shutil.copytree(MINI, root)
+    toml = root / "kg.toml"
+    base = "https://example.org/lab/"
+    toml.write_text(toml.read_text().replace("https://kg.example.org/", base), "utf-8")
+    config = load_config(root)
+    live = open_live(config, lambda _: None, rebuild=False)
+    assert (root / "dist" / "site" / "person" / "a-b.html").is_file()
+    with running(app_for(config, live, False, lambda _: None)) as url:
+        client = Client(url)
+        status, _, body = client.get("/person/a-b", "text/turtle")
+        described = Graph().parse(data=body, format="turtle")
+        assert status == 200 and (URIRef(base + "person/a-b"), None, None) in described
+        void = Graph().parse(data=client.get("/void.ttl")[2], format="turtle")
+        dumps = set(void.objects(None, URIRef("http://rdfs.org/ns/void#dataDump")))
+        assert dumps == {URIRef(f"{base}graph.{ext}") for ext in ("ttl", "jsonld", "nt")}
+        endpoint = URIRef("http://rdfs.org/ns/void#sparqlEndpoint")
+        assert set(void.objects(None, endpoint)) == {URIRef(base + "sparql")}
