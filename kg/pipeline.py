@@ -162,8 +162,20 @@ def build(
     parts = render_parts(
         config, resolution, mapped.triples, jobs, _every_tenth(progress, "rendered")
     )
-    files = write_outputs(out_dir, parts)
+    files = write_outputs(out_dir, with_build_record(parts, report))
     return BuildResult(out_dir, tuple(files), len(mapped.triples), resolution, report)
+
+
+def with_build_record(parts: Iterator[dict[str, str]], report: Report) -> Iterator[dict[str, str]]:
+    """The parts, then `build.json`: the verdict on graph.nt, which `kg publish` checks."""
+    from kg.publish import BUILD_RECORD, build_record
+
+    ntriples = ""
+    for part in parts:
+        ntriples = part.get("graph.nt", ntriples)
+        yield part
+    counts = report.count("Violation"), report.count("Warning")
+    yield {BUILD_RECORD: build_record(report.conforms, *counts, ntriples)}
 
 
 def _every_tenth(progress: Progress, verb: str) -> Callable[[int, int], None]:

@@ -17,6 +17,7 @@ from rdflib import URIRef
 from rdflib.term import Node
 
 from kg.config import Config
+from kg.deploy import deploy_files
 from kg.export import (
     SERIALIZERS,
     NodeBlocks,
@@ -97,6 +98,7 @@ def render_parts(
     finally:
         _state = None
     yield {"context.jsonld": json.dumps({"@context": jsonld_context()}, indent=2) + "\n"}
+    yield deploy_files(config.base_iri)
 
 
 def _tasks(resolution: Resolution) -> Iterator[Task]:

@@ -1,0 +1,245 @@
+"""Deployment configuration for the static build: nginx, Apache, plain static hosts.
+
+`deploy_files(base_iri)` returns {path relative to the output directory: text}; `kg build`
+writes them with everything else. They depend only on the IRI layout (decision 0012):
+a thing with IRI `{base}<path>` is published at `<path>` under the web root `dist/site/`
+as `<path>.html` (its page) and `<path>.ttl|.jsonld|.nt` (its description). The
+extensionless `<path>` serves HTML by default and RDF by content negotiation, as a direct
+200 with `Content-Location: <name>.<ext>`, `Vary: Accept` and `Link` headers to every
+format; 406 when nothing fits. IRIs minted under a parent answer 303 See Other to the
+parent (PARENT_RULE, the one place that says which).
+
+- `deploy/nginx.conf`: server-level rules (include it in your `server {}`), with
+  `deploy/negotiate.js`, the q-value negotiation for nginx's njs module;
+- `deploy/nginx-server.conf.example`: a whole server block showing the four lines to set;
+- `site/.htaccess`: the same rules for Apache (mod_negotiation, mod_rewrite, mod_headers);
+- `site/.nojekyll`, `site/404.html`: for GitHub Pages and other hosts without
+  negotiation (pages there link to the `.ttl`/`.jsonld`/`.nt` URLs).
+"""
+
+from __future__ import annotations
+
+import html
+import urllib.parse
+
+# Sections whose things have pages; an IRI below one of them (`person/<slug>/award/1`)
+# names a part of that page's thing and answers 303 to it.
+SECTIONS = ("person", "publication", "org", "venue", "topic", "profile")
+PARENT_RULE = r"(?:" + "|".join(SECTIONS) + r")/[^/.]+"
+FORMATS = (  # extension, media type; the first is the default
+    ("html", "text/html"),
+    ("ttl", "text/turtle"),
+    ("jsonld", "application/ld+json"),
+    ("nt", "application/n-triples"),
+)
+
+
+def base_path(base_iri: str) -> str:
+    """The path prefix the site lives under: `/` for https://example.org/, `/lab/` for
+    https://example.org/lab/ (up to the last slash, for bases ending in #)."""
+    path = urllib.parse.urlsplit(base_iri).path or "/"
+    return path[: path.rfind("/") + 1]
+
+
+def deploy_files(base_iri: str) -> dict[str, str]:
+    prefix = base_path(base_iri)
+    return {
+        "deploy/nginx.conf": nginx_conf(base_iri, prefix),
+        "deploy/negotiate.js": NEGOTIATE_JS,
+        "deploy/nginx-server.conf.example": nginx_example(base_iri, prefix),
+        "site/.htaccess": htaccess(base_iri, prefix),
+        "site/.nojekyll": "",
+        "site/404.html": not_found_page(prefix),
+    }
+
+
+def _link_header(name: str) -> str:
+    links = [f'<{name}.{ext}>; rel="alternate"; type="{media}"' for ext, media in FORMATS]
+    return ", ".join(links)
+
+
+def _types() -> str:
+    lines = "".join(f"        {media} {ext};\n" for ext, media in FORMATS)
+    return f"    types {{\n{lines}    }}\n    charset utf-8;\n    charset_types *;\n"
+
+
+def nginx_conf(base_iri: str, prefix: str) -> str:
+    p = _regex_path(prefix)
+    link = _link_header("$kg_name").replace('"', '\\"')
+    return f"""# nginx rules for {base_iri} (written by kg build; docs/deploy.md).
+# Include inside your server {{}} block, after these lines (see nginx-server.conf.example):
+#   js_import kg from /path/to/dist/deploy/negotiate.js;   # needs the njs module
+#   set $kg_site /path/to/dist/site;                        # the web root
+#   set $kg_sparql http://127.0.0.1:7878/query;             # your SPARQL endpoint
+js_set $kg_ext kg.extension;
+
+# The SPARQL endpoint, proxied.
+location = {prefix}sparql {{
+    proxy_pass $kg_sparql$is_args$args;
+    proxy_set_header Host $proxy_host;
+    proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;
+    proxy_set_header X-Forwarded-Proto $scheme;
+}}
+
+# IRIs minted under a thing with a page answer 303 See Other to that thing.
+location ~ ^{p}(?<kg_parent>{PARENT_RULE})/. {{
+    return 303 {prefix}$kg_parent;
+}}
+
+# A thing without extension: HTML by default, RDF by content negotiation (q-values).
+location ~ ^{p}(?<kg_path>(?:[^/.][^/]*/)*(?<kg_name>[^/.]+))$ {{
+    root $kg_site;
+{_types()}    add_header Vary Accept always;
+    if ($kg_ext = "") {{
+        return 406;
+    }}
+    add_header Content-Location "$kg_name.$kg_ext";
+    add_header Link "{link}";
+    try_files /$kg_path.$kg_ext =404;
+}}
+
+# The site root.
+location = {prefix} {{
+    root $kg_site;
+{_types()}    try_files /index.html =404;
+}}
+
+# Files with an extension (pages, downloads, void.ttl); no dotfiles.
+location ~ ^{p}(?<kg_file>(?:[^/.][^/]*/)*[^/.][^/]*)$ {{
+    root $kg_site;
+{_types()}    error_page 404 {prefix}404.html;
+    try_files /$kg_file =404;
+}}
+"""
+
+
+def _regex_path(prefix: str) -> str:
+    return "".join("\\" + c if c in ".+*?()[]{}|^$\\" else c for c in prefix)
+
+
+def nginx_example(base_iri: str, prefix: str) -> str:
+    return f"""# A whole server block for {base_iri} (written by kg build; docs/deploy.md).
+# Debian: apt install nginx libnginx-mod-http-js; copy this to
+# /etc/nginx/sites-enabled/kg.conf and change the paths and the endpoint.
+server {{
+    listen 80;
+    server_name {urllib.parse.urlsplit(base_iri).hostname or "localhost"};
+    js_import kg from /srv/kg/dist/deploy/negotiate.js;
+    set $kg_site /srv/kg/dist/site;
+    set $kg_sparql http://127.0.0.1:7878/query;
+    include /srv/kg/dist/deploy/nginx.conf;
+    # Other content of the host under other paths than {prefix} stays as it was.
+}}
+"""
+
+
+NEGOTIATE_JS = """// Content negotiation for kg's nginx rules (njs; written by kg build).
+// extension(r): the extension of the best format for the request's Accept header,
+// "" when no format is acceptable (the rules answer 406). Each format gets the q of the
+// most specific range that matches it (type/subtype over type/* over */*); the highest
+// q wins, ties go to the earlier format, q=0 means "not acceptable".
+var FORMATS = [
+    ["html", "text/html"],
+    ["ttl", "text/turtle"],
+    ["jsonld", "application/ld+json"],
+    ["nt", "application/n-triples"],
+];
+
+function ranges(accept) {
+    var found = [];
+    accept.split(",").forEach(function (item) {
+        var params = item.split(";");
+        var media = params[0].trim().toLowerCase();
+        var q = 1;
+        for (var i = 1; i < params.length; i++) {
+            var pair = params[i].split("=");
+            if (pair[0].trim().toLowerCase() === "q") {
+                q = /^\\s*(0(\\.\\d{0,3})?|1(\\.0{0,3})?)\\s*$/.test(pair[1] || "")
+                    ? parseFloat(pair[1]) : 0;
+            }
+        }
+        if (media) {
+            found.push([media, q]);
+        }
+    });
+    return found;
+}
+
+function quality(found, media) {
+    var best = -1;
+    var q = 0;
+    var type = media.split("/")[0] + "/*";
+    found.forEach(function (range) {
+        var level = range[0] === media ? 2 : range[0] === type ? 1 : range[0] === "*/*" ? 0 : -1;
+        if (level > best) {
+            best = level;
+            q = range[1];
+        }
+    });
+    return q;
+}
+
+function extension(r) {
+    var accept = r.headersIn["Accept"];
+    if (!accept || !accept.trim()) {
+        return FORMATS[0][0];
+    }
+    var found = ranges(accept);
+    var chosen = "";
+    var top = 0;
+    FORMATS.forEach(function (format) {
+        var q = quality(found, format[1]);
+        if (q > top) {
+            top = q;
+            chosen = format[0];
+        }
+    });
+    return chosen;
+}
+
+export default { extension };
+"""
+
+
+def htaccess(base_iri: str, prefix: str) -> str:
+    types = "".join(
+        f'AddType "{media}; qs={q}" .{ext}\n'
+        for (ext, media), q in zip(FORMATS, ("1.0", "0.99", "0.98", "0.97"), strict=True)
+    )
+    link = _link_header("%{KG_NAME}e").replace('"', '\\"')
+    return f"""# Apache rules for {base_iri} (written by kg build; docs/deploy.md).
+# Needs AllowOverride All (or FileInfo Options) and mod_negotiation, mod_rewrite,
+# mod_headers, mod_mime. MultiViews picks person/x.html, .ttl, .jsonld or .nt by Accept
+# (q-values; qs makes HTML the default) and sends Vary and Content-Location itself.
+Options +MultiViews -Indexes
+DirectoryIndex index.html
+ErrorDocument 404 {prefix}404.html
+{types}AddCharset utf-8 .html .ttl .jsonld .nt
+
+RewriteEngine On
+RewriteBase {prefix}
+# IRIs minted under a thing with a page answer 303 See Other to that thing.
+RewriteRule ^({PARENT_RULE})/. {prefix}$1 [R=303,L]
+# Remember the name of an extensionless request for the Link header.
+RewriteRule (?:^|/)([^/.]+)$ - [E=KG_NAME:$1]
+Header always set Link "{link}" env=KG_NAME
+Header always merge Vary Accept env=KG_NAME
+"""
+
+
+def not_found_page(prefix: str) -> str:
+    home = html.escape(prefix, quote=True)
+    return f"""<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Not found</title>
+<style>body{{font-family:system-ui,sans-serif;max-width:40rem;margin:3rem auto;padding:0 1rem}}</style>
+</head>
+<body>
+<h1>Not found</h1>
+<p>Nothing is published at this address. <a href="{home}">All profiles</a></p>
+</body>
+</html>
+"""
