@@ -1,0 +1,200 @@
+"""The generated nginx recipe on a real nginx (with njs), with a real `oxigraph serve`
+behind /sparql loaded by `kg publish`; the site lives under a path prefix (/lab/)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import urllib.error
+import urllib.parse
+import urllib.request
+from pathlib import Path
+
+import pytest
+from conftest import MINI
+from deploy_servers import nginx_server
+from rdflib import Graph, URIRef
+from sparql_server import oxigraph_server
+
+from kg.cli import main
+from kg.deploy import SECTIONS, base_path, deploy_files
+
+BASE = "https://kg.example.org/lab/"
+PAGE_SECTIONS = ("person", "publication")
+
+
+def _layout_from_current_build(dist: Path) -> None:
+    """Until the IRI layout lands in the build (branch i18a), put the current build's files
+    where the layout says: site/person/<slug>.html|.ttl|.jsonld|.nt,
+    site/publication/<key>.html|…, and the whole-graph files at the site root."""
+    site = dist / "site"
+    graph = Graph().parse(dist / "graph.nt", format="nt")
+    for section, old in (("person", "people"), ("publication", "publications")):
+        (site / section).mkdir(exist_ok=True)
+        for page in sorted((site / old).glob("*.html")):
+            shutil.copy(page, site / section / page.name)
+            iri = f"{BASE}{section}/{page.stem}"
+            part = Graph()
+            for s, p, o in graph:
+                if str(s) == iri or str(s).startswith(iri + "/"):
+                    part.add((s, p, o))
+            for ext, fmt in (("ttl", "turtle"), ("jsonld", "json-ld"), ("nt", "nt")):
+                part.serialize(site / section / f"{page.stem}.{ext}", format=fmt, encoding="utf-8")
+    for name in ("graph.ttl", "graph.jsonld", "graph.nt", "void.ttl"):
+        shutil.copy(dist / name, site / name)
+
+
+@pytest.fixture(scope="module")
+def dist(tmp_path_factory) -> Path:
+    project = tmp_path_factory.mktemp("deploy") / "project"
+    shutil.copytree(MINI, project)
+    toml = (project / "kg.toml").read_text(encoding="utf-8")
+    (project / "kg.toml").write_text(toml.replace("https://kg.example.org/", BASE), "utf-8")
+    assert main(["--project", str(project), "build"]) == 0
+    out = project / "dist"
+    if not (out / "site" / "person").is_dir():
+        _layout_from_current_build(out)
+    return out
+
+
+@pytest.fixture(scope="module")
+def site(dist, tmp_path_factory):
+    """nginx with kg's rules on 127.0.0.1, oxigraph behind /lab/sparql, loaded by kg publish."""
+    with oxigraph_server() as store:
+        project = dist.parent
+        assert main(["--project", str(project), "publish", "--store", f"{store}/store"]) == 0
+        with nginx_server(dist, f"{store}/query", tmp_path_factory.mktemp("nginx")) as base:
+            yield base
+
+
+def get(url: str, accept: str | None = None, data: bytes | None = None):
+    """(status, headers, body) without following redirects."""
+
+    class NoRedirect(urllib.request.HTTPRedirectHandler):
+        def redirect_request(self, *args, **kwargs):
+            return None
+
+    request = urllib.request.Request(url, data=data)
+    if accept is not None:
+        request.add_header("Accept", accept)
+    opener = urllib.request.build_opener(NoRedirect)
+    try:
+        with opener.open(request, timeout=10) as response:
+            return response.status, response.headers, response.read()
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.headers, exc.read()
+
+
+# (Accept header, expected extension or 406); the same cases suit `kg serve`.
+CONNEG_CASES = [
+    (None, "html"),
+    ("*/*", "html"),
+    ("text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8", "html"),
+    ("text/turtle", "ttl"),
+    ("application/ld+json", "jsonld"),
+    ("application/n-triples", "nt"),
+    ("text/html;q=0.1, text/turtle;q=0.9", "ttl"),
+    ("application/*", "jsonld"),
+    ("application/n-triples, application/ld+json;q=0.5", "nt"),
+    ("text/*;q=0.5, text/html;q=0", "ttl"),
+    ("text/turtle;q=0, */*;q=0.1", "html"),
+    ("TEXT/Turtle ; q=1", "ttl"),
+    ("image/png", 406),
+    ("text/html;q=0, text/turtle;q=0", 406),
+]
+MEDIA = {
+    "html": "text/html",
+    "ttl": "text/turtle",
+    "jsonld": "application/ld+json",
+    "nt": "application/n-triples",
+}
+
+
+@pytest.mark.parametrize(("accept", "expected"), CONNEG_CASES)
+def test_content_negotiation_honours_q_values(site, dist, accept, expected):
+    status, headers, body = get(f"{site}/lab/person/a-b", accept)
+    assert "Accept" in headers.get("Vary", "")
+    if expected == 406:
+        assert status == 406
+        return
+    assert status == 200
+    assert headers.get_content_type() == MEDIA[expected]
+    assert headers["Content-Location"] == f"a-b.{expected}"
+    assert body == (dist / "site" / "person" / f"a-b.{expected}").read_bytes()
+    links = headers["Link"]
+    for ext, media in MEDIA.items():
+        assert f'<a-b.{ext}>; rel="alternate"; type="{media}"' in links
+
+
+def _paged_iris(dist: Path) -> list[str]:
+    graph = Graph().parse(dist / "graph.nt", format="nt")
+    paths = {str(s)[len(BASE) :] for s in graph.subjects() if str(s).startswith(BASE)}
+    return sorted(p for p in paths if (dist / "site" / f"{p}.html").is_file())
+
+
+def test_every_iri_with_a_page_dereferences(site, dist):
+    paths = _paged_iris(dist)
+    assert {p.split("/")[0] for p in paths} >= set(PAGE_SECTIONS)
+    for path in paths:
+        status, headers, body = get(f"{site}/lab/{path}")
+        assert (status, headers.get_content_type()) == (200, "text/html"), path
+        status, headers, body = get(f"{site}/lab/{path}", "text/turtle")
+        assert (status, headers.get_content_type()) == (200, "text/turtle"), path
+        graph = Graph().parse(data=body.decode("utf-8"), format="turtle")
+        assert (URIRef(BASE + path), None, None) in graph, path
+
+
+def test_iris_minted_under_a_parent_answer_303(site):
+    for path, parent in (
+        ("person/a-b/award/1", "person/a-b"),
+        ("person/a-b/talk/1/1/speaker", "person/a-b"),
+        ("publication/homonyms/author/2", "publication/homonyms"),
+    ):
+        status, headers, _ = get(f"{site}/lab/{path}", "text/turtle")
+        assert status == 303, path
+        assert urllib.parse.urlsplit(headers["Location"]).path == f"/lab/{parent}"
+
+
+def test_extension_urls_root_and_missing_files(site, dist):
+    status, headers, body = get(f"{site}/lab/person/a-b.ttl")
+    assert (status, headers.get_content_type()) == (200, "text/turtle")
+    assert headers.get_content_charset() == "utf-8"
+    status, headers, body = get(f"{site}/lab/void.ttl")
+    assert (status, headers.get_content_type()) == (200, "text/turtle")
+    status, headers, body = get(f"{site}/lab/")
+    assert status == 200 and body == (dist / "site" / "index.html").read_bytes()
+    status, _, body = get(f"{site}/lab/person/nobody.html")
+    assert status == 404 and b"Nothing is published at this address" in body
+    assert get(f"{site}/lab/.htaccess")[0] == 404
+    assert get(f"{site}/lab/person/nobody", "text/turtle")[0] == 404
+
+
+def test_sparql_is_proxied_to_the_store(site, dist):
+    triples = sum(1 for line in (dist / "graph.nt").read_text("utf-8").splitlines() if line)
+    query = "SELECT (COUNT(*) AS ?n) WHERE { ?s ?p ?o }"
+    accept = "application/sparql-results+json"
+    status, _, body = get(f"{site}/lab/sparql?{urllib.parse.urlencode({'query': query})}", accept)
+    assert status == 200
+    assert int(json.loads(body)["results"]["bindings"][0]["n"]["value"]) == triples
+    form = urllib.parse.urlencode({"query": "ASK { ?s a <http://schema.org/Person> }"})
+    status, _, body = get(f"{site}/lab/sparql", accept, form.encode())
+    assert status == 200 and json.loads(body)["boolean"] is True
+
+
+def test_kg_query_runs_through_the_proxy(site, capsys):
+    args = ["--project", str(MINI), "query", "people", "--format", "tsv"]
+    assert main([*args, "--endpoint", f"{site}/lab/sparql", "--timeout", "5"]) == 0
+    assert "Ann Bee" in capsys.readouterr().out
+
+
+def test_deploy_files_follow_the_base_path():
+    assert base_path("https://example.org/") == "/"
+    assert base_path("https://example.org/lab/") == "/lab/"
+    assert base_path("https://example.org/kg#") == "/"
+    files = deploy_files("https://example.org/a.b/")
+    assert "location = /a.b/sparql" in files["deploy/nginx.conf"]
+    assert r"^/a\.b/" in files["deploy/nginx.conf"]  # the prefix is escaped in regexes
+    assert "RewriteBase /a.b/" in files["site/.htaccess"]
+    for section in SECTIONS:
+        assert section in files["deploy/nginx.conf"] and section in files["site/.htaccess"]
+    assert files == deploy_files("https://example.org/a.b/")  # deterministic
