@@ -218,22 +218,26 @@ def _exchange(
     if remaining <= 0:
         raise RemoteError(f"{url}: no answer within the timeout ({timeout:g} s)")
     conn = _connection(parts, remaining)
-    watchdog = threading.Timer(remaining, _shut, (conn,))
+    fired = threading.Event()
+    watchdog = threading.Timer(remaining, _shut, (conn, fired))
     watchdog.daemon = True
     watchdog.start()
     path = urllib.parse.urlunsplit(("", "", parts.path or "/", parts.query, ""))
+    late = RemoteError(f"{url}: no answer within the timeout ({timeout:g} s)")
     try:
         conn.request(method, path, body=body, headers=headers)
         answer = conn.getresponse()
         data = answer.read()
-        return Response(answer.status, answer.reason, answer.headers, data, url)
     except (OSError, http.client.HTTPException) as exc:
-        if time.monotonic() >= deadline - 0.01 or isinstance(exc, TimeoutError):
-            raise RemoteError(f"{url}: no answer within the timeout ({timeout:g} s)") from None
+        if fired.is_set() or isinstance(exc, TimeoutError):
+            raise late from None
         raise RemoteError(f"{url}: {_describe(exc)}") from None
     finally:
         watchdog.cancel()
         conn.close()
+    if fired.is_set():  # the watchdog cut the answer short: whatever arrived is not it
+        raise late
+    return Response(answer.status, answer.reason, answer.headers, data, url)
 
 
 def _connection(parts: urllib.parse.SplitResult, timeout: float) -> http.client.HTTPConnection:
@@ -244,7 +248,8 @@ def _connection(parts: urllib.parse.SplitResult, timeout: float) -> http.client.
     return http.client.HTTPConnection(host, port, timeout=timeout)
 
 
-def _shut(conn: http.client.HTTPConnection) -> None:
+def _shut(conn: http.client.HTTPConnection, fired: threading.Event) -> None:
+    fired.set()
     sock = conn.sock
     if sock is not None:
         try:
