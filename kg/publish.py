@@ -131,15 +131,18 @@ def publish(
         credentials,
         timeout,
     )
-    _check(store, graph_iri, response)
+    _check(store, graph_iri, response, credentials is not None)
     return response.status
 
 
-def _check(store: str, graph_iri: str | None, response: net.Response) -> None:
+def _check(store: str, graph_iri: str | None, response: net.Response, user: bool) -> None:
     status, detail = response.status, net.one_line(response.body)
     if 200 <= status < 300:
         return
     where = f"{store}: HTTP {status}"
+    if status == 401 and not user:
+        schemes = " or ".join(s.title() for s in net.parse_challenges(response.headers))
+        raise RemoteError(f"{where}: authentication required ({schemes or 'no scheme'}): --user")
     if status == 401:
         raise RemoteError(f"{where}: authentication failed; check --user and the password")
     if status == 403:
