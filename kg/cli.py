@@ -348,9 +348,7 @@ def _run(args: argparse.Namespace) -> int:
 
         built = published_graph(args.source or config.out_dir, args.allow_violations)
         password = _password(args, "KG_STORE_PASSWORD")
-        status = publish(
-            built.ntriples, args.store, args.graph, args.user, password, args.timeout
-        )
+        status = publish(built.ntriples, args.store, args.graph, args.user, password, args.timeout)
         target = args.graph or "the default graph"
         print(f"published {built.triples} triples to {target} at {args.store} (HTTP {status})")
         return EXIT_OK

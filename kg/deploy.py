@@ -235,7 +235,7 @@ def not_found_page(prefix: str) -> str:
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>Not found</title>
-<style>body{{font-family:system-ui,sans-serif;max-width:40rem;margin:3rem auto;padding:0 1rem}}</style>
+<style>body{{font-family:system-ui,sans-serif;max-width:40rem;margin:3rem auto}}</style>
 </head>
 <body>
 <h1>Not found</h1>

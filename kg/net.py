@@ -17,6 +17,7 @@ Written on `http.client` so that each rule below holds in one place:
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import http.client
 import math
@@ -252,10 +253,8 @@ def _shut(conn: http.client.HTTPConnection, fired: threading.Event) -> None:
     fired.set()
     sock = conn.sock
     if sock is not None:
-        try:
+        with contextlib.suppress(OSError):
             sock.shutdown(socket.SHUT_RDWR)
-        except OSError:
-            pass
 
 
 def _describe(exc: BaseException) -> str:

@@ -285,7 +285,9 @@ def _parse_graph(endpoint: str, response) -> Graph:
     try:
         return Graph().parse(data=response.body.decode("utf-8"), format=fmt)
     except Exception as exc:  # rdflib raises assorted errors on bad input
-        raise RemoteError(f"{endpoint}: the answer is not valid {fmt}: {_first_line(exc)}") from None
+        raise RemoteError(
+            f"{endpoint}: the answer is not valid {fmt}: {_first_line(exc)}"
+        ) from None
 
 
 def _first_line(exc: Exception) -> str:

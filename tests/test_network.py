@@ -227,15 +227,15 @@ def test_credentials_follow_a_redirect_on_the_same_origin():
 
 
 def test_a_redirect_to_a_file_url_is_refused():
-    with Recorder(lambda h: (302, {"Location": "file:///etc/passwd"}, b"")) as server:
-        with pytest.raises(UsageError, match="redirect to 'file:///etc/passwd'"):
-            run_remote(f"{server.base}/sparql", PEOPLE, timeout=5)
+    refused = pytest.raises(UsageError, match="redirect to 'file:///etc/passwd'")
+    with Recorder(lambda h: (302, {"Location": "file:///etc/passwd"}, b"")) as server, refused:
+        run_remote(f"{server.base}/sparql", PEOPLE, timeout=5)
 
 
 def test_redirect_loops_end():
-    with Recorder(lambda h: (307, {"Location": h.path + "x"}, b"")) as server:
-        with pytest.raises(RemoteError, match="more than 5 redirects"):
-            run_remote(f"{server.base}/sparql", PEOPLE, timeout=5)
+    looping = pytest.raises(RemoteError, match="more than 5 redirects")
+    with Recorder(lambda h: (307, {"Location": h.path + "x"}, b"")) as server, looping:
+        run_remote(f"{server.base}/sparql", PEOPLE, timeout=5)
 
 
 def test_password_is_sent_only_after_a_challenge():
