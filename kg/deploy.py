@@ -25,7 +25,8 @@ import urllib.parse
 # Sections whose things have pages; an IRI below one of them (`person/<slug>/award/1`)
 # names a part of that page's thing and answers 303 to it.
 SECTIONS = ("person", "publication", "org", "venue", "topic", "profile")
-PARENT_RULE = r"(?:" + "|".join(SECTIONS) + r")/[^/.]+"
+SECTION_RULE = r"(?:" + "|".join(SECTIONS) + r")"
+PARENT_RULE = SECTION_RULE + r"/[^/.]+"
 FORMATS = (  # extension, media type; the first is the default
     ("html", "text/html"),
     ("ttl", "text/turtle"),
@@ -66,6 +67,8 @@ def _types() -> str:
 def nginx_conf(base_iri: str, prefix: str) -> str:
     p = _regex_path(prefix)
     link = _link_header("$kg_name").replace('"', '\\"')
+    thing = SECTION_RULE + "/(?<kg_name>[^/.]+)"
+    formats = "|".join(ext for ext, _ in FORMATS)
     return f"""# nginx rules for {base_iri} (written by kg build; docs/deploy.md).
 # Include inside your server {{}} block, after these lines (see nginx-server.conf.example):
 #   js_import kg from /path/to/dist/deploy/negotiate.js;   # needs the njs module
@@ -95,7 +98,16 @@ location ~ ^{p}(?<kg_path>(?:[^/.][^/]*/)*(?<kg_name>[^/.]+))$ {{
     }}
     add_header Content-Location "$kg_name.$kg_ext";
     add_header Link "{link}";
+    error_page 404 {prefix}404.html;
     try_files /$kg_path.$kg_ext =404;
+}}
+
+# A page or description of a thing, by its extension URL: the other formats as Link.
+location ~ ^{p}(?<kg_path>{thing})\\.(?<kg_format>{formats})$ {{
+    root $kg_site;
+{_types()}    add_header Link "{link}";
+    error_page 404 {prefix}404.html;
+    try_files /$kg_path.$kg_format =404;
 }}
 
 # The site root.

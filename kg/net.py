@@ -12,7 +12,10 @@ Written on `http.client` so that each rule below holds in one place:
   without `qop=auth`; what Virtuoso asks for) or Basic; the password never goes out
   before the server asks for it;
 - every failure is a `RemoteError` with one line: a closed connection, a reply that is
-  not HTTP, a timeout, a refused connection, a TLS error.
+  not HTTP, a timeout, a refused connection, a TLS error, an answer over 1 GiB.
+
+Proxy variables (`HTTP_PROXY`, `HTTPS_PROXY`) are not used: the client connects to the
+host in the URL.
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ from email.message import Message
 from kg.errors import RemoteError, UsageError
 
 MAX_REDIRECTS = 5
+MAX_BODY = 1 << 30  # bytes of one answer
 REDIRECTS = (301, 302, 303, 307, 308)
 _CHALLENGE_PARAM = re.compile(r'([A-Za-z-]+)\s*=\s*("(?:[^"\\]|\\.)*"|[^,\s]*)')
 
@@ -228,7 +232,9 @@ def _exchange(
     try:
         conn.request(method, path, body=body, headers=headers)
         answer = conn.getresponse()
-        data = answer.read()
+        data = answer.read(MAX_BODY + 1)
+        if answer.length and len(data) <= MAX_BODY:  # Content-Length not reached
+            raise http.client.IncompleteRead(data, answer.length)
     except (OSError, http.client.HTTPException) as exc:
         if fired.is_set() or isinstance(exc, TimeoutError):
             raise late from None
@@ -238,6 +244,8 @@ def _exchange(
         conn.close()
     if fired.is_set():  # the watchdog cut the answer short: whatever arrived is not it
         raise late
+    if len(data) > MAX_BODY:
+        raise RemoteError(f"{url}: the answer is larger than {MAX_BODY >> 20} MiB")
     return Response(answer.status, answer.reason, answer.headers, data, url)
 
 

@@ -159,6 +159,11 @@ def test_extension_urls_root_and_missing_files(site, dist):
     status, headers, body = get(f"{site}/lab/person/a-b.ttl")
     assert (status, headers.get_content_type()) == (200, "text/turtle")
     assert headers.get_content_charset() == "utf-8"
+    assert body == (dist / "site" / "person" / "a-b.ttl").read_bytes()
+    assert '<a-b.nt>; rel="alternate"; type="application/n-triples"' in headers["Link"]
+    status, headers, body = get(f"{site}/lab/publication/homonyms.html")
+    assert (status, headers.get_content_type()) == (200, "text/html")
+    assert '<homonyms.jsonld>; rel="alternate"' in headers["Link"]
     status, headers, body = get(f"{site}/lab/void.ttl")
     assert (status, headers.get_content_type()) == (200, "text/turtle")
     status, headers, body = get(f"{site}/lab/")
@@ -166,7 +171,9 @@ def test_extension_urls_root_and_missing_files(site, dist):
     status, _, body = get(f"{site}/lab/person/nobody.html")
     assert status == 404 and b"Nothing is published at this address" in body
     assert get(f"{site}/lab/.htaccess")[0] == 404
-    assert get(f"{site}/lab/person/nobody", "text/turtle")[0] == 404
+    status, _, body = get(f"{site}/lab/person/nobody", "text/turtle")
+    assert status == 404 and b"Nothing is published at this address" in body
+    assert get(f"{site}/lab/person/nobody.ttl")[0] == 404
 
 
 def test_sparql_is_proxied_to_the_store(site, dist):
