@@ -114,13 +114,14 @@ ServerThreads = 4
 
 @contextmanager
 def virtuoso_server(workdir: Path):
-    """A stock Virtuoso (new database, user dba/dba) in the foreground; yields its HTTP base."""
+    """A stock Virtuoso (new database, user dba/dba) in the foreground; yields its HTTP base
+    URL and its SQL port."""
     binary = shutil.which("virtuoso-t")
     assert binary, "virtuoso-t must be installed (scripts/test: apt virtuoso-opensource)"
     workdir.mkdir(parents=True, exist_ok=True)
-    http = free_port()
+    http, sql = free_port(), free_port()
     ini = workdir / "virtuoso.ini"
-    ini.write_text(VIRTUOSO_INI.format(d=workdir, sql=free_port(), http=http), encoding="utf-8")
+    ini.write_text(VIRTUOSO_INI.format(d=workdir, sql=sql, http=http), encoding="utf-8")
     process = subprocess.Popen(
         [binary, "+foreground", "+configfile", str(ini)],
         cwd=workdir,
@@ -130,6 +131,18 @@ def virtuoso_server(workdir: Path):
     base = f"http://127.0.0.1:{http}"
     try:
         _wait(f"{base}/sparql?query=ASK%7B%7D", process, workdir / "virtuoso.log", 60, "virtuoso")
-        yield base
+        yield base, sql
     finally:
         _stop(process)
+
+
+def virtuoso_sql(port: int, statements: str) -> None:
+    """Run SQL as dba with Virtuoso's isql (Debian: isql-vt; not unixODBC's isql)."""
+    binary = shutil.which("isql-vt") or "/usr/bin/isql-vt"
+    done = subprocess.run(
+        [binary, f"127.0.0.1:{port}", "dba", "dba", f"exec={statements}"],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert done.returncode == 0 and "Error" not in done.stdout + done.stderr, done

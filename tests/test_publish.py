@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from conftest import MINI
-from deploy_servers import virtuoso_server
+from deploy_servers import virtuoso_server, virtuoso_sql
 from sparql_server import oxigraph_server
 
 from kg.cli import main
@@ -20,8 +20,10 @@ GRAPH = "https://kg.example.org/graph/mini"
 
 @pytest.fixture(scope="session")
 def virtuoso(tmp_path_factory):
-    """A stock Virtuoso with a new database (user dba, password dba) on free ports."""
-    with virtuoso_server(tmp_path_factory.mktemp("virtuoso")) as base:
+    """A stock Virtuoso with a new database on free ports: user dba (password dba), and
+    user kg (password kg-secret) with the SPARQL_UPDATE role, as docs/deploy.md advises."""
+    with virtuoso_server(tmp_path_factory.mktemp("virtuoso")) as (base, sql):
+        virtuoso_sql(sql, "DB.DBA.USER_CREATE('kg', 'kg-secret'); GRANT SPARQL_UPDATE TO \"kg\";")
         yield base
 
 
@@ -48,8 +50,8 @@ def _triples(project: Path) -> int:
 
 def test_publish_to_stock_virtuoso_with_digest(virtuoso, built, monkeypatch, capsys, tmp_path):
     store = f"{virtuoso}/sparql-graph-crud-auth"
-    monkeypatch.setenv("KG_STORE_PASSWORD", "dba")
-    assert _publish(built, store, "--graph", GRAPH, "--user", "dba") == 0
+    monkeypatch.setenv("KG_STORE_PASSWORD", "kg-secret")
+    assert _publish(built, store, "--graph", GRAPH, "--user", "kg") == 0
     assert f"published {_triples(built)} triples to {GRAPH}" in capsys.readouterr().out
     monkeypatch.delenv("KG_STORE_PASSWORD")
     (tmp_path / "pw").write_text("dba\n", encoding="utf-8")
