@@ -219,23 +219,33 @@ def htaccess(base_iri: str, prefix: str) -> str:
         for (ext, media), q in zip(FORMATS, ("1.0", "0.99", "0.98", "0.97"), strict=True)
     )
     link = _link_header("%{KG_NAME}e").replace('"', '\\"')
+    p = _regex_path(prefix)
+    formats = "|".join(ext for ext, _ in FORMATS)
     return f"""# Apache rules for {base_iri} (written by kg build; docs/deploy.md).
-# Needs AllowOverride All (or FileInfo Options) and mod_negotiation, mod_rewrite,
-# mod_headers, mod_mime. MultiViews picks person/x.html, .ttl, .jsonld or .nt by Accept
-# (q-values; qs makes HTML the default) and sends Vary and Content-Location itself.
+# Needs AllowOverride All (or FileInfo Options Indexes) and mod_negotiation, mod_rewrite,
+# mod_headers, mod_setenvif, mod_mime. MultiViews picks person/x.html, .ttl, .jsonld or
+# .nt by Accept (q-values; qs makes HTML the default) and sends Vary and
+# Content-Location itself. /sparql needs a line in the server configuration:
+#   ProxyPass {prefix}sparql http://127.0.0.1:7878/query   (mod_proxy, mod_proxy_http)
 Options +MultiViews -Indexes
 DirectoryIndex index.html
 ErrorDocument 404 {prefix}404.html
 {types}AddCharset utf-8 .html .ttl .jsonld .nt
+# qs is for the negotiation only, not for clients.
+Header edit Content-Type ";\\s*qs=[0-9.]+" ""
 
 RewriteEngine On
-RewriteBase {prefix}
-# IRIs minted under a thing with a page answer 303 See Other to that thing.
-RewriteRule ^({PARENT_RULE})/. {prefix}$1 [R=303,L]
-# Remember the name of an extensionless request for the Link header.
-RewriteRule (?:^|/)([^/.]+)$ - [E=KG_NAME:$1]
+# No dotfiles.
+RewriteRule (^|/)\\. - [R=404,L]
+# IRIs minted under a thing with a page answer 303 See Other to that thing (MultiViews
+# has already turned person/x/award/1 into person/x.html/award/1 here).
+RewriteCond %{{REQUEST_URI}} ^{p}({PARENT_RULE})(?:\\.[a-z]+)?/.
+RewriteRule ^ {prefix}%1 [R=303,L]
+
+# Extensionless requests and the extension URLs of things: Link to every format.
+SetEnvIf Request_URI "/([^/.]+)$" KG_NAME=$1
+SetEnvIf Request_URI "^{p}{SECTION_RULE}/([^/.]+)\\.(?:{formats})$" KG_NAME=$1
 Header always set Link "{link}" env=KG_NAME
-Header always merge Vary Accept env=KG_NAME
 """
 
 

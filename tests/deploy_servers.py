@@ -146,3 +146,65 @@ def virtuoso_sql(port: int, statements: str) -> None:
         timeout=30,
     )
     assert done.returncode == 0 and "Error" not in done.stdout + done.stderr, done
+
+
+APACHE_MODULES = (
+    "mpm_event authz_core mime negotiation rewrite headers setenvif dir alias proxy proxy_http"
+)
+
+
+@contextmanager
+def apache_server(site: Path, prefix: str, sparql: str, workdir: Path):
+    """Apache (Debian's apache2) serving a copy of `site` at `prefix` with its .htaccess
+    (AllowOverride All) and `ProxyPass {prefix}sparql`; yields http://127.0.0.1:PORT.
+
+    Apache refuses to serve as root, so its workers run as www-data and read a copy of
+    the site in a world-readable directory (pytest's tmp directories are private)."""
+    import tempfile
+
+    binary = shutil.which("apache2") or "/usr/sbin/apache2"
+    assert Path(binary).exists(), "apache2 must be installed (scripts/test: apt apache2)"
+    workdir.mkdir(parents=True, exist_ok=True)
+    public = Path(tempfile.mkdtemp(prefix="kg-apache-"))
+    public.chmod(0o755)
+    docroot = public / "docroot"
+    shutil.copytree(site, docroot / prefix.strip("/") if prefix != "/" else docroot)
+    for folder in [public, *public.rglob("*")]:
+        folder.chmod(0o755 if folder.is_dir() else 0o644)
+    port = free_port()
+    modules = "".join(
+        f"LoadModule {m}_module /usr/lib/apache2/modules/mod_{m}.so\n"
+        for m in APACHE_MODULES.split()
+    )
+    user = "User www-data\nGroup www-data\n" if os.getuid() == 0 else ""
+    conf = workdir / "httpd.conf"
+    conf.write_text(
+        f"""ServerRoot {workdir}
+ServerName 127.0.0.1
+Listen 127.0.0.1:{port}
+PidFile {workdir}/httpd.pid
+DefaultRuntimeDir {workdir}
+ErrorLog {workdir}/error.log
+{user}{modules}TypesConfig /etc/mime.types
+DocumentRoot {docroot}
+<Directory {docroot}>
+    AllowOverride All
+    Require all granted
+</Directory>
+ProxyPass {prefix}sparql {sparql}
+""",
+        encoding="utf-8",
+    )
+    log = workdir / "error.log"
+    process = subprocess.Popen(
+        [binary, "-f", str(conf), "-DFOREGROUND"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        _wait(f"{base}/", process, log, 15, "apache2")
+        yield base
+    finally:
+        _stop(process)
+        shutil.rmtree(public, ignore_errors=True)

@@ -1,5 +1,6 @@
-"""The generated nginx recipe on a real nginx (with njs), with a real `oxigraph serve`
-behind /sparql loaded by `kg publish`; the site lives under a path prefix (/lab/)."""
+"""The generated recipes on a real nginx (with njs) and a real Apache, with a real
+`oxigraph serve` behind /sparql loaded by `kg publish`; the site lives under a path
+prefix (/lab/). Every test runs against both servers."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from conftest import MINI
-from deploy_servers import nginx_server
+from deploy_servers import apache_server, nginx_server
 from rdflib import Graph, URIRef
 from sparql_server import oxigraph_server
 
@@ -58,13 +59,25 @@ def dist(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def site(dist, tmp_path_factory):
-    """nginx with kg's rules on 127.0.0.1, oxigraph behind /lab/sparql, loaded by kg publish."""
-    with oxigraph_server() as store:
+def store(dist):
+    """oxigraph serve on 127.0.0.1, loaded by kg publish; yields its query endpoint."""
+    with oxigraph_server() as base:
         project = dist.parent
-        assert main(["--project", str(project), "publish", "--store", f"{store}/store"]) == 0
-        with nginx_server(dist, f"{store}/query", tmp_path_factory.mktemp("nginx")) as base:
-            yield base
+        assert main(["--project", str(project), "publish", "--store", f"{base}/store"]) == 0
+        yield f"{base}/query"
+
+
+@pytest.fixture(scope="module", params=["nginx", "apache"])
+def site(request, dist, store, tmp_path_factory):
+    """nginx (dist/deploy/nginx.conf) or Apache (dist/site/.htaccess) on 127.0.0.1 with
+    the store behind /lab/sparql."""
+    workdir = tmp_path_factory.mktemp(request.param)
+    if request.param == "nginx":
+        server = nginx_server(dist, store, workdir)
+    else:
+        server = apache_server(dist / "site", base_path(BASE), store, workdir)
+    with server as base:
+        yield base
 
 
 def get(url: str, accept: str | None = None, data: bytes | None = None):
@@ -113,7 +126,7 @@ MEDIA = {
 @pytest.mark.parametrize(("accept", "expected"), CONNEG_CASES)
 def test_content_negotiation_honours_q_values(site, dist, accept, expected):
     status, headers, body = get(f"{site}/lab/person/a-b", accept)
-    assert "Accept" in headers.get("Vary", "")
+    assert "accept" in headers.get("Vary", "").lower()
     if expected == 406:
         assert status == 406
         return
@@ -201,7 +214,8 @@ def test_deploy_files_follow_the_base_path():
     files = deploy_files("https://example.org/a.b/")
     assert "location = /a.b/sparql" in files["deploy/nginx.conf"]
     assert r"^/a\.b/" in files["deploy/nginx.conf"]  # the prefix is escaped in regexes
-    assert "RewriteBase /a.b/" in files["site/.htaccess"]
+    assert r"^/a\.b/" in files["site/.htaccess"]
+    assert "ErrorDocument 404 /a.b/404.html" in files["site/.htaccess"]
     for section in SECTIONS:
         assert section in files["deploy/nginx.conf"] and section in files["site/.htaccess"]
     assert files == deploy_files("https://example.org/a.b/")  # deterministic
