@@ -76,6 +76,11 @@ def nginx_conf(base_iri: str, prefix: str) -> str:
 #   set $kg_sparql http://127.0.0.1:7878/query;             # your SPARQL endpoint
 js_set $kg_ext kg.extension;
 
+# No dotfiles (.htaccess, .nojekyll), whatever else serves this host.
+location ~ ^{p}(?:.*/)?\\. {{
+    return 404;
+}}
+
 # The SPARQL endpoint, proxied.
 location = {prefix}sparql {{
     proxy_pass $kg_sparql$is_args$args;

@@ -43,8 +43,9 @@ def _stop(process: subprocess.Popen) -> None:
 
 
 @contextmanager
-def nginx_server(dist: Path, sparql: str, workdir: Path):
-    """nginx serving `dist/site` with kg's generated rules; yields http://127.0.0.1:PORT."""
+def nginx_server(dist: Path, prefix: str, sparql: str, workdir: Path):
+    """nginx serving `dist/site` with kg's generated rules, on a host that also serves the
+    site folder plainly at `prefix` (so a rule that fails to match shows); yields the base URL."""
     binary = shutil.which("nginx") or "/usr/sbin/nginx"
     assert Path(binary).exists(), "nginx must be installed (scripts/test: apt nginx)"
     assert NJS_MODULE.exists(), "the njs module must be installed (libnginx-mod-http-js)"
@@ -71,6 +72,10 @@ http {{
         set $kg_site {dist}/site;
         set $kg_sparql {sparql};
         include {dist}/deploy/nginx.conf;
+        # the host also serves the folder plainly: kg's locations must take precedence
+        location {prefix} {{
+            alias {dist}/site/;
+        }}
     }}
 }}
 """,

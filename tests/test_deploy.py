@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from conftest import MINI
+from conneg_cases import CONNEG_CASES, MEDIA
 from deploy_servers import apache_server, nginx_server
 from rdflib import Graph, URIRef
 from sparql_server import oxigraph_server
@@ -73,7 +74,7 @@ def site(request, dist, store, tmp_path_factory):
     the store behind /lab/sparql."""
     workdir = tmp_path_factory.mktemp(request.param)
     if request.param == "nginx":
-        server = nginx_server(dist, store, workdir)
+        server = nginx_server(dist, base_path(BASE), store, workdir)
     else:
         server = apache_server(dist / "site", base_path(BASE), store, workdir)
     with server as base:
@@ -96,31 +97,6 @@ def get(url: str, accept: str | None = None, data: bytes | None = None):
             return response.status, response.headers, response.read()
     except urllib.error.HTTPError as exc:
         return exc.code, exc.headers, exc.read()
-
-
-# (Accept header, expected extension or 406); the same cases suit `kg serve`.
-CONNEG_CASES = [
-    (None, "html"),
-    ("*/*", "html"),
-    ("text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8", "html"),
-    ("text/turtle", "ttl"),
-    ("application/ld+json", "jsonld"),
-    ("application/n-triples", "nt"),
-    ("text/html;q=0.1, text/turtle;q=0.9", "ttl"),
-    ("application/*", "jsonld"),
-    ("application/n-triples, application/ld+json;q=0.5", "nt"),
-    ("text/*;q=0.5, text/html;q=0", "ttl"),
-    ("text/turtle;q=0, */*;q=0.1", "html"),
-    ("TEXT/Turtle ; q=1", "ttl"),
-    ("image/png", 406),
-    ("text/html;q=0, text/turtle;q=0", 406),
-]
-MEDIA = {
-    "html": "text/html",
-    "ttl": "text/turtle",
-    "jsonld": "application/ld+json",
-    "nt": "application/n-triples",
-}
 
 
 @pytest.mark.parametrize(("accept", "expected"), CONNEG_CASES)
@@ -184,6 +160,7 @@ def test_extension_urls_root_and_missing_files(site, dist):
     status, _, body = get(f"{site}/lab/person/nobody.html")
     assert status == 404 and b"Nothing is published at this address" in body
     assert get(f"{site}/lab/.htaccess")[0] == 404
+    assert get(f"{site}/lab/.nojekyll")[0] == 404
     status, _, body = get(f"{site}/lab/person/nobody", "text/turtle")
     assert status == 404 and b"Nothing is published at this address" in body
     assert get(f"{site}/lab/person/nobody.ttl")[0] == 404
