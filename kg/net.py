@@ -20,8 +20,10 @@ host in the URL.
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import hashlib
+import html
 import http.client
 import math
 import os
@@ -97,8 +99,6 @@ class _Auth:
             return None
         scheme, params = self.challenge
         if scheme == "basic":
-            import base64
-
             pair = f"{self.credentials.user}:{self.credentials.password}".encode()
             return "Basic " + base64.b64encode(pair).decode("ascii")
         self.count += 1
@@ -285,8 +285,6 @@ def _describe(exc: BaseException) -> str:
 def one_line(body: bytes, limit: int = 300) -> str:
     """An error body as one line of text: HTML tags, scripts and the head dropped, the
     status line servers repeat in their pages dropped, the rest joined, cut to `limit`."""
-    import html
-
     text = body[:65536].decode("utf-8", "replace")
     text = re.sub(r"(?is)<(script|style|head)\b.*?</\1\s*>", " ", text)
     text = html.unescape(re.sub(r"<[^>]*>", "\n", text))

@@ -21,16 +21,10 @@ from pathlib import Path
 from rdflib import Graph
 
 from kg import net
-from kg.errors import KgError, RemoteError, UsageError
+from kg.errors import NotValidatedError, RemoteError, UsageError
 
 BUILD_RECORD = "build.json"
 PASSWORD_VARIABLE = "KG_STORE_PASSWORD"
-
-
-class NotValidatedError(KgError):
-    """The built graph has violations (exit 1, like `kg build`)."""
-
-    exit_code = 1
 
 
 @dataclass(frozen=True)

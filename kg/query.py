@@ -27,6 +27,7 @@ from rdflib.term import Node
 from kg.errors import QueryError, RemoteError, UsageError
 
 if TYPE_CHECKING:
+    from kg.net import Response
     from kg.store import QueryStore
     from kg.triples import GraphLike
 
@@ -257,7 +258,7 @@ _RDF_ACCEPT = "application/n-triples, text/turtle;q=0.9"
 _RDF_FORMATS = {"application/n-triples": "nt", "text/plain": "nt", "text/turtle": "turtle"}
 
 
-def _check_status(endpoint: str, response) -> None:
+def _check_status(endpoint: str, response: Response) -> None:
     from kg.net import one_line
 
     status, detail = response.status, one_line(response.body)
@@ -276,7 +277,7 @@ def _check_status(endpoint: str, response) -> None:
     raise RemoteError(f"{endpoint}: HTTP {status} {response.reason}: {detail}".rstrip(": "))
 
 
-def _parse_graph(endpoint: str, response) -> Graph:
+def _parse_graph(endpoint: str, response: Response) -> Graph:
     fmt = _RDF_FORMATS.get(response.content_type)
     if fmt is None:
         raise RemoteError(
@@ -294,7 +295,7 @@ def _first_line(exc: Exception) -> str:
     return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
 
 
-def _from_json(endpoint: str, response, form: str) -> Answer:
+def _from_json(endpoint: str, response: Response, form: str) -> Answer:
     import json
 
     try:

@@ -63,6 +63,9 @@ def test_publish_to_stock_virtuoso_with_digest(virtuoso, built, monkeypatch, cap
     )
     found = {(str(r[0]), r[0].language) for r in run_remote(f"{virtuoso}/sparql", names).rows}
     assert ("安", "zh") in found  # UTF-8 survives the upload
+    # queries with Digest authentication too (Virtuoso's /sparql-auth)
+    auth = run_remote(f"{virtuoso}/sparql-auth", names, timeout=10, user="dba", password="dba")
+    assert {(str(r[0]), r[0].language) for r in auth.rows} == found
 
 
 @pytest.mark.parametrize(
