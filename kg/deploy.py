@@ -227,7 +227,7 @@ def htaccess(base_iri: str, prefix: str) -> str:
     p = _regex_path(prefix)
     formats = "|".join(ext for ext, _ in FORMATS)
     return f"""# Apache rules for {base_iri} (written by kg build; docs/deploy.md).
-# Needs AllowOverride All (or FileInfo Options Indexes) and mod_negotiation, mod_rewrite,
+# Needs AllowOverride All (or FileInfo Options) and mod_negotiation, mod_rewrite,
 # mod_headers, mod_setenvif, mod_mime. MultiViews picks person/x.html, .ttl, .jsonld or
 # .nt by Accept (q-values; qs makes HTML the default) and sends Vary and
 # Content-Location itself. /sparql needs a line in the server configuration:
