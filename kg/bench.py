@@ -51,16 +51,26 @@ elif mode == "query":
     if with_rdflib:
         from rdflib import Graph
         graph = Graph().parse(root / "graph.nt", format="nt")
-    times = {}
+    def size(answer):
+        if answer.form == "ASK":
+            return int(answer.boolean)
+        return len(answer.graph) if answer.graph is not None else len(answer.rows)
+    times, sizes = {}, {}
     for name, q in sorted(load_queries(config.queries_dir).items()):
         ox = []
         for _ in range(11):
-            t = time.perf_counter(); run_embedded(store, q); ox.append(time.perf_counter() - t)
+            t = time.perf_counter(); answer = run_embedded(store, q)
+            ox.append(time.perf_counter() - t)
+        sizes[name] = {"oxigraph": size(answer), "parameters": len(q.parameters)}
         rd = []
         for _ in range(3 if graph is not None else 0):
-            t = time.perf_counter(); run_rdflib(graph, q); rd.append(time.perf_counter() - t)
+            t = time.perf_counter(); answer = run_rdflib(graph, q)
+            rd.append(time.perf_counter() - t)
+        if graph is not None:
+            sizes[name]["rdflib"] = size(answer)
         times[name] = {"oxigraph": ox, "rdflib": rd}
     stages["queries"] = times
+    stages["answers"] = sizes
 else:
     from kg.config import load_config
     from kg.load import load_dataset

@@ -11,7 +11,7 @@ import math
 import sys
 from pathlib import Path
 
-from kg import __version__, pipeline
+from kg import __version__
 from kg.config import load_config
 from kg.errors import InputError, KgError, UsageError
 
@@ -27,7 +27,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"kg {__version__}")
     parser.add_argument("--project", type=Path, help="project directory (default: found from .)")
-    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     sub.add_parser(
         "check",
@@ -295,6 +295,9 @@ def _jobs(text: str) -> int:
 def main(argv: list[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
+    if args.command is None:
+        parser.print_help()
+        return EXIT_OK
     try:
         return _run(args)
     except InputError as exc:
@@ -329,6 +332,8 @@ def _run(args: argparse.Namespace) -> int:
         counts = generate(args.out, args.people, args.seed)
         print(", ".join(f"{v} {k}" for k, v in counts.items()) + f" written to {args.out}")
         return EXIT_OK
+    from kg import pipeline  # rdflib and pySHACL: imported only by the commands that use them
+
     config = load_config(args.project)
     if args.command == "check":
         data = pipeline.check(config)
@@ -400,6 +405,7 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _query(config, args: argparse.Namespace) -> int:
+    from kg import pipeline
     from kg.query import load_queries, parse_query, run_embedded, run_remote
     from kg.results import render
 

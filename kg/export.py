@@ -15,15 +15,15 @@ import tempfile
 from collections import Counter
 from collections.abc import Callable, Collection, Iterable, Mapping
 from pathlib import Path
-from typing import TypeVar
+from typing import TypeVar, cast
 
-from rdflib import BNode, Graph, Literal, URIRef
-from rdflib.term import Node
+from rdflib import BNode, Literal, URIRef
+from rdflib.term import Identifier, Node
 
 from kg.errors import ProjectError
 from kg.jsontext import dumps
 from kg.namespaces import DCAT, DCTERMS, FOAF, KG, PREFIXES, RDF, SCHEMA, VOID, XSD, curie
-from kg.triples import Triple, Triples
+from kg.triples import GraphLike, Triple, Triples
 
 MARKER = ".kg-output"
 T = TypeVar("T")
@@ -121,8 +121,8 @@ class _TurtleTerms:
         if isinstance(t, Literal) and t.datatype == XSD.boolean and str(t) in ("true", "false"):
             return str(t), None
         if isinstance(t, Literal) and t.datatype is not None and t.datatype != XSD.string:
-            datatype, prefix = self._format(t.datatype)  # the prefix the literal uses
-            return f"{_nt_string(str(t))}^^{datatype}", prefix
+            datatype, used = self._format(t.datatype)  # the prefix the literal uses
+            return f"{_nt_string(str(t))}^^{datatype}", used
         return _nt_object(t), None
 
 
@@ -214,7 +214,9 @@ def _subject_order(item: tuple[Node, object]) -> tuple[bool, str]:
     return type(item[0]) is URIRef, str(item[0])
 
 
-def _turtle_block(s: Node, predicates: Described, term: _TurtleTerms) -> str:
+def _turtle_block(s: Node, described: Described, term: _TurtleTerms) -> str:
+    # rdflib's terms (Identifier) are ordered; its stubs type them as unordered Node
+    predicates = cast("Mapping[Identifier, Collection[Identifier]]", described)
     lines = []
     types = sorted(predicates.get(RDF.type, ()))
     if types:
@@ -385,14 +387,14 @@ def person_subset(graph: Triples, person: URIRef, own: list[Node]) -> Triples:
 
 
 def dataset_description(
-    graph: Graph,
+    graph: GraphLike,
     base: str,
     title: str,
     description: str,
     license: str,
     endpoint: str | None,
     examples: list[URIRef],
-) -> Graph:
+) -> Triples:
     """VoID + DCAT: what the dataset is, its dumps and its size by class."""
     d = Triples()
     ds = URIRef(base + "dataset")

@@ -13,6 +13,7 @@ import difflib
 import re
 import types
 import typing
+from collections.abc import Mapping
 from functools import cache
 from pathlib import Path
 from typing import Any, Union
@@ -33,7 +34,7 @@ FORMATS = {
     "key": (re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$"), "a key of lower-case letters, digits, -"),
 }
 NULLS = frozenset({"", "~", "null"})
-SHORTHAND = {model.PersonRef: "name"}
+SHORTHAND: dict[type, str] = {model.PersonRef: "name"}
 
 
 class _Context:
@@ -68,7 +69,7 @@ def _is_null(node: Node) -> bool:
 # --------------------------------------------------------------------------- conversion
 
 
-def convert(node: Node, hint: Any, path: str, ctx: _Context, meta: dict | None = None) -> Any:
+def convert(node: Node, hint: Any, path: str, ctx: _Context, meta: Mapping | None = None) -> Any:
     """Convert `node` to a value of type `hint`; report and return None when it cannot."""
     meta = meta or {}
     kind, args = _kind(hint)
@@ -109,7 +110,7 @@ def _kind(hint: Any) -> tuple[str, tuple]:
     return "scalar", ()
 
 
-def _convert_union(node: Node, args: tuple, path: str, ctx: _Context, meta: dict) -> Any:
+def _convert_union(node: Node, args: tuple, path: str, ctx: _Context, meta: Mapping) -> Any:
     if type(None) in args and _is_null(node):
         return None
     options = [a for a in args if a is not type(None)]
@@ -119,7 +120,7 @@ def _convert_union(node: Node, args: tuple, path: str, ctx: _Context, meta: dict
     return convert(node, options[0], path, ctx, meta)
 
 
-def _convert_list(node: Node, item: Any, path: str, ctx: _Context, meta: dict) -> tuple | list:
+def _convert_list(node: Node, item: Any, path: str, ctx: _Context, meta: Mapping) -> tuple | list:
     if not isinstance(node, SequenceNode):
         ctx.report(node, path, f"found {_describe(node)}; expected a list")
         return []
@@ -146,7 +147,7 @@ def _convert_dict(node: Node, args: tuple, path: str, ctx: _Context) -> dict:
     return result
 
 
-def _convert_scalar(node: ScalarNode, hint: Any, path: str, ctx: _Context, meta: dict) -> Any:
+def _convert_scalar(node: ScalarNode, hint: Any, path: str, ctx: _Context, meta: Mapping) -> Any:
     text = node.value
     try:
         if hint is str:
@@ -167,7 +168,7 @@ def _convert_scalar(node: ScalarNode, hint: Any, path: str, ctx: _Context, meta:
     raise TypeError(f"no conversion for {hint!r}")  # a bug in the model, not in the data
 
 
-def _check_text(text: str, meta: dict) -> str:
+def _check_text(text: str, meta: Mapping) -> str:
     text = text.strip()
     if not text:
         raise ValueError("non-empty text")
@@ -182,7 +183,7 @@ def _check_text(text: str, meta: dict) -> str:
     return text
 
 
-def _expected(hint: Any, meta: dict) -> str:
+def _expected(hint: Any, meta: Mapping) -> str:
     if hint is PartialDate:
         return "a date (YYYY, YYYY-MM or YYYY-MM-DD)"
     names = {str: "text", int: "a whole number", bool: "true or false"}
@@ -248,7 +249,7 @@ def _convert_record_shorthand(node: ScalarNode, cls: type, path: str, ctx: _Cont
 
 def _is_required(fld: dataclasses.Field) -> bool:
     no_default = fld.default is dataclasses.MISSING
-    return no_default and fld.default_factory is dataclasses.MISSING  # type: ignore[misc]
+    return no_default and fld.default_factory is dataclasses.MISSING
 
 
 # --------------------------------------------------------------------------- files

@@ -9,8 +9,11 @@ context would otherwise coerce dates to `schema:Date`.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from typing import cast
+
 from rdflib import Literal, URIRef
-from rdflib.term import Node
+from rdflib.term import Identifier, Node
 
 from kg.jsontext import dumps
 from kg.namespaces import KG, RDF, SCHEMA, XSD
@@ -93,7 +96,7 @@ class _Walker:
         if types:
             ref["@type"] = types[0] if len(types) == 1 else types
         for prop in (SCHEMA.name, SCHEMA.url):
-            values = sorted(self.graph.objects(s, prop))
+            values = sorted(cast("Iterator[Identifier]", self.graph.objects(s, prop)))
             if values:
                 key = str(prop)[len(str(SCHEMA)) :]
                 ref[key] = self.value(key, values[0], 99)
@@ -116,11 +119,11 @@ class _Walker:
 
 
 def ordered_authors(graph: GraphLike, work: URIRef) -> list[URIRef]:
-    ranked = []
+    ranked: list[tuple[int, URIRef]] = []
     for a in graph.objects(work, KG.authorship):
         rank, agent = graph.value(a, KG.rank), graph.value(a, KG.author)
-        if rank is not None and agent is not None:
-            ranked.append((int(rank), agent))
+        if rank is not None and agent is not None:  # an xsd:integer literal and an IRI
+            ranked.append((int(cast(Literal, rank)), cast(URIRef, agent)))
     return [agent for _, agent in sorted(ranked)]
 
 
@@ -134,7 +137,7 @@ def article(graph: GraphLike, work: URIRef) -> dict:
 
 def works_of(graph: GraphLike, person: URIRef) -> list[URIRef]:
     """The person's works, newest first, then by title."""
-    works = set(graph.subjects(SCHEMA.author, person))
+    works = set(cast("Iterator[URIRef]", graph.subjects(SCHEMA.author, person)))
 
     def key(w: URIRef) -> tuple:
         date = graph.value(w, SCHEMA.datePublished)

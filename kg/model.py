@@ -70,6 +70,7 @@ class PartialDate:
         if not match:
             raise ValueError("a date written as YYYY, YYYY-MM or YYYY-MM-DD")
         year, month, day = (int(g) if g else None for g in match.groups())
+        assert year is not None  # the pattern always captures the year
         if month is not None and not 1 <= month <= 12:
             raise ValueError(f"a month between 01 and 12 (got {month:02d})")
         if day is not None and not 1 <= day <= calendar.monthrange(year, month or 1)[1]:

@@ -6,7 +6,7 @@ never rdflib's built-in `SDO` (https).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from rdflib import Namespace, URIRef
 from rdflib import namespace as rdflib_namespaces
@@ -20,8 +20,10 @@ class Vocabulary(Namespace):
     first access of a term still goes through rdflib, so a misspelt term still fails.
     """
 
+    _closed: Any  # rdflib's closed namespace the terms come from, or None
+
     def __new__(cls, value: str, closed: Any = None) -> Vocabulary:
-        vocabulary = super().__new__(cls, value)
+        vocabulary = cast("Vocabulary", super().__new__(cls, value))  # rdflib: -> Namespace
         vocabulary._closed = closed
         return vocabulary
 

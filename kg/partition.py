@@ -95,8 +95,8 @@ def _part(triples: Triples, owned: list[Node], salt: str) -> Part:
     digest = hashlib.sha256(salt.encode())
     for line in ntriples_lines(closure):
         digest.update(line.encode())
-    for node in sorted(str(n) for n in owned):
-        digest.update(node.encode())
+    for iri in sorted(str(n) for n in owned):
+        digest.update(iri.encode())
         digest.update(b"\x00")
     return Part(tuple(owned), tuple(closure), digest.hexdigest())
 
@@ -183,11 +183,11 @@ def _targets_within(owned: set[Node]) -> Iterator[None]:
     def focus_nodes(self, data_graph, debug=False):
         return original(self, data_graph, debug) & owned
 
-    Shape.focus_nodes = focus_nodes
+    Shape.focus_nodes = focus_nodes  # type: ignore[method-assign]  # deliberate patch
     try:
         yield
     finally:
-        Shape.focus_nodes = original
+        Shape.focus_nodes = original  # type: ignore[method-assign]
 
 
 def _raw(results: Graph, node: Node) -> Raw:

@@ -15,9 +15,10 @@ from __future__ import annotations
 
 import re
 import urllib.parse
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import yaml
 from rdflib import Graph, Literal, URIRef, Variable
@@ -27,6 +28,9 @@ from rdflib.term import Node
 from kg.errors import QueryError, RemoteError, UsageError
 
 if TYPE_CHECKING:
+    import pyoxigraph as ox
+    from rdflib.query import ResultRow
+
     from kg.net import Response
     from kg.store import QueryStore
     from kg.triples import GraphLike
@@ -49,7 +53,7 @@ class Parameter:
     kind: str  # "iri", "literal", or a typed suffix
     default: str | None
 
-    def term(self, value: str) -> Node:
+    def term(self, value: str) -> URIRef | Literal:
         """The RDF term for a value given on the command line."""
         if self.kind == "iri":
             if not re.match(r"^[A-Za-z][A-Za-z0-9+.-]*:", value) or _IRI_BAD.search(value):
@@ -74,7 +78,7 @@ class StoredQuery:
     form: str
     path: Path | None = None
 
-    def bindings(self, values: dict[str, str]) -> dict[str, Node]:
+    def bindings(self, values: dict[str, str]) -> dict[str, URIRef | Literal]:
         """Terms for every parameter: the given value, else the default."""
         known = {p.name for p in self.parameters}
         unknown = sorted(set(values) - known)
@@ -173,15 +177,17 @@ def run_embedded(
     if query.form == "ASK":
         return Answer("ASK", boolean=bool(result))
     if query.form in ("CONSTRUCT", "DESCRIBE"):
-        return Answer(query.form, graph=triples_graph(result))
-    variables, rows = solutions(result)
+        return Answer(query.form, graph=triples_graph(cast("ox.QueryTriples", result)))
+    variables, rows = solutions(cast("ox.QuerySolutions", result))
     return Answer("SELECT", variables, tuple(rows))
 
 
 def run_rdflib(graph: Graph, query: StoredQuery, values: dict[str, str] | None = None) -> Answer:
     """The reference engine: rdflib's SPARQL with initial bindings (slow on big graphs;
     the tests and `kg bench run` compare it with `run_embedded`)."""
-    bindings = {Variable(k): v for k, v in query.bindings(values or {}).items()}
+    bindings: dict[str, URIRef | Literal] = {
+        Variable(k): v for k, v in query.bindings(values or {}).items()
+    }
     try:
         result = graph.query(query.text, initBindings=bindings)
     except Exception as exc:  # rdflib raises pyparsing and assorted errors on bad queries
@@ -191,7 +197,8 @@ def run_rdflib(graph: Graph, query: StoredQuery, values: dict[str, str] | None =
     if query.form in ("CONSTRUCT", "DESCRIBE"):
         return Answer(query.form, graph=_as_graph(result.graph))
     variables = tuple(str(v) for v in result.vars or ())
-    rows = tuple(tuple(row[i] for i in range(len(variables))) for row in result)
+    selected = cast("Iterable[ResultRow]", result)  # a SELECT result iterates its rows
+    rows = tuple(tuple(row[i] for i in range(len(variables))) for row in selected)
     return Answer("SELECT", variables, rows)
 
 
@@ -206,7 +213,7 @@ def _as_graph(triples: Graph | None) -> Graph:
     return g
 
 
-def with_values(query: StoredQuery, bindings: dict[str, Node]) -> str:
+def with_values(query: StoredQuery, bindings: Mapping[str, Node]) -> str:
     """The query text for a remote endpoint, each parameter replaced by its RDF term.
 
     The terms are serialized by rdflib (literals quoted and escaped, IRIs validated when
@@ -218,9 +225,14 @@ def with_values(query: StoredQuery, bindings: dict[str, Node]) -> str:
         if not line.lstrip().startswith("#"):
             for name, term in bindings.items():
                 pattern = r"[?$]" + re.escape(name) + r"(?![A-Za-z0-9_])"
-                line = re.sub(pattern, lambda _m, t=term: t.n3(), line)
+                line = re.sub(pattern, _verbatim(term.n3()), line)
         lines.append(line)
     return "".join(lines)
+
+
+def _verbatim(text: str) -> Callable[[re.Match[str]], str]:
+    """A `re.sub` replacement inserting `text` as it is (no backslash escapes)."""
+    return lambda _match: text
 
 
 def run_remote(

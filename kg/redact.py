@@ -8,6 +8,7 @@ pages, snippets, queries) can see the withheld values.
 from __future__ import annotations
 
 import dataclasses
+from typing import Any
 
 from kg.model import Dataset, Profile
 
@@ -15,7 +16,7 @@ from kg.model import Dataset, Profile
 def redact_profile(profile: Profile) -> Profile:
     if not profile.private:
         return profile
-    cleared = {}
+    cleared: dict[str, Any] = {}  # field name -> its empty value
     for name in profile.private:
         value = getattr(profile, name)
         cleared[name] = [] if isinstance(value, list) else None

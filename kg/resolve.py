@@ -198,15 +198,15 @@ def _check_references(data: Dataset, refs: _Refs) -> None:
         for i, pub in enumerate(p.publications):
             refs.venue(pub.venue, pub.source, f"publications[{i}].venue")
         for i, proj in enumerate(p.projects):
-            for org in proj.deployed_at:
-                refs.org(org, proj.source, f"projects[{i}].deployed_at")
+            for org_key in proj.deployed_at:
+                refs.org(org_key, proj.source, f"projects[{i}].deployed_at")
         for i, award in enumerate(p.awards):
             refs.org(award.awarded_by, award.source, f"awards[{i}].awarded_by")
         for i, course in enumerate(p.teaching):
             refs.org(course.institution, course.source, f"teaching[{i}].institution")
         for i, service in enumerate(p.service):
-            for venue in service.venues:
-                refs.venue(venue, service.source, f"service[{i}].venues")
+            for venue_key in service.venues:
+                refs.venue(venue_key, service.source, f"service[{i}].venues")
         for i, talk in enumerate(p.talks):
             for j, event in enumerate(talk.events):
                 refs.org(event.host, event.source, f"talks[{i}].events[{j}].host")

@@ -39,7 +39,7 @@ def _type_schema(hint: Any, meta: dict, defs: dict) -> dict:
         return {"anyOf": [text, {"type": "integer", "minimum": 1000, "maximum": 9999}]}
     if hint is Present:
         return {"const": "present"}
-    if dataclasses.is_dataclass(hint):
+    if isinstance(hint, type) and dataclasses.is_dataclass(hint):
         _record_schema(hint, defs)
         ref = {"$ref": f"#/$defs/{hint.__name__}"}
         if hint in SHORTHAND:
@@ -128,7 +128,7 @@ def _type_name(hint: Any) -> str:
         return "date"
     if hint is Present:
         return "`present`"
-    if dataclasses.is_dataclass(hint):
+    if isinstance(hint, type) and dataclasses.is_dataclass(hint):
         return f"[{hint.__name__}](#{hint.__name__.lower()})"
     return {str: "text", int: "integer", bool: "boolean"}[hint]
 
@@ -142,7 +142,11 @@ def _classes() -> list[type]:
         seen.append(cls)
         for hint, _ in _fields(cls).values():
             for arg in _flatten(hint):
-                if dataclasses.is_dataclass(arg) and arg not in (PartialDate, Present):
+                if (
+                    isinstance(arg, type)
+                    and dataclasses.is_dataclass(arg)
+                    and arg not in (PartialDate, Present)
+                ):
                     visit(arg)
 
     for root in (model.Profile, *REGISTRIES.values()):

@@ -87,7 +87,10 @@ def triples_graph(result: ox.QueryTriples) -> Graph:
     graph = Graph(bind_namespaces="none")
     for prefix, ns in PREFIXES.items():
         graph.bind(prefix, ns)
-    graph.addN((convert(t.subject), convert(t.predicate), convert(t.object), graph) for t in result)
+    graph.addN(
+        (convert.term(t.subject), convert.term(t.predicate), convert.term(t.object), graph)
+        for t in result
+    )
     return graph
 
 
@@ -98,8 +101,9 @@ class _Converter:
         self._seen: dict[object, Node] = {}
 
     def __call__(self, term: object) -> Node | None:
-        if term is None:
-            return None
+        return None if term is None else self.term(term)
+
+    def term(self, term: object) -> Node:
         found = self._seen.get(term)
         if found is None:
             found = self._seen[term] = _to_rdflib(term)

@@ -12,6 +12,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
+from typing import cast
 
 from pyshacl import validate as shacl_validate
 from rdflib import BNode, Graph, Literal, URIRef
@@ -22,7 +23,11 @@ from kg.model import Source
 from kg.namespaces import RDF, SH, curie
 from kg.triples import Triples
 
-SEVERITIES = {SH.Violation: "Violation", SH.Warning: "Warning", SH.Info: "Info"}
+SEVERITIES: dict[Node | None, str] = {  # looked up with any term found, or None
+    SH.Violation: "Violation",
+    SH.Warning: "Warning",
+    SH.Info: "Info",
+}
 
 
 @dataclass(frozen=True)
@@ -128,7 +133,8 @@ def _salt(shapes_dir: Path, ontology_dir: Path, version: str) -> str:
 
 
 def _from_raw(raw: tuple[str, ...], sources: dict[URIRef, Source]) -> Result:
-    focus, severity, path, value, message, shape = (from_n3(t) if t else None for t in raw)
+    terms = (cast(Node, from_n3(t)) if t else None for t in raw)  # N-Triples terms
+    focus, severity, path, value, message, shape = terms
     return Result(
         source=source_of(focus, sources),
         severity=SEVERITIES.get(severity, "Violation"),
@@ -155,7 +161,7 @@ def _report_graph(raw: list[tuple[str, ...]]) -> Graph:
         graph.add((node, RDF.type, SH.ValidationResult))
         for p, text in zip((*predicates, SH.sourceShape), r, strict=True):
             if text:
-                graph.add((node, p, from_n3(text)))
+                graph.add((node, p, cast(Node, from_n3(text))))  # an N-Triples term
     return graph
 
 
@@ -182,11 +188,11 @@ def _parsed_once() -> Iterator[None]:
             text = translated[key]
         return original(self, text, initBindings, initNs, base, DEBUG)
 
-    processor.SPARQLProcessor.query = query
+    processor.SPARQLProcessor.query = query  # type: ignore[method-assign]  # deliberate patch
     try:
         yield
     finally:
-        processor.SPARQLProcessor.query = original
+        processor.SPARQLProcessor.query = original  # type: ignore[method-assign]
 
 
 class _ListWithSet(list):
@@ -228,7 +234,7 @@ def _constraint_lookup_by_set() -> Iterator[None]:
         yield
     finally:
         if original is missing:
-            del shape.module.CONSTRAINT_PARAMS  # type: ignore[attr-defined]
+            del shape.module.CONSTRAINT_PARAMS
         else:
             shape.module.CONSTRAINT_PARAMS = original  # type: ignore[attr-defined]
 
@@ -274,7 +280,7 @@ def source_of(focus: Node | None, sources: dict[URIRef, Source]) -> Source | Non
     return None
 
 
-def _short(iri: URIRef) -> str:
+def _short(iri: Node) -> str:
     return curie(str(iri)) or str(iri)
 
 

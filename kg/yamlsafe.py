@@ -18,7 +18,7 @@ from kg.errors import InputError, Problem
 from kg.model import Source
 
 try:  # libyaml's parser when available: same nodes, several times faster
-    from yaml.cyaml import CParser as _Parser
+    from yaml._yaml import CParser as _Parser
 except ImportError:  # pragma: no cover - depends on the PyYAML build
     from yaml.composer import Composer
     from yaml.parser import Parser

@@ -2,19 +2,33 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 from kg.config import Config, load_config
 from kg.pipeline import build_graph
 
 REPO = Path(__file__).resolve().parent.parent
-SHARED = REPO.parent / "shared"
-VOCAB = SHARED / "vocab"
+VOCAB = Path(__file__).resolve().parent / "vocab"  # vendored copies (see vocab/README.md)
 MINI = Path(__file__).resolve().parent / "fixtures" / "mini"
 PROFILES = sorted((REPO / "data" / "profiles").glob("*.yaml"))
+
+# Property tests: the same bounded examples on every run (no shrinking marathons, no flaky
+# CI); `HYPOTHESIS_PROFILE=explore pytest` searches wider and randomly while developing.
+settings.register_profile(
+    "ci",
+    derandomize=True,
+    database=None,
+    deadline=None,
+    max_examples=25,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+settings.register_profile("explore", max_examples=300, deadline=None)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 
 @pytest.fixture(scope="session")
@@ -31,6 +45,15 @@ def seed_build(repo_config):
 @pytest.fixture(scope="session")
 def mini_build():
     return build_graph(load_config(MINI))
+
+
+@pytest.fixture(scope="session")
+def chromium():
+    """One headless Chromium for every browser test of the run (a launch costs seconds)."""
+    from browser import browser
+
+    with browser() as instance:
+        yield instance
 
 
 @pytest.fixture

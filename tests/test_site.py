@@ -9,7 +9,7 @@ from pathlib import Path
 
 import html5lib
 import pytest
-from browser import browser, serve, visit
+from browser import serve, visit
 from conftest import MINI, REPO, VOCAB, write
 from rdflib import Graph, URIRef
 
@@ -192,10 +192,10 @@ def test_hostile_profile_renders_harmlessly_with_valid_jsonld(hostile_site):
 # ------------------------------------------------------------------ in a real browser
 
 
-def _check_site_in_browser(out: Path, tag: str) -> list[dict]:
+def _check_site_in_browser(instance, out: Path, tag: str) -> list[dict]:
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     reports = []
-    with serve(out / "site") as origin, browser() as instance:
+    with serve(out / "site") as origin:
         for page in pages(out):
             rel = page.relative_to(out / "site").as_posix()
             shot = SCREENSHOTS / f"{tag}-{rel.replace('/', '-')}.png"
@@ -209,17 +209,17 @@ def _check_site_in_browser(out: Path, tag: str) -> list[dict]:
     return reports
 
 
-def test_every_page_in_chromium(built):
+def test_every_page_in_chromium(chromium, built):
     name, out, _, _ = built
-    reports = _check_site_in_browser(out, name)
+    reports = _check_site_in_browser(chromium, out, name)
     for report in reports:
         if report["page"] not in ("index.html", "404.html"):
             assert len(report["jsonld"]) == 1
             assert report["jsonld"][0]["@context"] == "https://schema.org"
 
 
-def test_hostile_profile_cannot_run_script_in_chromium(hostile_site):
-    reports = _check_site_in_browser(hostile_site, "hostile")
+def test_hostile_profile_cannot_run_script_in_chromium(chromium, hostile_site):
+    reports = _check_site_in_browser(chromium, hostile_site, "hostile")
     person = next(r for r in reports if r["page"] == "people/a-b.html")
     assert person["jsonld"][0]["@graph"][0]["mainEntity"]["description"] == HOSTILE
 
