@@ -168,14 +168,16 @@ def build(
 
 def with_build_record(parts: Iterator[dict[str, str]], report: Report) -> Iterator[dict[str, str]]:
     """The parts, then `build.json`: the verdict on graph.nt, which `kg publish` checks."""
-    from kg.publish import BUILD_RECORD, build_record
+    from kg.publish import BUILD_RECORD, GRAPH_FILES, build_record
 
-    ntriples = ""
+    graph_path, ntriples = "graph.nt", ""
     for part in parts:
-        ntriples = part.get("graph.nt", ntriples)
+        for path in GRAPH_FILES:
+            if path in part:
+                graph_path, ntriples = path, part[path]
         yield part
     counts = report.count("Violation"), report.count("Warning")
-    yield {BUILD_RECORD: build_record(report.conforms, *counts, ntriples)}
+    yield {BUILD_RECORD: build_record(report.conforms, *counts, graph_path, ntriples)}
 
 
 def _every_tenth(progress: Progress, verb: str) -> Callable[[int, int], None]:

@@ -1,7 +1,7 @@
 """Push the built graph to a triple store with the SPARQL 1.1 Graph Store HTTP Protocol.
 
 `kg publish` uploads the validated `graph.nt` of the last build (it does not rebuild):
-`kg build` writes `build.json` next to it with the validation verdict and the SHA-256 of
+`kg build` writes `build.json` with the validation verdict and the path and SHA-256 of
 `graph.nt`, and `published_graph` refuses a graph that was built with violations, a
 missing record, or a `graph.nt` changed since. The upload is one PUT (replace) through
 `kg.net` (one deadline, Digest or Basic as the store asks, no credentials to another
@@ -24,6 +24,7 @@ from kg import net
 from kg.errors import NotValidatedError, RemoteError, UsageError
 
 BUILD_RECORD = "build.json"
+GRAPH_FILES = ("graph.nt", "site/graph.nt")  # where a build may put the whole graph
 PASSWORD_VARIABLE = "KG_STORE_PASSWORD"
 
 
@@ -34,33 +35,40 @@ class BuiltGraph:
     triples: int
 
 
-def build_record(conforms: bool, violations: int, warnings: int, ntriples: str) -> str:
-    """The text of `build.json`: the verdict and the hash of the graph.nt it is about."""
+def build_record(
+    conforms: bool, violations: int, warnings: int, graph_path: str, ntriples: str
+) -> str:
+    """The text of `build.json`: the verdict, and which N-Triples file (relative to the
+    output directory) it is about, with its hash."""
     digest = hashlib.sha256(ntriples.encode("utf-8")).hexdigest()
     record = {
         "conforms": conforms,
         "violations": violations,
         "warnings": warnings,
-        "graph.nt": {"sha256": digest, "triples": ntriples.count("\n")},
+        "graph": {"path": graph_path, "sha256": digest, "triples": ntriples.count("\n")},
     }
     return json.dumps(record, indent=2, sort_keys=True) + "\n"
 
 
 def published_graph(out_dir: Path, allow_violations: bool = False) -> BuiltGraph:
-    """`out_dir/graph.nt` if the build that wrote it validated it, else an error."""
-    path, record_path = out_dir / "graph.nt", out_dir / BUILD_RECORD
-    if not path.is_file() or not record_path.is_file():
-        raise UsageError(f"no built graph in {out_dir} (graph.nt and {BUILD_RECORD}); run kg build")
+    """The N-Triples file of the build in `out_dir` if that build validated it, else an
+    error: no record, a file changed since, or violations."""
+    record_path = out_dir / BUILD_RECORD
+    if not record_path.is_file():
+        raise UsageError(f"no built graph in {out_dir} (no {BUILD_RECORD}); run kg build")
     try:
         record = json.loads(record_path.read_text(encoding="utf-8"))
-        digest, triples = record["graph.nt"]["sha256"], int(record["graph.nt"]["triples"])
-        conforms = record["conforms"] is True
+        graph = record["graph"]
+        path = (out_dir / graph["path"]).resolve()
+        if out_dir.resolve() not in path.parents:
+            raise ValueError(f"graph path {graph['path']!r} is outside {out_dir}")
+        digest, triples, conforms = graph["sha256"], int(graph["triples"]), record["conforms"]
         data = path.read_bytes()
     except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise UsageError(f"{record_path}: unreadable build record ({exc}); run kg build") from None
+        raise UsageError(f"{record_path}: unusable build record ({exc}); run kg build") from None
     if hashlib.sha256(data).hexdigest() != digest:
         raise UsageError(f"{path} changed since kg build validated it; run kg build again")
-    if not conforms and not allow_violations:
+    if conforms is not True and not allow_violations:
         raise NotValidatedError(
             f"{path} was built with {record.get('violations')} violation(s) "
             "(kg build --allow-violations); fix the data, or pass --allow-violations"

@@ -115,8 +115,12 @@ def test_content_negotiation_honours_q_values(site, dist, accept, expected):
         assert f'<a-b.{ext}>; rel="alternate"; type="{media}"' in links
 
 
+def _graph_file(dist: Path) -> Path:
+    return dist / json.loads((dist / "build.json").read_text("utf-8"))["graph"]["path"]
+
+
 def _paged_iris(dist: Path) -> list[str]:
-    graph = Graph().parse(dist / "graph.nt", format="nt")
+    graph = Graph().parse(_graph_file(dist), format="nt")
     paths = {str(s)[len(BASE) :] for s in graph.subjects() if str(s).startswith(BASE)}
     return sorted(p for p in paths if (dist / "site" / f"{p}.html").is_file())
 
@@ -167,7 +171,7 @@ def test_extension_urls_root_and_missing_files(site, dist):
 
 
 def test_sparql_is_proxied_to_the_store(site, dist):
-    triples = sum(1 for line in (dist / "graph.nt").read_text("utf-8").splitlines() if line)
+    triples = sum(1 for line in _graph_file(dist).read_text("utf-8").splitlines() if line)
     query = "SELECT (COUNT(*) AS ?n) WHERE { ?s ?p ?o }"
     accept = "application/sparql-results+json"
     status, _, body = get(f"{site}/lab/sparql?{urllib.parse.urlencode({'query': query})}", accept)

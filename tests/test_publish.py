@@ -4,6 +4,7 @@ refusals (violations, a changed graph.nt, relative graph IRIs) before any upload
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -44,8 +45,14 @@ def _count(endpoint: str, graph: str) -> int:
     return int(run_remote(endpoint, query, timeout=10).rows[0][0])
 
 
+def _graph_file(project: Path) -> Path:
+    """The N-Triples file the build's record names (graph.nt, wherever the layout puts it)."""
+    record = json.loads((project / "dist" / "build.json").read_text("utf-8"))
+    return project / "dist" / record["graph"]["path"]
+
+
 def _triples(project: Path) -> int:
-    return len((project / "dist" / "graph.nt").read_text("utf-8").splitlines())
+    return len(_graph_file(project).read_text("utf-8").splitlines())
 
 
 def test_publish_to_stock_virtuoso_with_digest(virtuoso, built, monkeypatch, capsys, tmp_path):
@@ -116,7 +123,7 @@ def test_publish_needs_a_validated_build(tmp_path, capsys):
     assert "built with 1 violation(s)" in capsys.readouterr().err
     assert _publish(project, store, "--allow-violations") == 2  # past the check: no server
     assert "cannot connect" in capsys.readouterr().err
-    graph = project / "dist" / "graph.nt"
+    graph = _graph_file(project)
     graph.write_text(graph.read_text("utf-8") + "<x:a> <x:b> <x:c> .\n", "utf-8")
     assert _publish(project, store, "--allow-violations") == 2
     assert "changed since kg build validated it" in capsys.readouterr().err
