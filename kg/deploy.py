@@ -7,7 +7,7 @@ as `<path>.html` (its page) and `<path>.ttl|.jsonld|.nt` (its description). The
 extensionless `<path>` serves HTML by default and RDF by content negotiation, as a direct
 200 with `Content-Location: <name>.<ext>`, `Vary: Accept` and `Link` headers to every
 format; 406 when nothing fits. IRIs minted under a parent answer 303 See Other to the
-parent (PARENT_RULE, the one place that says which).
+parent (SECTIONS and PARENT_RULE, the one place that says which).
 
 - `deploy/nginx.conf`: server-level rules (include it in your `server {}`), with
   `deploy/negotiate.js`, the q-value negotiation for nginx's njs module;
@@ -22,11 +22,24 @@ from __future__ import annotations
 import html
 import urllib.parse
 
-# Sections whose things have pages; an IRI below one of them (`person/<slug>/award/1`)
-# names a part of that page's thing and answers 303 to it.
-SECTIONS = ("person", "publication", "org", "venue", "topic", "profile")
-SECTION_RULE = r"(?:" + "|".join(SECTIONS) + r")"
-PARENT_RULE = SECTION_RULE + r"/[^/.]+"
+# Things with pages, by the number of path segments after their section (decision 0011:
+# `dataset`, `person/<slug>`, `course/<org>/<slug>`). An IRI below one of them
+# (`person/<slug>/award/1`, `venue/<key>/2024`, `dataset/class/…`) names a part of that
+# thing, described in its files, and answers 303 See Other to it.
+SECTIONS = {
+    "dataset": 0,
+    "person": 1,
+    "publication": 1,
+    "org": 1,
+    "venue": 1,
+    "topic": 1,
+    "topic-set": 1,
+    "profile": 1,
+    "course": 2,
+}
+_SEGMENT = "/[^/.]+"
+THING_RULE = "(?:" + "|".join(f"{s}{_SEGMENT * n}" for s, n in SECTIONS.items()) + ")"
+PARENT_RULE = THING_RULE  # the owner of an IRI minted below it
 FORMATS = (  # extension, media type; the first is the default
     ("html", "text/html"),
     ("ttl", "text/turtle"),
@@ -66,8 +79,6 @@ def _types() -> str:
 
 def nginx_conf(base_iri: str, prefix: str) -> str:
     p = _regex_path(prefix)
-    link = _link_header("$kg_name").replace('"', '\\"')
-    thing = SECTION_RULE + "/(?<kg_name>[^/.]+)"
     formats = "|".join(ext for ext, _ in FORMATS)
     return f"""# nginx rules for {base_iri} (written by kg build; docs/deploy.md).
 # Include inside your server {{}} block, after these lines (see nginx-server.conf.example):
@@ -75,6 +86,7 @@ def nginx_conf(base_iri: str, prefix: str) -> str:
 #   set $kg_site /path/to/dist/site;                        # the web root
 #   set $kg_sparql http://127.0.0.1:7878/query;             # your SPARQL endpoint
 js_set $kg_ext kg.extension;
+js_set $kg_links kg.links;
 
 # No dotfiles (.htaccess, .nojekyll), whatever else serves this host.
 location ~ ^{p}(?:.*/)?\\. {{
@@ -95,22 +107,24 @@ location ~ ^{p}(?<kg_parent>{PARENT_RULE})/. {{
 }}
 
 # A thing without extension: HTML by default, RDF by content negotiation (q-values).
-location ~ ^{p}(?<kg_path>(?:[^/.][^/]*/)*(?<kg_name>[^/.]+))$ {{
+location ~ ^{p}(?<kg_path>(?:[^/.][^/]*/)*[^/.]+)$ {{
     root $kg_site;
+    set $kg_base {prefix};
 {_types()}    add_header Vary Accept always;
+    add_header Link $kg_links always;
     if ($kg_ext = "") {{
         return 406;
     }}
-    add_header Content-Location "$kg_name.$kg_ext";
-    add_header Link "{link}";
+    add_header Content-Location $kg_base$kg_path.$kg_ext;
     error_page 404 {prefix}404.html;
     try_files /$kg_path.$kg_ext =404;
 }}
 
 # A page or description of a thing, by its extension URL: the other formats as Link.
-location ~ ^{p}(?<kg_path>{thing})\\.(?<kg_format>{formats})$ {{
+location ~ ^{p}(?<kg_path>{THING_RULE})\\.(?<kg_format>{formats})$ {{
     root $kg_site;
-{_types()}    add_header Link "{link}";
+    set $kg_base {prefix};
+{_types()}    add_header Link $kg_links;
     error_page 404 {prefix}404.html;
     try_files /$kg_path.$kg_format =404;
 }}
@@ -150,11 +164,13 @@ server {{
 """
 
 
-NEGOTIATE_JS = """// Content negotiation for kg's nginx rules (njs; written by kg build).
-// extension(r): the extension of the best format for the request's Accept header,
-// "" when no format is acceptable (the rules answer 406). Each format gets the q of the
-// most specific range that matches it (type/subtype over type/* over */*); the highest
-// q wins, ties go to the earlier format, q=0 means "not acceptable".
+NEGOTIATE_JS = r"""// Content negotiation for kg's nginx rules (njs; written by kg build), the same
+// algorithm as kg serve: among the formats the thing has files for (html, ttl, jsonld,
+// nt), each gets the q of the most specific Accept range that matches it (type/subtype
+// over type/* over */*); the highest q wins, ties go to the earlier format; q=0 means
+// "not acceptable"; ranges with a malformed media type or q-value are ignored.
+import fs from "fs";
+
 var FORMATS = [
     ["html", "text/html"],
     ["ttl", "text/turtle"],
@@ -162,49 +178,85 @@ var FORMATS = [
     ["nt", "application/n-triples"],
 ];
 
+// The formats of $kg_path that exist under $kg_site.
+function available(r) {
+    var stem = r.variables.kg_site + "/" + r.variables.kg_path + ".";
+    return FORMATS.filter(function (format) {
+        try {
+            fs.accessSync(stem + format[0]);
+            return true;
+        } catch (e) {
+            return false;
+        }
+    });
+}
+
+function qvalue(text) {
+    var t = text.trim();
+    return /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/.test(t) ? Number(t) : -1;
+}
+
 function ranges(accept) {
     var found = [];
     accept.split(",").forEach(function (item) {
         var params = item.split(";");
-        var media = params[0].trim().toLowerCase();
+        var media = params[0].trim().split("/");
+        if (media.length !== 2) {
+            return;
+        }
+        var kind = media[0].trim().toLowerCase();
+        var sub = media[1].trim().toLowerCase();
         var q = 1;
         for (var i = 1; i < params.length; i++) {
-            var pair = params[i].split("=");
-            if (pair[0].trim().toLowerCase() === "q") {
-                q = /^\\s*(0(\\.\\d{0,3})?|1(\\.0{0,3})?)\\s*$/.test(pair[1] || "")
-                    ? parseFloat(pair[1]) : 0;
+            var eq = params[i].indexOf("=");
+            var name = eq < 0 ? params[i] : params[i].slice(0, eq);
+            if (name.trim().toLowerCase() === "q") {
+                q = eq < 0 ? -1 : qvalue(params[i].slice(eq + 1));
             }
         }
-        if (media) {
-            found.push([media, q]);
+        if (q >= 0 && q <= 1 && kind && sub) {
+            found.push([kind, sub, q]);
         }
     });
     return found;
 }
 
 function quality(found, media) {
+    var parts = media.split("/");
     var best = -1;
     var q = 0;
-    var type = media.split("/")[0] + "/*";
     found.forEach(function (range) {
-        var level = range[0] === media ? 2 : range[0] === type ? 1 : range[0] === "*/*" ? 0 : -1;
+        var level = -1;
+        if (range[0] === parts[0] && range[1] === parts[1]) {
+            level = 2;
+        } else if (range[0] === parts[0] && range[1] === "*") {
+            level = 1;
+        } else if (range[0] === "*" && range[1] === "*") {
+            level = 0;
+        }
         if (level > best) {
             best = level;
-            q = range[1];
+            q = range[2];
         }
     });
     return q;
 }
 
+// $kg_ext: the extension to serve; "" when no format is acceptable (406); "html" when
+// the thing has no files at all (try_files then answers 404).
 function extension(r) {
+    var offered = available(r);
+    if (offered.length === 0) {
+        return "html";
+    }
     var accept = r.headersIn["Accept"];
     if (!accept || !accept.trim()) {
-        return FORMATS[0][0];
+        return offered[0][0];
     }
     var found = ranges(accept);
     var chosen = "";
     var top = 0;
-    FORMATS.forEach(function (format) {
+    offered.forEach(function (format) {
         var q = quality(found, format[1]);
         if (q > top) {
             top = q;
@@ -214,7 +266,16 @@ function extension(r) {
     return chosen;
 }
 
-export default { extension };
+// $kg_links: the Link header naming every format the thing has files for.
+function links(r) {
+    var base = r.variables.kg_base || "/";
+    return available(r).map(function (format) {
+        return "<" + base + r.variables.kg_path + "." + format[0] + '>; rel="alternate"; type="'
+            + format[1] + '"';
+    }).join(", ");
+}
+
+export default { extension, links };
 """
 
 
@@ -249,7 +310,7 @@ RewriteRule ^ {prefix}%1 [R=303,L]
 
 # Extensionless requests and the extension URLs of things: Link to every format.
 SetEnvIf Request_URI "/([^/.]+)$" KG_NAME=$1
-SetEnvIf Request_URI "^{p}{SECTION_RULE}/([^/.]+)\\.(?:{formats})$" KG_NAME=$1
+SetEnvIf Request_URI "^{p}(?={THING_RULE}\\.(?:{formats})$)(?:[^/]+/)*([^/.]+)\\." KG_NAME=$1
 Header always set Link "{link}" env=KG_NAME
 """
 

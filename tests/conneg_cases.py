@@ -18,6 +18,8 @@ CONNEG_CASES: list[tuple[str | None, str | int]] = [
     ("text/*;q=0.5, text/html;q=0", "ttl"),
     ("text/turtle;q=0, */*;q=0.1", "html"),
     ("TEXT/Turtle ; q=1", "ttl"),
+    ("text/html;q=bad, */*", "html"),  # a malformed range is ignored
+    ("text/turtle;q=0.5000, text/html;q=0.4", "ttl"),
     ("image/png", 406),
     ("text/html;q=0, text/turtle;q=0", 406),
 ]

@@ -5,6 +5,7 @@ prefix (/lab/). Every test runs against both servers."""
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import urllib.error
 import urllib.parse
@@ -99,20 +100,38 @@ def get(url: str, accept: str | None = None, data: bytes | None = None):
         return exc.code, exc.headers, exc.read()
 
 
+def links(url: str, headers) -> set[tuple[str, str]]:
+    """(absolute target, type) of each rel="alternate" in the Link header."""
+    found = re.findall(r'<([^>]*)>; rel="alternate"; type="([^"]*)"', headers.get("Link", ""))
+    return {(urllib.parse.urljoin(url, target), kind) for target, kind in found}
+
+
 @pytest.mark.parametrize(("accept", "expected"), CONNEG_CASES)
 def test_content_negotiation_honours_q_values(site, dist, accept, expected):
-    status, headers, body = get(f"{site}/lab/person/a-b", accept)
+    url = f"{site}/lab/person/a-b"
+    status, headers, body = get(url, accept)
     assert "accept" in headers.get("Vary", "").lower()
     if expected == 406:
         assert status == 406
         return
     assert status == 200
     assert headers.get_content_type() == MEDIA[expected]
-    assert headers["Content-Location"] == f"a-b.{expected}"
+    location = urllib.parse.urljoin(url, headers["Content-Location"])
+    assert location == f"{url}.{expected}"
     assert body == (dist / "site" / "person" / f"a-b.{expected}").read_bytes()
-    links = headers["Link"]
-    for ext, media in MEDIA.items():
-        assert f'<a-b.{ext}>; rel="alternate"; type="{media}"' in links
+    assert links(url, headers) == {(f"{url}.{ext}", media) for ext, media in MEDIA.items()}
+
+
+def test_a_thing_without_a_page_serves_its_best_description(site, dist):
+    url = f"{site}/lab/graph"  # graph.ttl, .jsonld, .nt and no graph.html
+    assert not (dist / "site" / "graph.html").exists()
+    status, headers, body = get(url)
+    assert (status, headers.get_content_type()) == (200, "text/turtle")
+    assert body == (dist / "site" / "graph.ttl").read_bytes()
+    assert urllib.parse.urljoin(url, headers["Content-Location"]) == f"{url}.ttl"
+    status, headers, _ = get(url, "application/n-triples;q=0.5, text/html")
+    assert (status, headers.get_content_type()) == (200, "application/n-triples")
+    assert get(url, "text/html")[0] == 406
 
 
 def _graph_file(dist: Path) -> Path:
@@ -142,6 +161,8 @@ def test_iris_minted_under_a_parent_answer_303(site):
         ("person/a-b/award/1", "person/a-b"),
         ("person/a-b/talk/1/1/speaker", "person/a-b"),
         ("publication/homonyms/author/2", "publication/homonyms"),
+        ("course/pku/os/fall-2022", "course/pku/os"),
+        ("dataset/class/1", "dataset"),
     ):
         status, headers, _ = get(f"{site}/lab/{path}", "text/turtle")
         assert status == 303, path
@@ -153,10 +174,13 @@ def test_extension_urls_root_and_missing_files(site, dist):
     assert (status, headers.get_content_type()) == (200, "text/turtle")
     assert headers.get_content_charset() == "utf-8"
     assert body == (dist / "site" / "person" / "a-b.ttl").read_bytes()
-    assert '<a-b.nt>; rel="alternate"; type="application/n-triples"' in headers["Link"]
+    assert (f"{site}/lab/person/a-b.nt", "application/n-triples") in links(
+        f"{site}/lab/person/a-b.ttl", headers
+    )
     status, headers, body = get(f"{site}/lab/publication/homonyms.html")
     assert (status, headers.get_content_type()) == (200, "text/html")
-    assert '<homonyms.jsonld>; rel="alternate"' in headers["Link"]
+    page = f"{site}/lab/publication/homonyms.html"
+    assert (page.replace(".html", ".jsonld"), "application/ld+json") in links(page, headers)
     status, headers, body = get(f"{site}/lab/void.ttl")
     assert (status, headers.get_content_type()) == (200, "text/turtle")
     status, headers, body = get(f"{site}/lab/")
