@@ -172,9 +172,9 @@ def with_build_record(parts: Iterator[dict[str, str]], report: Report) -> Iterat
 
     graph_path, ntriples = "graph.nt", ""
     for part in parts:
-        for path in GRAPH_FILES:
-            if path in part:
-                graph_path, ntriples = path, part[path]
+        found = [path for path in GRAPH_FILES if path in part]
+        if found:  # the first of the places a layout may put it
+            graph_path, ntriples = found[0], part[found[0]]
         yield part
     counts = report.count("Violation"), report.count("Warning")
     yield {BUILD_RECORD: build_record(report.conforms, *counts, graph_path, ntriples)}
