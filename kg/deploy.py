@@ -5,13 +5,13 @@ writes them with everything else. They depend only on the IRI layout (decision 0
 a thing with IRI `{base}<path>` is published at `<path>` under the web root `dist/site/`
 as `<path>.html` (its page) and `<path>.ttl|.jsonld|.nt` (its description). The
 extensionless `<path>` serves HTML by default and RDF by content negotiation, as a direct
-200 with `Content-Location: <name>.<ext>`, `Vary: Accept` and `Link` headers to every
+200 with `Content-Location` (the file served), `Vary: Accept` and `Link` headers to every
 format; 406 when nothing fits. IRIs minted under a parent answer 303 See Other to the
 parent (SECTIONS and PARENT_RULE, the one place that says which).
 
 - `deploy/nginx.conf`: server-level rules (include it in your `server {}`), with
   `deploy/negotiate.js`, the q-value negotiation for nginx's njs module;
-- `deploy/nginx-server.conf.example`: a whole server block showing the four lines to set;
+- `deploy/nginx-server.conf.example`: a whole server block showing the lines to set;
 - `site/.htaccess`: the same rules for Apache (mod_negotiation, mod_rewrite, mod_headers);
 - `site/.nojekyll`, `site/404.html`: for GitHub Pages and other hosts without
   negotiation (pages there link to the `.ttl`/`.jsonld`/`.nt` URLs).
@@ -129,7 +129,7 @@ location ~ ^{p}(?<kg_path>{THING_RULE})\\.(?<kg_format>{formats})$ {{
     try_files /$kg_path.$kg_format =404;
 }}
 
-# The site root.
+# The site root.{_slashless(prefix)}
 location = {prefix} {{
     root $kg_site;
 {_types()}    try_files /index.html =404;
@@ -142,6 +142,12 @@ location ~ ^{p}(?<kg_file>(?:[^/.][^/]*/)*[^/.][^/]*)$ {{
     try_files /$kg_file =404;
 }}
 """
+
+
+def _slashless(prefix: str) -> str:
+    if prefix == "/":
+        return ""
+    return f"\nlocation = {prefix[:-1]} {{\n    return 301 {prefix};\n}}"
 
 
 def _regex_path(prefix: str) -> str:

@@ -185,6 +185,8 @@ def test_extension_urls_root_and_missing_files(site, dist):
     assert (status, headers.get_content_type()) == (200, "text/turtle")
     status, headers, body = get(f"{site}/lab/")
     assert status == 200 and body == (dist / "site" / "index.html").read_bytes()
+    status, headers, _ = get(f"{site}/lab")
+    assert status == 301 and urllib.parse.urlsplit(headers["Location"]).path == "/lab/"
     status, _, body = get(f"{site}/lab/person/nobody.html")
     assert status == 404 and b"Nothing is published at this address" in body
     assert get(f"{site}/lab/.htaccess")[0] == 404
