@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 from kg import __version__
-from kg.config import load_config
+from kg.config import DEFAULT_BASE_IRI, load_config
 from kg.errors import InputError, KgError, UsageError
 
 EXIT_OK, EXIT_NONCONFORMING, EXIT_BAD_INPUT = 0, 1, 2
@@ -29,12 +29,41 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--project", type=Path, help="project directory (default: found from .)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
-    sub.add_parser(
+    init = sub.add_parser(
+        "init",
+        help="start a new project (kg.toml, registries, an example profile)",
+        description="Write a new project into DIR (default: the current directory): "
+        "kg.toml, data/ with registries pre-filled from the list bundled with kg (major "
+        "CS conferences and journals with their dblp keys, arXiv, common organizations "
+        "with ROR and Wikidata identifiers) and an example profile. No network. Refuses "
+        "to touch a directory that already has kg.toml or data/.",
+    )
+    init.add_argument("dir", nargs="?", type=Path, default=Path("."), help="project directory")
+    init.add_argument(
+        "--base-iri",
+        default=DEFAULT_BASE_IRI,
+        help=f"where the site will be published; every IRI starts with it "
+        f"(default: the example {DEFAULT_BASE_IRI})",
+    )
+    init.add_argument("--title", default="Researcher profiles", help="the dataset's title")
+
+    new = sub.add_parser(
+        "new",
+        help="write a commented skeleton for a new profile",
+        description="Write data/profiles/<slug>.yaml, a commented profile skeleton for "
+        "the person, the slug made from the name. Never overwrites a file.",
+    )
+    new.add_argument("kind", choices=["person"], help="what to create")
+    new.add_argument("name", help='full name, e.g. "Mei Lin"')
+
+    check = sub.add_parser(
         "check",
         help="load every profile and registry; report every mistake",
-        description="Load data/ and report every mistake (file:line:column, key, "
-        "what was expected). Exit 0 when clean, 2 when not.",
+        description="Load data/ and report every mistake in one run (file:line:column, "
+        "key, what was expected; unknown organizations and venues with the YAML that adds "
+        "them), and warnings. Exit 0 when clean (warnings allowed), 2 when not.",
     )
+    _problem_format_argument(check)
 
     resolve = sub.add_parser(
         "resolve",
@@ -43,6 +72,7 @@ def _parser() -> argparse.ArgumentParser:
         "report: what was merged and why, and near misses to confirm.",
     )
     resolve.add_argument("--report", action="store_true", help="print the full merge report")
+    _problem_format_argument(resolve)
 
     build = sub.add_parser(
         "build",
@@ -68,9 +98,10 @@ def _parser() -> argparse.ArgumentParser:
     )
     validate.add_argument(
         "--format",
-        choices=["text", "json", "ttl"],
+        choices=["text", "json", "github", "ttl"],
         default="text",
-        help="text (grouped by file), json, or ttl (sh:ValidationReport)",
+        help="text (grouped by file), json, github (GitHub Actions annotations), "
+        "or ttl (sh:ValidationReport)",
     )
     _jobs_argument(validate)
     _cache_argument(validate)
@@ -78,8 +109,9 @@ def _parser() -> argparse.ArgumentParser:
     query = sub.add_parser(
         "query",
         help="run a stored or ad-hoc SPARQL query",
-        description="Run a stored query from queries/ (or an ad-hoc one with "
-        "--file, - for standard input) on the graph built from data/, on a built "
+        description="Run a stored query (kg's built-in ones plus the project's queries/, "
+        "which win on a name clash) or an ad-hoc one with --file (- for standard input; "
+        "kg's prefixes are predeclared) on the graph built from data/, on a built "
         "graph file with --graph (fast on big projects), or on a SPARQL endpoint "
         "with --endpoint. Parameters are bound as RDF terms.",
     )
@@ -91,7 +123,8 @@ def _parser() -> argparse.ArgumentParser:
         action="append",
         default=[],
         metavar="KEY=VALUE",
-        help="bind a parameter (repeatable)",
+        help="bind a parameter (repeatable); an IRI parameter also takes a slug "
+        "(person=xin-jin) or an exact name (person='Xin Jin')",
     )
     query.add_argument(
         "--format",
@@ -264,6 +297,16 @@ def _password(args: argparse.Namespace, variable: str) -> str | None:
     return read_password(args.password_file, variable)
 
 
+def _problem_format_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--format",
+        choices=["text", "json", "github"],
+        default="text",
+        help="text, json (on standard output), or github (GitHub Actions annotations: "
+        "::error file=...,line=...::message)",
+    )
+
+
 def _jobs_argument(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--jobs",
@@ -292,6 +335,14 @@ def _jobs(text: str) -> int:
     return int(text)
 
 
+def _pipeline():
+    """The library's pipeline, imported on first use: it loads rdflib and pySHACL, which
+    `kg --version`, `kg --help` and `kg init` do not need."""
+    from kg import pipeline
+
+    return pipeline
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
@@ -301,9 +352,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return _run(args)
     except InputError as exc:
-        for problem in exc.problems:
-            print(f"error: {problem}", file=sys.stderr)
-        print(f"{len(exc.problems)} problem(s) found", file=sys.stderr)
+        _print_problems(exc.problems, (), _problem_format(args))
         return EXIT_BAD_INPUT
     except KgError as exc:
         print(f"error: {exc}", file=sys.stderr)
@@ -311,6 +360,17 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # `kg ... | head` stopped reading: not an error
+        _silence_stdout()
+        return EXIT_OK
+
+
+def _silence_stdout() -> None:
+    """Point standard output at /dev/null so the interpreter's final flush cannot fail."""
+    import os
+
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -332,19 +392,29 @@ def _run(args: argparse.Namespace) -> int:
         counts = generate(args.out, args.people, args.seed)
         print(", ".join(f"{v} {k}" for k, v in counts.items()) + f" written to {args.out}")
         return EXIT_OK
-    from kg import pipeline  # rdflib and pySHACL: imported only by the commands that use them
-
+    if args.command == "init":
+        return _init(args)
     config = load_config(args.project)
-    if args.command == "check":
-        data = pipeline.check(config)
-        print(
-            f"ok: {len(data.profiles)} profiles, {len(data.organizations)} organizations, "
-            f"{len(data.venues)} venues, {len(data.people)} people"
-        )
+    if args.command == "new":
+        from kg.scaffold import new_person
+
+        path = new_person(config.data_dir, args.name)
+        print(f"wrote {path}; fill it in, then run kg check")
         return EXIT_OK
+    if args.command in ("build", "embed") and config.example_base:
+        print(
+            f"warning: base_iri is still the example {DEFAULT_BASE_IRI}: IRIs in the output "
+            f"will not dereference; set base_iri in {config.root / 'kg.toml'}",
+            file=sys.stderr,
+        )
+    if args.command == "check":
+        return _check(config, args.format)
     if args.command == "resolve":
-        resolution = pipeline.resolve_project(config)
-        _print_report(resolution, full=args.report)
+        resolution = _pipeline().resolve_project(config)
+        if args.format == "json":
+            print(json.dumps(_report_json(resolution), indent=2, ensure_ascii=False))
+        else:
+            _print_report(resolution, full=args.report)
         return EXIT_OK
     if args.command == "query":
         return _query(config, args)
@@ -361,26 +431,28 @@ def _run(args: argparse.Namespace) -> int:
         from kg.export import write_outputs
 
         out = args.out or config.out_dir / "site"
-        files = write_outputs(out, pipeline.site_parts(config, progress=_progress, jobs=args.jobs))
+        files = write_outputs(
+            out, _pipeline().site_parts(config, progress=_progress, jobs=args.jobs)
+        )
         print(f"wrote {out} ({len(files)} files)")
         return EXIT_OK
     if args.command == "embed":
         from kg.markup import escape_json_for_html, script_tag
 
-        document = pipeline.embed_markup(config, args.person)
+        document = _pipeline().embed_markup(config, args.person)
         if args.json:
             print(escape_json_for_html(json.dumps(document, ensure_ascii=False, indent=2)))
         else:
             print(script_tag(document))
         return EXIT_OK
     if args.command == "validate":
-        _, report = pipeline.validate_project(
+        _, report = _pipeline().validate_project(
             config, progress=_progress, jobs=args.jobs, cache=args.cache
         )
         _print_validation(report, args.format)
         return EXIT_OK if report.conforms else EXIT_NONCONFORMING
     if args.command == "build":
-        result = pipeline.build(
+        result = _pipeline().build(
             config,
             out=args.out,
             progress=_progress,
@@ -388,6 +460,10 @@ def _run(args: argparse.Namespace) -> int:
             jobs=args.jobs,
             cache=args.cache,
         )
+        from kg.lint import warnings
+
+        for warning in warnings(result.resolution.dataset):
+            print(f"warning: {warning}", file=sys.stderr)
         _print_report(result.resolution, full=False)
         _print_validation(result.report, "summary" if result.report.conforms else "text")
         if not result.published:
@@ -405,38 +481,155 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _query(config, args: argparse.Namespace) -> int:
-    from kg import pipeline
-    from kg.query import load_queries, parse_query, run_embedded, run_remote
+    from kg import querytools
     from kg.results import render
 
+    queries = querytools.load_all_queries(config.builtin_queries_dir, config.project_queries_dir)
     if args.list:
-        for q in load_queries(config.queries_dir).values():
-            params = ", ".join(f"{p.name}={p.default}" for p in q.parameters)
-            print(f"{q.name}: {q.summary}" + (f"\n    parameters: {params}" if params else ""))
+        _list_queries(queries, config)
         return EXIT_OK
+    query = querytools.with_kg_prefixes(_pick_query(args, queries))
+    querytools.check_prefixes(query)
+    values = _params(args.param)
+    ask = _asker(config, args)
+    for p in querytools.defaults_used(query, values):
+        print(f"note: no --param {p.name}; using the default {p.name}={p.default}", file=sys.stderr)
+    values = querytools.resolve_values(query, values, ask, config.base_iri)
+    sys.stdout.write(render(ask(query, values), args.format, config.base_iri))
+    return EXIT_OK
+
+
+def _list_queries(queries: dict, config) -> None:
+    project = config.project_queries_dir
+    for q in queries.values():
+        params = ", ".join(f"{p.name}={p.default}" for p in q.parameters)
+        mine = " (project)" if project and q.path and q.path.parent == project else ""
+        print(f"{q.name}{mine}: {q.summary}" + (f"\n    parameters: {params}" if params else ""))
+
+
+def _pick_query(args: argparse.Namespace, queries: dict):
+    from kg.query import parse_query
+
     if args.file:
         text = sys.stdin.read() if args.file == "-" else _read_text(args.file)
-        query = parse_query(text, "ad-hoc")
-    elif args.name:
-        queries = load_queries(config.queries_dir)
+        return parse_query(text, "ad-hoc")
+    if args.name:
         if args.name not in queries:
             raise UsageError(f"no stored query {args.name!r}; `kg query --list` shows them")
-        query = queries[args.name]
-    else:
-        raise UsageError("name a stored query, or give --file or --list")
-    values = _params(args.param)
+        return queries[args.name]
+    raise UsageError("name a stored query, or give --file or --list")
+
+
+def _asker(config, args: argparse.Namespace):
+    """A function answering a query with values: on the endpoint, the graph file or data/."""
+    from kg.query import run_embedded, run_remote
+
     if args.endpoint and args.graph:
         raise UsageError("give --endpoint or --graph, not both")
     if args.endpoint:
         password = _password(args, "KG_ENDPOINT_PASSWORD")
-        answer = run_remote(args.endpoint, query, values, args.timeout, args.user, password)
-    elif args.graph:
-        from kg.store import QueryStore
+        return lambda q, v: run_remote(args.endpoint, q, v, args.timeout, args.user, password)
+    from kg.store import QueryStore
 
-        answer = run_embedded(QueryStore.from_file(args.graph), query, values)
+    if args.graph:
+        store = QueryStore.from_file(args.graph)
     else:
-        answer = run_embedded(pipeline.build_graph(config)[1].graph, query, values)
-    sys.stdout.write(render(answer, args.format))
+        store = QueryStore.from_graph(_pipeline().build_graph(config)[1].graph)
+    return lambda q, v: run_embedded(store, q, v)
+
+
+def _check(config, fmt: str) -> int:
+    report = _pipeline().check_project(config)
+    _print_problems(report.errors, report.warnings, fmt)
+    if report.errors:
+        return EXIT_BAD_INPUT
+    data = report.dataset
+    summary = (
+        f"{len(data.profiles)} profiles, {len(data.organizations)} organizations, "
+        f"{len(data.venues)} venues, {len(data.people)} people"
+    )
+    print(f"ok: {summary}", file=sys.stderr if fmt == "json" else sys.stdout)
+    return EXIT_OK
+
+
+def _problem_format(args: argparse.Namespace) -> str:
+    """The format problems are printed in: json/github where the command offers them."""
+    fmt = getattr(args, "format", "text")
+    return fmt if args.command in ("check", "resolve", "validate") and fmt != "ttl" else "text"
+
+
+def _print_problems(errors, warnings, fmt: str) -> None:
+    """Errors and warnings as text (standard error), JSON or GitHub annotations (stdout)."""
+    if fmt == "json":
+        rows = {"errors": [_problem_json(p) for p in errors]}
+        rows["warnings"] = [_problem_json(p) for p in warnings]
+        print(json.dumps({"ok": not errors, **rows}, indent=2, ensure_ascii=False))
+        return
+    if fmt == "github":
+        for level, problems in (("error", errors), ("warning", warnings)):
+            for p in problems:
+                message = f"{p.path}: {p.message}" if p.path else p.message
+                print(_annotation(level, p.source, message + (f"\n{p.fix}" if p.fix else "")))
+        return
+    for level, problems in (("warning", warnings), ("error", errors)):
+        for p in problems:
+            print(f"{level}: {p}", file=sys.stderr)
+            for line in p.fix.splitlines():
+                print(f"    {line}", file=sys.stderr)
+    if errors:
+        print(f"{len(errors)} problem(s) found", file=sys.stderr)
+
+
+def _problem_json(p) -> dict:
+    where = p.source
+    return {
+        "file": where.file,
+        "line": where.line or None,
+        "column": where.column or None,
+        "path": p.path or None,
+        "message": p.message,
+        "fix": p.fix or None,
+    }
+
+
+def _annotation(level: str, source, message: str) -> str:
+    """A GitHub Actions workflow command, escaped as the runner expects."""
+
+    def prop(text: str) -> str:
+        return _escape(text).replace(":", "%3A").replace(",", "%2C")
+
+    where = [f"file={prop(source.file)}"] if source else []
+    if source and source.line:
+        where.append(f"line={source.line}")
+        where.append(f"col={source.column}") if source.column else None
+    head = f"::{level} {','.join(where)}" if where else f"::{level}"
+    return f"{head}::{_escape(message)}"
+
+
+def _escape(text: str) -> str:
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _report_json(resolution) -> dict:
+    return {
+        "people": len(resolution.persons),
+        "publications": len(resolution.publications),
+        "organizations": len(resolution.organizations),
+        "venues": len(resolution.venues),
+        "notes": [
+            {"kind": n.kind, "subject": n.subject, "detail": n.detail} for n in resolution.notes
+        ],
+    }
+
+
+def _init(args: argparse.Namespace) -> int:
+    from kg.scaffold import init_project
+
+    files = init_project(args.dir, args.base_iri, args.title)
+    print(f"started a kg project in {args.dir} ({len(files)} files):")
+    for path in files:
+        print(f"  {path}")
+    print('next: kg new person "Your Name", then kg check and kg build')
     return EXIT_OK
 
 
@@ -484,7 +677,15 @@ def _params(pairs: list[str]) -> dict[str, str]:
     return values
 
 
+_GITHUB_LEVELS = {"Violation": "error", "Warning": "warning", "Info": "notice"}
+
+
 def _print_validation(report, fmt: str) -> None:
+    if fmt == "github":
+        for r in report.results:
+            path = f" {r.path}" if r.path else ""
+            print(_annotation(_GITHUB_LEVELS.get(r.severity, "notice"), r.source, r.message + path))
+        fmt = "summary"
     if fmt == "ttl":
         print(report.graph.serialize(format="turtle"))
         return

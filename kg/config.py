@@ -32,6 +32,11 @@ class Config:
     out: str = "dist"
 
     @property
+    def example_base(self) -> bool:
+        """True while the base IRI is still the example one (IRIs nobody can dereference)."""
+        return self.base_iri == DEFAULT_BASE_IRI
+
+    @property
     def data_dir(self) -> Path:
         return self.root / "data"
 
@@ -46,6 +51,24 @@ class Config:
     @property
     def queries_dir(self) -> Path:
         return resource_dir(self.root, "queries")
+
+    @property
+    def builtin_queries_dir(self) -> Path | None:
+        """The stored queries shipped with kg."""
+        for candidate in (PACKAGE_DIR / "_resources" / "queries", PACKAGE_DIR.parent / "queries"):
+            if candidate.is_dir():
+                return candidate
+        return None
+
+    @property
+    def project_queries_dir(self) -> Path | None:
+        """The project's own `queries/`, which adds to (and on a name clash wins over) the
+        built-in ones."""
+        folder = self.root / "queries"
+        builtin = self.builtin_queries_dir
+        if not folder.is_dir() or (builtin and folder.resolve() == builtin.resolve()):
+            return None
+        return folder
 
     @property
     def ontology_dir(self) -> Path:
@@ -94,6 +117,16 @@ def load_config(project: Path | None = None) -> Config:
     if bad:
         raise ProjectError(f"{path}: [kg] {', '.join(bad)} must be text")
     base = table.get("base_iri", DEFAULT_BASE_IRI)
-    if not base.startswith(("http://", "https://")) or not base.endswith(("/", "#")):
-        raise ProjectError(f"{path}: base_iri {base!r} must be an http(s) IRI ending in / or #")
+    problem = check_base_iri(base)
+    if problem:
+        raise ProjectError(f"{path}: base_iri {base!r} {problem}")
     return Config(root=root, **table)
+
+
+def check_base_iri(base: str) -> str | None:
+    """What is wrong with a base IRI, or None when it can be used."""
+    if not base.startswith(("http://", "https://")) or not base.endswith(("/", "#")):
+        return "must be an http(s) IRI ending in / or #"
+    if any(c in base for c in ' <>"{}|\\^`'):
+        return "must not contain spaces, quotes, braces or angle brackets"
+    return None

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from kg.model import Source
 
@@ -14,6 +14,7 @@ class Problem:
     source: Source
     path: str
     message: str
+    fix: str = field(default="", compare=False)  # YAML to paste, e.g. a missing registry entry
 
     def __str__(self) -> str:
         where = f"{self.source}: " if self.source.line else f"{self.source.file}: "

@@ -32,6 +32,16 @@ FORMATS = {
     ),
     "lang": (re.compile(r"^[a-zA-Z]{2,3}(-[a-zA-Z0-9]{2,8})*$"), "a BCP 47 language tag"),
     "key": (re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$"), "a key of lower-case letters, digits, -"),
+    "ror": (
+        re.compile(r"^0[a-hj-km-np-tv-z0-9]{6}[0-9]{2}$"),
+        "a ROR identifier like 02v51f717 (without https://ror.org/; its last two digits "
+        "are a checksum)",
+    ),
+    "wikidata": (re.compile(r"^Q[1-9][0-9]*$"), "a Wikidata item like Q16955"),
+    "dblp": (
+        re.compile(r"^(conf|journals|series)/[a-z0-9][a-z0-9-]*$"),
+        "a dblp venue key like conf/osdi or journals/pacmpl",
+    ),
 }
 NULLS = frozenset({"", "~", "null"})
 SHORTHAND: dict[type, str] = {model.PersonRef: "name"}
@@ -178,9 +188,20 @@ def _check_text(text: str, meta: Mapping) -> str:
     fmt = meta.get("format")
     if fmt:
         pattern, what = FORMATS[fmt]
-        if not pattern.match(text):
+        if not pattern.match(text) or (fmt == "ror" and not ror_checksum_ok(text)):
             raise ValueError(what)
     return text
+
+
+_CROCKFORD = "0123456789abcdefghjkmnpqrstvwxyz"
+
+
+def ror_checksum_ok(ror: str) -> bool:
+    """ROR identifiers end in an ISO 7064 Mod 97-10 checksum of their base-32 number."""
+    number = 0
+    for char in ror[:7]:
+        number = number * 32 + _CROCKFORD.index(char)
+    return 98 - (number * 100) % 97 == int(ror[7:])
 
 
 def _expected(hint: Any, meta: Mapping) -> str:
@@ -213,30 +234,25 @@ def _convert_record(node: Node, cls: type, path: str, ctx: _Context) -> Any:
         return None
     fields = _fields(cls)
     values: dict[str, Any] = {}
-    ok = True
     for key_node, value_node in node.value:
         key = key_node.value if isinstance(key_node, ScalarNode) else None
         where = f"{path}.{key}" if path else str(key)
         if key not in fields:
             hint = _suggest(str(key), fields) or f"; expected one of {', '.join(fields)}"
             ctx.report(key_node, where, f"unknown key {key!r}{hint}")
-            ok = False
         elif key in values:
             ctx.report(key_node, where, f"duplicate key {key!r}")
-            ok = False
         else:
             hint, fld = fields[key]
-            before = len(ctx.problems)
             values[key] = convert(value_node, hint, where, ctx, fld.metadata)
-            ok = ok and len(ctx.problems) == before
     for name, (_, fld) in fields.items():
         if name not in values and _is_required(fld):
             ctx.report(node, f"{path}.{name}" if path else name, "missing required key")
-            ok = False
-    if not ok:
-        return None
     values = {k: v for k, v in values.items() if v is not None or not _is_required(fields[k][1])}
-    return cls(**values, source=source_of(node, ctx.file))
+    try:  # with problems, a partial record still lets references be checked in the same run
+        return cls(**values, source=source_of(node, ctx.file))
+    except TypeError:  # a required field is missing or was wrong
+        return None
 
 
 def _convert_record_shorthand(node: ScalarNode, cls: type, path: str, ctx: _Context) -> Any:
@@ -257,21 +273,34 @@ def _is_required(fld: dataclasses.Field) -> bool:
 
 def load_file(path: Path, cls: type, display: str) -> Any:
     """Load one YAML file holding a single record of type `cls`."""
+    record, problems = _load_file(path, cls, display)
+    if problems:
+        raise InputError(problems)
+    return record
+
+
+def _load_file(path: Path, cls: type, display: str) -> tuple[Any, list[Problem]]:
+    """The record (partial when there are problems, None when unusable) and the problems."""
     node = read_node(path, display)
     ctx = _Context(display)
     record = convert(node, cls, "", ctx)
-    if ctx.problems:
-        raise InputError(ctx.problems)
-    return record
+    return record, ctx.problems
 
 
 def load_registry(path: Path, cls: type, display: str) -> tuple:
     """Load a registry file: a mapping from key to a record of type `cls`."""
+    records, problems = _load_registry(path, cls, display)
+    if problems:
+        raise InputError(problems)
+    return records
+
+
+def _load_registry(path: Path, cls: type, display: str) -> tuple[tuple, list[Problem]]:
     node = read_node(path, display)
     ctx = _Context(display)
     if not isinstance(node, MappingNode):
         ctx.report(node, "", f"found {_describe(node)}; expected a mapping from key to entry")
-        raise InputError(ctx.problems)
+        return (), ctx.problems
     records = []
     seen: set[str] = set()
     for key_node, value_node in node.value:
@@ -286,9 +315,7 @@ def load_registry(path: Path, cls: type, display: str) -> tuple:
         record = convert(value_node, cls, key, ctx)
         if record is not None:
             records.append(dataclasses.replace(record, key=key))
-    if ctx.problems:
-        raise InputError(ctx.problems)
-    return tuple(records)
+    return tuple(records), ctx.problems
 
 
 REGISTRIES = (
@@ -300,6 +327,15 @@ REGISTRIES = (
 
 def load_dataset(data_dir: Path) -> Dataset:
     """Load every profile and registry under `data_dir`, reporting all problems at once."""
+    data, problems = load_dataset_partially(data_dir)
+    if problems:
+        raise InputError(problems)
+    return data
+
+
+def load_dataset_partially(data_dir: Path) -> tuple[Dataset, list[Problem]]:
+    """Every profile and registry entry that could be read (partly, where a mapping has
+    problems) and every problem found; for checking references in the same run."""
     if not data_dir.is_dir():
         problem = Problem(Source(str(data_dir), 0, 0), "", "data directory not found")
         raise InputError([problem])
@@ -307,22 +343,21 @@ def load_dataset(data_dir: Path) -> Dataset:
     found: dict[str, tuple] = {}
     for name, cls in REGISTRIES:
         path = data_dir / f"{name}.yaml"
-        found[name] = _collect(problems, load_registry, path, cls, _display(path, data_dir)) or ()
+        found[name] = _collect(problems, _load_registry, path, cls, _display(path, data_dir))
     profiles = [
         _collect(problems, _load_profile, path, data_dir)
         for path in sorted((data_dir / "profiles").glob("*.yaml"))
     ]
-    if problems:
-        raise InputError(problems)
-    return Dataset(
+    data = Dataset(
         profiles=tuple(p for p in profiles if p is not None),
-        organizations=found["organizations"],
-        venues=found["venues"],
-        people=found["people"],
+        organizations=found["organizations"] or (),
+        venues=found["venues"] or (),
+        people=found["people"] or (),
     )
+    return data, problems
 
 
-def _load_profile(path: Path, data_dir: Path) -> model.Profile:
+def _load_profile(path: Path, data_dir: Path) -> tuple[model.Profile | None, list[Problem]]:
     display = _display(path, data_dir)
     if not FORMATS["key"][0].match(path.stem):
         problem = Problem(
@@ -331,19 +366,21 @@ def _load_profile(path: Path, data_dir: Path) -> model.Profile:
             f"file name {path.stem!r} is not a slug; "
             "expected lower-case letters, digits and -, e.g. yihao-zhao.yaml",
         )
-        raise InputError([problem])
-    profile = load_file(path, model.Profile, display)
-    return dataclasses.replace(profile, slug=path.stem)
+        return None, [problem]
+    profile, problems = _load_file(path, model.Profile, display)
+    return (dataclasses.replace(profile, slug=path.stem) if profile else None), problems
 
 
 def _collect(problems: list[Problem], fn: Any, path: Path, *args: Any) -> Any:
-    if fn is load_registry and not path.exists():
+    if fn is _load_registry and not path.exists():
         return ()
     try:
-        return fn(path, *args)
-    except InputError as exc:
+        value, found = fn(path, *args)
+    except InputError as exc:  # the file cannot be read or parsed at all
         problems.extend(exc.problems)
         return None
+    problems.extend(found)
+    return value
 
 
 def _display(path: Path, data_dir: Path) -> str:

@@ -15,6 +15,7 @@ from rdflib import Graph, Literal, URIRef
 from rdflib.term import Node
 
 from kg.model import (
+    ACCOUNT_SERVICES,
     PRESENT,
     Award,
     Education,
@@ -31,7 +32,7 @@ from kg.model import (
     Venue,
 )
 from kg.names import slugify
-from kg.namespaces import FOAF, KG, RDF, SCHEMA, XSD
+from kg.namespaces import FOAF, KG, RDF, SCHEMA, WD, XSD
 from kg.resolve import PublicationEntity, Resolution
 from kg.triples import Triples
 
@@ -49,13 +50,6 @@ VENUE_TYPES = {
 }
 WORK_TYPES = {"report": SCHEMA.Report, "thesis": SCHEMA.Thesis}
 PUBLISHED = ("published", "accepted")
-ACCOUNT_SERVICES = {
-    "github": "https://github.com/",
-    "gitlab": "https://gitlab.com/",
-    "twitter": "https://twitter.com/",
-    "x": "https://x.com/",
-    "linkedin": "https://www.linkedin.com/in/",
-}
 
 
 def date_literal(value: PartialDate) -> Literal:
@@ -147,6 +141,15 @@ class _Mapper:
             self.add(s, FOAF.homepage, URIRef(org.homepage))
         self.add(s, SCHEMA.location, org.location)
         self.add(s, KG.organizationKind, org.kind)
+        if org.ror:
+            self.same_as(s, f"ror:{org.ror}", f"https://ror.org/{org.ror}")
+        if org.wikidata:
+            self.same_as(s, f"wikidata:{org.wikidata}", str(WD[org.wikidata]))
+
+    def same_as(self, s: URIRef, identifier: str, iri: str) -> None:
+        """An external identifier: `schema:identifier` text and `schema:sameAs` its IRI."""
+        self.add(s, SCHEMA.identifier, identifier)
+        self.add(s, SCHEMA.sameAs, URIRef(iri))
 
     def venues(self) -> None:
         for venue in self.r.venues.values():
@@ -161,6 +164,10 @@ class _Mapper:
         self.add(s, KG.venueKind, venue.kind)
         if venue.homepage:
             self.add(s, SCHEMA.url, URIRef(venue.homepage))
+        if venue.dblp:
+            self.same_as(s, f"dblp:{venue.dblp}", f"https://dblp.org/db/{venue.dblp}/")
+        if venue.wikidata:
+            self.same_as(s, f"wikidata:{venue.wikidata}", str(WD[venue.wikidata]))
         if venue.publisher:
             prop = (
                 SCHEMA.organizer if venue.kind in ("conference", "workshop") else SCHEMA.publisher
@@ -305,7 +312,7 @@ class _Mapper:
         )
         self.add(s, FOAF.account, a)
         self.add(a, FOAF.accountName, account.username)
-        home = ACCOUNT_SERVICES.get(account.service)
+        home = ACCOUNT_SERVICES.get(account.service.lower())
         if home:
             self.add(a, FOAF.accountServiceHomepage, URIRef(home))
         url = account.url or (home + account.username if home else None)

@@ -38,7 +38,7 @@ def f(
     """A model field with documentation (and a default unless required).
 
     `choices` closes the set of allowed values; `fmt` names a text format checked by
-    the loader (`email`, `url`, `orcid`, `lang`, `key`).
+    the loader (`email`, `url`, `orcid`, `lang`, `key`, `ror`, `wikidata`, `dblp`).
     """
     meta = {"doc": doc, "example": example, "choices": choices, "format": fmt}
     if required:
@@ -157,6 +157,14 @@ PRIVATE_FIELDS = (
     "alternate_names",
     "headline",
 )
+# services whose profile address kg derives from the user name (`service` in any case)
+ACCOUNT_SERVICES = {
+    "github": "https://github.com/",
+    "gitlab": "https://gitlab.com/",
+    "twitter": "https://twitter.com/",
+    "x": "https://x.com/",
+    "linkedin": "https://www.linkedin.com/in/",
+}
 VENUE_KINDS = ("conference", "journal", "workshop", "preprint-server", "report-series")
 
 # --------------------------------------------------------------------------- shared parts
@@ -201,7 +209,13 @@ class Link:
 class Account:
     """An account on an online service."""
 
-    service: str = f("The service, lower case.", required=True, example="github")
+    service: str = f(
+        "The service, e.g. `github`; the profile address is derived for "
+        + ", ".join(ACCOUNT_SERVICES)
+        + " (in any case).",
+        required=True,
+        example="github",
+    )
     username: str = f("The user name on that service.", required=True, example="PKUFlyingPig")
     url: str | None = f("The profile address; derived for known services when omitted.", fmt="url")
     source: Source | None = SOURCE
@@ -472,6 +486,14 @@ class Organization:
     parent: str | None = f("Key of the parent organization (teams, labs, schools).")
     homepage: str | None = f("Homepage address.", fmt="url")
     location: str | None = f("City and country.", example="Beijing, China")
+    ror: str | None = f(
+        "ROR identifier (the part after https://ror.org/); published as `schema:sameAs`.",
+        example="02v51f717",
+        fmt="ror",
+    )
+    wikidata: str | None = f(
+        "Wikidata item (Q number); published as `schema:sameAs`.", example="Q16955", fmt="wikidata"
+    )
     key: str = field(default="", metadata={"internal": True})
     source: Source | None = SOURCE
 
@@ -509,6 +531,14 @@ class Venue:
     ranks: dict[str, str] = f("Rank lists, e.g. `{CCF: A}`.", {}, example={"CCF": "A"})
     editions: dict[int, Edition] = f("Editions by year.", {})
     homepage: str | None = f("Homepage address.", fmt="url")
+    dblp: str | None = f(
+        "dblp venue key; published as `schema:sameAs` the dblp venue page.",
+        example="conf/osdi",
+        fmt="dblp",
+    )
+    wikidata: str | None = f(
+        "Wikidata item (Q number); published as `schema:sameAs`.", example="Q118398", fmt="wikidata"
+    )
     key: str = field(default="", metadata={"internal": True})
     source: Source | None = SOURCE
 

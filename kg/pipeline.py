@@ -12,13 +12,14 @@ from pathlib import Path
 from rdflib import URIRef
 
 from kg.config import Config
+from kg.errors import InputError, Problem
 from kg.export import write_outputs
-from kg.load import load_dataset
+from kg.load import load_dataset_partially
 from kg.map import Mapped, map_graph
 from kg.model import Dataset, PartialDate
 from kg.redact import redact
 from kg.render import render_parts
-from kg.resolve import Resolution, resolve
+from kg.resolve import Resolution, reference_problems, resolve
 from kg.validate import Report, validate_in_parts
 from kg.workers import worker_count
 
@@ -29,15 +30,48 @@ def _quiet(message: str) -> None:
     return None
 
 
+def load_project(config: Config) -> Dataset:
+    """Load data/; on mistakes, raise InputError with the structural problems and, in the
+    same run, the unknown organizations and venues named by what could be read."""
+    data, problems = load_dataset_partially(config.data_dir)
+    if problems:
+        raise InputError([*problems, *reference_problems(data)])
+    return data
+
+
+@dataclass(frozen=True)
+class CheckReport:
+    """Everything `kg check` finds in one run: errors (which stop a build) and warnings."""
+
+    dataset: Dataset
+    errors: tuple[Problem, ...]
+    warnings: tuple[Problem, ...]
+
+
+def check_project(config: Config) -> CheckReport:
+    """Load and resolve everything; collect every error and warning instead of raising."""
+    from kg.lint import warnings
+
+    data, problems = load_dataset_partially(config.data_dir)
+    if problems:
+        problems += reference_problems(data)
+    else:
+        try:
+            resolve(data)
+        except InputError as exc:
+            problems += exc.problems
+    return CheckReport(data, InputError(problems).problems, tuple(warnings(data)))
+
+
 def check(config: Config) -> Dataset:
     """Load and resolve everything, raising InputError with every problem found."""
-    data = load_dataset(config.data_dir)
+    data = load_project(config)
     resolve(data)
     return data
 
 
 def resolve_project(config: Config) -> Resolution:
-    return resolve(redact(load_dataset(config.data_dir)))
+    return resolve(redact(load_project(config)))
 
 
 @dataclass(frozen=True)
@@ -111,7 +145,7 @@ CACHE_DIR = ".kg-cache/validation"
 
 def build_graph(config: Config, progress: Progress = _quiet) -> tuple[Resolution, Mapped]:
     progress("loading data/")
-    data = redact(load_dataset(config.data_dir))
+    data = redact(load_project(config))
     progress(f"resolving {len(data.profiles)} profiles")
     resolution = resolve(data)
     progress("mapping to RDF")

@@ -162,24 +162,126 @@ def _lookup_venue(index: dict[str, str], ref: str) -> tuple[str, int | None] | N
 
 
 class _Refs:
-    """Checks registry references and reports the unknown ones with a suggestion."""
+    """Checks registry references and reports the unknown ones with a suggestion and, the
+    first time each is met, the YAML that adds it to its registry."""
 
     def __init__(self, orgs: dict[str, str], venues: dict[str, str], problems: list[Problem]):
         self.orgs, self.venues, self.problems = orgs, venues, problems
+        self.seen: set[tuple[str, str]] = set()
 
     def org(self, ref: str | None, source: Source | None, path: str) -> None:
         if ref is not None and text_key(ref) not in self.orgs:
-            self._unknown(ref, self.orgs, source, path, "organization", "data/organizations.yaml")
+            self._unknown(ref, self.orgs, source, path, "organizations")
 
     def venue(self, ref: str | None, source: Source | None, path: str) -> None:
         if ref is not None and _lookup_venue(self.venues, ref) is None:
-            self._unknown(ref, self.venues, source, path, "venue", "data/venues.yaml")
+            self._unknown(_without_year(ref), self.venues, source, path, "venues")
 
-    def _unknown(self, ref, index, source, path, what, file) -> None:
-        close = difflib.get_close_matches(text_key(ref), list(index), n=1, cutoff=0.75)
-        hint = f" (did you mean {index[close[0]]!r}?)" if close else ""
+    def _unknown(self, ref: str, index: dict[str, str], source, path: str, registry: str):
+        what = "organization" if registry == "organizations" else "venue"
+        close = suggest_entry(ref, index)
+        hint = f" (did you mean {close!r}?)" if close else ""
+        file = f"data/{registry}.yaml"
         message = f"unknown {what} {ref!r}; expected a key, name or alias from {file}{hint}"
-        self.problems.append(Problem(source or Source("?", 0, 0), path, message))
+        first = (registry, text_key(ref)) not in self.seen
+        self.seen.add((registry, text_key(ref)))
+        fix = f"to add it, append to {file}:\n{registry_snippet(registry, ref)}" if first else ""
+        self.problems.append(Problem(source or Source("?", 0, 0), path, message, fix))
+
+
+# words that many registry names share: a suggestion must agree on the other words
+_GENERIC_WORDS = (
+    "a an and at de der des di for in of on the "
+    "university univ uni college school institute inst institution academy "
+    "technology tech science sciences research center centre laboratory lab labs "
+    "department dept national international intl state "
+    "conference conf symposium symp workshop journal transactions proceedings annual "
+    "acm ieee usenix sigplan computer computing systems "
+    "company corporation corp inc ltd group"
+)
+_GENERIC = frozenset(_GENERIC_WORDS.split())
+
+
+def _distinctive(key: str) -> str:
+    return " ".join(w for w in key.split() if w not in _GENERIC)
+
+
+def suggest_entry(ref: str, index: dict[str, str]) -> str | None:
+    """The registry key a mistyped reference probably meant, or None.
+
+    The words registry names share ("University", "of", "Conference"...) must not carry a
+    match: the other words must be close, and so must the whole names. "Tsinghua
+    University" never suggests Peking University, nor "Hong Kong University" HKUST.
+    """
+    full = text_key(ref)
+    wanted = _distinctive(full)
+    if not wanted:
+        return None
+    best, best_score = None, 0.0
+    cutoff = 0.85 if len(wanted) <= 5 else 0.75  # "HKU" is not a typo of "HKUST"
+    matcher = difflib.SequenceMatcher(None, b=wanted)
+    for name, key in index.items():
+        own = _distinctive(name)
+        matcher.set_seq1(own)
+        score = matcher.ratio() if own else 0.0
+        if score < cutoff or score <= best_score:
+            continue
+        # an abbreviation (`ATC`) matches on its own; a full name must match as a whole too
+        if own == name or difflib.SequenceMatcher(None, full, name).ratio() >= 0.6:
+            best, best_score = key, score
+    return best
+
+
+def _without_year(ref: str) -> str:
+    match = _YEAR_SUFFIX.match(ref.strip())
+    return match["base"].strip() if match and match["base"].strip() else ref
+
+
+_ORG_KIND_WORDS = {"university": "university", "college": "university", "inc": "company"}
+
+
+def registry_snippet(registry: str, ref: str) -> str:
+    """YAML for a new registry entry named `ref`: kg's bundled entry when it knows it."""
+    from kg.catalog import bundled_entry
+
+    bundled = bundled_entry(registry, ref)
+    if bundled:
+        return bundled
+    key = slugify(ref)
+    if registry == "organizations":
+        words = text_key(ref).split()
+        kind = next((_ORG_KIND_WORDS[w] for w in words if w in _ORG_KIND_WORDS), "other")
+        return (
+            f"{key}:\n  name: {_yaml_text(ref)}\n  kind: {kind}"
+            "  # university, company, institute, lab, team, department, group or other"
+        )
+    short = len(ref) <= 16 and " " not in ref.strip()
+    lines = [f"{key}:", f"  name: {_yaml_text(ref)}" + ("  # the full name" if short else "")]
+    if short:
+        lines.append(f"  short_name: {_yaml_text(ref)}")
+    lines.append("  kind: conference  # conference, journal, workshop, preprint-server, ...")
+    return "\n".join(lines)
+
+
+def _yaml_text(text: str) -> str:
+    import json
+
+    plain = text[:1].isalnum() and not any(c in text for c in ":#{}[],&*!|>'\"%@`")
+    return text if plain else json.dumps(text, ensure_ascii=False)
+
+
+def reference_problems(data: Dataset) -> list[Problem]:
+    """Unknown organizations and venues (and clashing registry names) in what was loaded:
+    reported together with the structural problems of the same run."""
+    problems: list[Problem] = []
+    org_index = _index(data.organizations, _org_names, "organization", problems)
+    venue_index = _index(data.venues, _venue_names, "venue", problems)
+    _check_references(data, _Refs(org_index, venue_index, problems))
+    people = _PersonIndex(data, problems)
+    for profile in data.profiles:
+        for ref, path in person_mentions(profile):
+            people.resolve(ref, path)  # in order, as resolve() does: same answers
+    return problems
 
 
 def _check_references(data: Dataset, refs: _Refs) -> None:
@@ -269,14 +371,7 @@ class _PersonIndex:
         if ref.person is not None:
             if ref.person in self.entities:
                 return ref.person
-            close = difflib.get_close_matches(ref.person, list(self.entities), n=1)
-            hint = f" (did you mean {close[0]!r}?)" if close else ""
-            self._problem(
-                ref,
-                path,
-                f"unknown person {ref.person!r}; expected a profile slug "
-                f"or a key of data/people.yaml{hint}",
-            )
+            self._unknown_person(ref, path)
             return None
         key = name_key(ref.name)
         candidates = self.by_name.get(key, [])
@@ -292,6 +387,22 @@ class _PersonIndex:
             return candidates[0]
         return self._mint(ref.name, key)
 
+    def _unknown_person(self, ref: PersonRef, path: str) -> None:
+        assert ref.person is not None
+        close = suggest_person_key(ref.person, list(self.entities))
+        hint = f" (did you mean {close!r}?)" if close else ""
+        fix = (
+            "to add it, append to data/people.yaml:\n"
+            f"{ref.person}:\n  name: {_yaml_text(clean_person_name(ref.name))}"
+        )
+        if len(self.by_name.get(name_key(ref.name), [])) <= 1:
+            fix += "\nor drop `person:`: the name alone names one person"
+        message = (
+            f"unknown person {ref.person!r}; expected a profile slug "
+            f"or a key of data/people.yaml{hint}"
+        )
+        self.problems.append(Problem(ref.source or Source("?", 0, 0), path, message, fix))
+
     def _mint(self, printed: str, key: str) -> str:
         name = clean_person_name(printed)
         slug = base = slugify(name)
@@ -305,6 +416,23 @@ class _PersonIndex:
 
     def _problem(self, ref: PersonRef, path: str, message: str) -> None:
         self.problems.append(Problem(ref.source or Source("?", 0, 0), path, message))
+
+
+def suggest_person_key(wanted: str, keys: list[str]) -> str | None:
+    """A person key that is a likely typo of `wanted`: same family name (the last part of
+    the slug), close given name. "xin-jin" never suggests "xianyan-jia"."""
+    parts = wanted.rsplit("-", 1)
+    if len(parts) < 2:
+        close = difflib.get_close_matches(wanted, keys, n=1, cutoff=0.85)
+        return close[0] if close else None
+    given, family = parts
+    same_family = [k for k in keys if k.rsplit("-", 1)[-1] == family]
+    by_given = {k.rsplit("-", 1)[0]: k for k in same_family if "-" in k}
+    close = difflib.get_close_matches(given, list(by_given), n=1, cutoff=0.75)
+    if close:
+        return by_given[close[0]]
+    close = difflib.get_close_matches(wanted, keys, n=1, cutoff=0.9)
+    return close[0] if close else None
 
 
 def _resolve_persons(data: Dataset, problems: list[Problem]) -> tuple[dict, dict, list[Note]]:

@@ -5,17 +5,21 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 
 from rdflib import BNode, Literal, URIRef
 from rdflib.term import Node
 
 from kg.export import to_jsonld, to_turtle
+from kg.namespaces import PREFIXES
 from kg.query import Answer
 
 FORMATS = ("table", "csv", "tsv", "json", "ttl")
 
 
-def render(answer: Answer, fmt: str) -> str:
+def render(answer: Answer, fmt: str, base: str | None = None) -> str:
+    """The answer in `fmt`; the table shows IRIs short (`person/xin-jin` under `base`,
+    `schema:Person`), every other format writes them in full."""
     if answer.graph is not None:
         return to_jsonld(answer.graph) if fmt == "json" else to_turtle(answer.graph)
     if fmt == "json":
@@ -24,7 +28,7 @@ def render(answer: Answer, fmt: str) -> str:
         return ("true" if answer.boolean else "false") + "\n"
     if fmt in ("csv", "tsv"):
         return _delimited(answer, fmt)
-    return _table(answer)
+    return _table(answer, base)
 
 
 def to_sparql_json(answer: Answer) -> dict:
@@ -69,9 +73,22 @@ def _delimited(answer: Answer, fmt: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _table(answer: Answer) -> str:
+def short_iri(term: Node | None, base: str | None) -> str:
+    """An IRI as `person/xin-jin` (under the base) or `schema:Person`; other terms as text."""
+    if not isinstance(term, URIRef):
+        return _plain(term)
+    if base and term.startswith(base) and len(term) > len(base):
+        return term[len(base) :]
+    for prefix, namespace in PREFIXES.items():
+        local = term[len(namespace) :]
+        if term.startswith(namespace) and re.fullmatch(r"[A-Za-z_][\w.-]*", local or "-"):
+            return f"{prefix}:{local}"
+    return str(term)
+
+
+def _table(answer: Answer, base: str | None = None) -> str:
     header = list(answer.variables)
-    body = [[_plain(t).replace("\n", " ") for t in row] for row in answer.rows]
+    body = [[short_iri(t, base).replace("\n", " ") for t in row] for row in answer.rows]
     widths = [max([len(h)] + [len(r[i]) for r in body]) for i, h in enumerate(header)]
 
     def line(cells: list[str]) -> str:

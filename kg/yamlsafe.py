@@ -100,6 +100,8 @@ def _compose(data: bytes, display: str) -> Node | None:
         lines = data.decode("utf-8-sig", "replace").splitlines()
         if mark and mark.line < len(lines) and "\t" in lines[mark.line][: mark.column + 1]:
             what += " (YAML does not allow tabs for indentation; use spaces)"
+        elif mark and mark.line < len(lines) and "mapping values are not allowed" in what:
+            what += _quote_hint(lines[mark.line])
         raise _fail(display, line, col, f"YAML syntax error: {what}") from None
     except yaml.YAMLError as exc:
         raise _fail(display, 0, 0, f"YAML error: {exc}") from None
@@ -107,6 +109,16 @@ def _compose(data: bytes, display: str) -> Node | None:
         raise _fail(display, 0, 0, "the YAML is nested too deeply") from None
     finally:
         loader.dispose()
+
+
+def _quote_hint(line: str) -> str:
+    """For `title: A: B`: a value holding ': ' must be quoted; show the line quoted."""
+    key, sep, value = line.partition(": ")
+    value = value.strip()
+    if not sep or not value or value[0] in "'\"":
+        return " (a value containing ': ' must be quoted)"
+    quoted = '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    return f" (a value containing ': ' must be quoted: {key.strip().removeprefix('- ')}: {quoted})"
 
 
 def _plain_tree(root: Node) -> bool:

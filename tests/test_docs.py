@@ -91,7 +91,7 @@ def test_queries_doc_shows_every_query_with_sample_output(seed_build):
             sample = "\n".join(body[:12]).strip() + "\n..."
             lang = "turtle"
         else:
-            table = render(answer, "table").splitlines()
+            table = render(answer, "table", "https://kg.example.org/").splitlines()
             sample = "\n".join(table[:7] + ([f"... {table[-1]}"] if len(table) > 8 else table[7:]))
             lang = "text"
         params = (

@@ -1,0 +1,104 @@
+"""New projects and new profiles: `kg init` and `kg new person`.
+
+Everything comes from files shipped inside the package (`kg/starter/`): the registries
+pre-filled with major CS venues (with their dblp keys) and common organizations (with ROR
+and Wikidata identifiers), an example profile and a commented profile skeleton. No network.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from string import Template
+
+from kg.catalog import STARTER
+from kg.config import CONFIG_FILE, DEFAULT_BASE_IRI, check_base_iri
+from kg.errors import ProjectError, UsageError
+from kg.names import slugify
+
+EXAMPLE_SLUG = "alex-example"
+GITIGNORE = "dist/\n.kg-cache/\n"
+
+
+def init_project(
+    target: Path, base_iri: str = DEFAULT_BASE_IRI, title: str = "Researcher profiles"
+) -> list[Path]:
+    """Write a new project into `target` (created if missing); refuse to touch an existing one."""
+    problem = check_base_iri(base_iri)
+    if problem:
+        raise UsageError(f"--base-iri {base_iri!r}: {problem}")
+    if target.exists() and not target.is_dir():
+        raise UsageError(f"{target} exists and is not a directory")
+    for existing in (target / CONFIG_FILE, target / "data"):
+        if existing.exists():
+            raise UsageError(f"{existing} already exists; kg init only starts new projects")
+    files = {
+        CONFIG_FILE: _config_text(base_iri, title),
+        ".gitignore": GITIGNORE,
+        "data/organizations.yaml": _starter("organizations.yaml")
+        + _starter("example-organizations.yaml"),
+        "data/venues.yaml": _starter("venues.yaml"),
+        "data/people.yaml": _starter("people.yaml"),
+        f"data/profiles/{EXAMPLE_SLUG}.yaml": _starter("example-profile.yaml"),
+    }
+    if (target / ".gitignore").exists():
+        del files[".gitignore"]
+    written = []
+    for name, text in files.items():
+        written.append(_write(target / name, text))
+    return written
+
+
+def new_person(data_dir: Path, name: str) -> Path:
+    """Write `data/profiles/<slug>.yaml`, a commented skeleton for `name`; never overwrite."""
+    name = " ".join(name.split())
+    if not name:
+        raise UsageError('give the person\'s full name, e.g. kg new person "Mei Lin"')
+    slug = slugify(name)
+    path = data_dir / "profiles" / f"{slug}.yaml"
+    if path.exists():
+        raise UsageError(f"{path} already exists; edit it, or pick another name")
+    words = name.split()
+    given = f"# given_name: {_yaml_text(' '.join(words[:-1]))}\n" if len(words) > 1 else ""
+    family = f"# family_name: {_yaml_text(words[-1])}\n" if len(words) > 1 else ""
+    text = Template(_starter("person.yaml")).substitute(
+        name=_yaml_text(name), slug=slug, given=given, family=family
+    )
+    return _write(path, text)
+
+
+def _write(path: Path, text: str) -> Path:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise ProjectError(f"cannot write {path}: {exc.strerror}") from None
+    return path
+
+
+def _config_text(base_iri: str, title: str) -> str:
+    return (
+        "# kg project configuration, written by `kg init`: base IRI, dataset metadata, paths.\n"
+        "[kg]\n"
+        "# Every node's IRI starts with base_iri: set it to where the site will be published\n"
+        f"# (kg build and kg embed warn while it is the example {DEFAULT_BASE_IRI}).\n"
+        f"base_iri = {_toml_text(base_iri)}\n"
+        f"title = {_toml_text(title)}\n"
+        'description = "Researcher profiles published as linked data."\n'
+        'license = "https://creativecommons.org/licenses/by/4.0/"\n'
+    )
+
+
+def _starter(name: str) -> str:
+    return (STARTER / name).read_text(encoding="utf-8")
+
+
+def _toml_text(text: str) -> str:
+    """A TOML basic string (JSON's escapes are valid TOML escapes)."""
+    return json.dumps(text, ensure_ascii=False)
+
+
+def _yaml_text(text: str) -> str:
+    """Plain when YAML reads it back as the same text, else double-quoted."""
+    plain = text[:1].isalnum() and not any(c in text for c in ":#{}[],&*!|>'\"%@`")
+    return text if plain else json.dumps(text, ensure_ascii=False)

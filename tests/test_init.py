@@ -1,0 +1,146 @@
+"""`kg init` and `kg new person`: a new project that builds and validates with no network,
+bundled registries whose identifiers have the right shape, and skeletons that never overwrite."""
+
+from __future__ import annotations
+
+import re
+import tomllib
+
+import pytest
+
+from kg.cli import main
+from kg.load import load_registry, ror_checksum_ok
+from kg.model import Organization, Venue
+from kg.scaffold import STARTER
+
+# the areas the bundled venues must cover, by one venue each (dblp key)
+AREAS = {
+    "systems": "conf/osdi",
+    "networking": "conf/sigcomm",
+    "machine learning": "conf/nips",
+    "programming languages": "journals/pacmpl",
+    "databases": "conf/sigmod",
+    "architecture": "conf/isca",
+    "security": "conf/uss",
+    "preprints (arXiv)": "journals/corr",
+}
+
+
+@pytest.fixture(scope="module")
+def started(tmp_path_factory):
+    root = tmp_path_factory.mktemp("init") / "group"
+    assert (
+        main(
+            [
+                "init",
+                str(root),
+                "--base-iri",
+                "https://group.example.edu/kg/",
+                "--title",
+                "Our group",
+            ]
+        )
+        == 0
+    )
+    return root
+
+
+def test_init_writes_a_project_with_the_given_base_iri_and_title(started):
+    config = tomllib.loads((started / "kg.toml").read_text(encoding="utf-8"))["kg"]
+    assert config["base_iri"] == "https://group.example.edu/kg/"
+    assert config["title"] == "Our group"
+    assert (started / "data" / "profiles" / "alex-example.yaml").is_file()
+    assert (started / ".gitignore").read_text(encoding="utf-8").startswith("dist/")
+
+
+def test_an_initialised_project_validates_and_builds_without_warning(started, capsys):
+    assert main(["--project", str(started), "check"]) == 0
+    assert main(["--project", str(started), "validate"]) == 0
+    capsys.readouterr()
+    assert main(["--project", str(started), "build", "--out", str(started / "out")]) == 0
+    assert "base_iri is still the example" not in capsys.readouterr().err
+    graph = (started / "out" / "graph.nt").read_text(encoding="utf-8")
+    osdi = "<https://group.example.edu/kg/venue/osdi>"
+    assert f"{osdi} <http://schema.org/sameAs> <https://dblp.org/db/conf/osdi/> ." in graph
+    pku = "<https://group.example.edu/kg/org/pku>"
+    assert f"{pku} <http://schema.org/sameAs> <https://ror.org/02v51f717> ." in graph
+    tsinghua = "<https://group.example.edu/kg/org/tsinghua>"
+    assert (
+        f"{tsinghua} <http://schema.org/sameAs> <http://www.wikidata.org/entity/Q16955> ." in graph
+    )
+
+
+def test_init_refuses_an_existing_project(started, capsys):
+    before = (started / "kg.toml").read_text(encoding="utf-8")
+    assert main(["init", str(started)]) == 2
+    assert "already exists" in capsys.readouterr().err
+    assert (started / "kg.toml").read_text(encoding="utf-8") == before
+
+
+def test_init_refuses_a_bad_base_iri(tmp_path, capsys):
+    assert main(["init", str(tmp_path / "x"), "--base-iri", "kg.example.org"]) == 2
+    assert "--base-iri" in capsys.readouterr().err
+    assert not (tmp_path / "x").exists()
+
+
+def test_build_and_embed_warn_while_the_base_iri_is_the_example(tmp_path, capsys):
+    root = tmp_path / "p"
+    assert main(["init", str(root)]) == 0
+    assert main(["--project", str(root), "embed", "alex-example", "--json"]) == 0
+    assert "base_iri is still the example https://kg.example.org/" in capsys.readouterr().err
+    assert main(["--project", str(root), "build"]) == 0
+    assert "base_iri is still the example" in capsys.readouterr().err
+
+
+def test_bundled_venues_have_dblp_keys_and_cover_every_area():
+    venues = load_registry(STARTER / "venues.yaml", Venue, "venues.yaml")
+    keys = {v.dblp for v in venues}
+    assert all(re.fullmatch(r"(conf|journals)/[a-z0-9-]+", k or "") for k in keys), keys
+    assert len(keys) == len(venues), "two venues share a dblp key"
+    missing = {area for area, key in AREAS.items() if key not in keys}
+    assert not missing
+    arxiv = next(v for v in venues if v.key == "arxiv")
+    assert arxiv.kind == "preprint-server"
+
+
+def test_bundled_organizations_have_valid_ror_and_wikidata_identifiers():
+    orgs = load_registry(STARTER / "organizations.yaml", Organization, "organizations.yaml")
+    rors = [o.ror for o in orgs if o.ror]
+    assert len(rors) >= 20 and len(set(rors)) == len(rors)
+    assert all(ror_checksum_ok(r) for r in rors)
+    qids = [o.wikidata for o in orgs if o.wikidata]
+    assert qids and all(re.fullmatch(r"Q[1-9]\d*", q) for q in qids)
+    assert len(set(qids)) == len(qids)
+
+
+def test_a_wrong_ror_checksum_is_refused(project, capsys):
+    path = project / "data" / "organizations.yaml"
+    text = path.read_text(encoding="utf-8")
+    path.write_text(
+        text.replace(
+            "  name: Peking University\n", "  name: Peking University\n  ror: 02v51f718\n", 1
+        ),
+        encoding="utf-8",
+    )
+    assert main(["--project", str(project), "check"]) == 2
+    assert "checksum" in capsys.readouterr().err
+
+
+def test_new_person_writes_a_skeleton_that_loads_and_never_overwrites(project, capsys):
+    assert main(["--project", str(project), "new", "person", "Mei Lin"]) == 0
+    path = project / "data" / "profiles" / "mei-lin.yaml"
+    text = path.read_text(encoding="utf-8")
+    assert text.count("\nname: Mei Lin\n") == 1 and "# publications:" in text
+    assert main(["--project", str(project), "check"]) == 0
+    path.write_text(text + "interests: [Systems]\n", encoding="utf-8")
+    assert main(["--project", str(project), "new", "person", "Mei  Lin"]) == 2
+    assert "already exists" in capsys.readouterr().err
+    assert path.read_text(encoding="utf-8").endswith("interests: [Systems]\n")
+
+
+def test_init_on_a_file_is_a_usage_error(tmp_path, capsys):
+    target = tmp_path / "notes.txt"
+    target.write_text("mine\n", encoding="utf-8")
+    assert main(["init", str(target)]) == 2
+    assert "is not a directory" in capsys.readouterr().err
+    assert target.read_text(encoding="utf-8") == "mine\n"
