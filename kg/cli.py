@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import math
 import sys
 from pathlib import Path
 
@@ -137,23 +138,43 @@ def _parser() -> argparse.ArgumentParser:
         type=Path,
         help="query this graph file (.nt, .ttl, .jsonld, e.g. dist/graph.nt) instead of data/",
     )
-    query.add_argument("--endpoint", help="SPARQL 1.1 query endpoint URL instead of data/")
-    query.add_argument("--timeout", type=float, default=30.0, help="seconds (with --endpoint)")
-    query.add_argument("--user", help="user name for the endpoint (HTTP basic auth)")
-    query.add_argument("--password", help="password for the endpoint")
+    query.add_argument("--endpoint", help="SPARQL 1.1 query endpoint URL (http or https)")
+    query.add_argument(
+        "--timeout",
+        type=_seconds,
+        default=30.0,
+        help="seconds for the whole request, redirects included (with --endpoint; default 30)",
+    )
+    _credential_arguments(query, "the endpoint", "KG_ENDPOINT_PASSWORD")
 
     publish = sub.add_parser(
         "publish",
-        help="upload the graph to a triple store (Graph Store Protocol)",
-        description="Build the graph and replace a named graph "
-        "(or the default graph) in a triple store with one SPARQL 1.1 Graph "
-        "Store Protocol PUT.",
+        help="upload the built graph to a triple store (Graph Store Protocol)",
+        description="Replace a named graph (or the default graph) in a triple store "
+        "with the validated graph.nt of the last kg build, in one SPARQL 1.1 Graph "
+        "Store Protocol PUT. Refuses a graph built with violations (exit 1).",
     )
     publish.add_argument("--store", required=True, help="Graph Store Protocol endpoint URL")
-    publish.add_argument("--graph", help="named graph IRI (default: the default graph)")
-    publish.add_argument("--user", help="user name (HTTP basic auth)")
-    publish.add_argument("--password", help="password")
-    publish.add_argument("--timeout", type=float, default=60.0, help="seconds")
+    publish.add_argument("--graph", help="named graph IRI, absolute (default: the default graph)")
+    publish.add_argument(
+        "--from",
+        dest="source",
+        type=Path,
+        metavar="DIR",
+        help="build output holding graph.nt (default: dist/ or kg.toml out)",
+    )
+    publish.add_argument(
+        "--allow-violations",
+        action="store_true",
+        help="upload a graph that kg build --allow-violations wrote despite violations",
+    )
+    _credential_arguments(publish, "the store", "KG_STORE_PASSWORD")
+    publish.add_argument(
+        "--timeout",
+        type=_seconds,
+        default=60.0,
+        help="seconds for the whole upload (default 60)",
+    )
 
     site = sub.add_parser(
         "site",
@@ -311,6 +332,41 @@ def help_texts() -> dict[str, str]:
             os.environ["COLUMNS"] = old
 
 
+def _credential_arguments(parser: argparse.ArgumentParser, what: str, variable: str) -> None:
+    parser.add_argument(
+        "--user", help=f"user name for {what} (Digest or Basic, as the server asks)"
+    )
+    parser.add_argument(
+        "--password-file",
+        type=Path,
+        metavar="FILE",
+        help=f"read the password from the first line of FILE (else ${variable})",
+    )
+    parser.add_argument(
+        "--password", help="the password itself (visible to other users in the process list)"
+    )
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds above 0, got {text!r}")
+    return value
+
+
+def _password(args: argparse.Namespace, variable: str) -> str | None:
+    from kg.query.graph_store import read_password
+
+    if args.password is not None and args.password_file is not None:
+        raise UsageError("give --password or --password-file, not both")
+    if args.password is not None:
+        return args.password
+    return read_password(args.password_file, variable)
+
+
 def _problem_format_argument(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--format",
@@ -454,14 +510,13 @@ def _run(args: argparse.Namespace) -> int:
         sys.stdout.write(_pipeline().export_citations(config, args.person, args.format))
         return EXIT_OK
     if args.command == "publish":
-        from kg.query.graph_store import publish
+        from kg.query.graph_store import publish, published_graph
 
-        _, mapped = _pipeline().build_graph(config, progress=_progress)
-        status = publish(
-            mapped.graph, args.store, args.graph, args.user, args.password, args.timeout
-        )
+        built = published_graph(args.source or config.out_dir, args.allow_violations)
+        password = _password(args, "KG_STORE_PASSWORD")
+        status = publish(built.ntriples, args.store, args.graph, args.user, password, args.timeout)
         target = args.graph or "the default graph"
-        print(f"published {len(mapped.graph)} triples to {target} at {args.store} (HTTP {status})")
+        print(f"published {built.triples} triples to {target} at {args.store} (HTTP {status})")
         return EXIT_OK
     if args.command == "site":
         from kg.publish.export import write_outputs
@@ -576,7 +631,8 @@ def _asker(config, args: argparse.Namespace):
     if args.endpoint and args.graph:
         raise UsageError("give --endpoint or --graph, not both")
     if args.endpoint:
-        return lambda q, v: run_remote(args.endpoint, q, v, args.timeout, args.user, args.password)
+        password = _password(args, "KG_ENDPOINT_PASSWORD")
+        return lambda q, v: run_remote(args.endpoint, q, v, args.timeout, args.user, password)
     from kg.query.store import QueryStore
 
     if args.graph:

@@ -56,3 +56,9 @@ class QueryError(KgError):
 
 class RemoteError(KgError):
     """A SPARQL endpoint or graph store failed or refused the request."""
+
+
+class NotValidatedError(KgError):
+    """A built graph that did not conform is about to be published (exit 1, as `kg build`)."""
+
+    exit_code = 1

@@ -196,8 +196,22 @@ def build(
     parts = render_parts(
         config, resolution, mapped.triples, jobs, _every_tenth(progress, "rendered")
     )
-    files = write_outputs(out_dir, parts)
+    files = write_outputs(out_dir, with_build_record(parts, report))
     return BuildResult(out_dir, tuple(files), len(mapped.triples), resolution, report)
+
+
+def with_build_record(parts: Iterator[dict[str, str]], report: Report) -> Iterator[dict[str, str]]:
+    """The parts, then `build.json`: the verdict on graph.nt, which `kg publish` checks."""
+    from kg.query.graph_store import BUILD_RECORD, GRAPH_FILES, build_record
+
+    graph_path, ntriples = "graph.nt", ""
+    for part in parts:
+        found = [path for path in GRAPH_FILES if path in part]
+        if found:  # the first of the places a layout may put it
+            graph_path, ntriples = found[0], part[found[0]]
+        yield part
+    counts = report.count("Violation"), report.count("Warning")
+    yield {BUILD_RECORD: build_record(report.conforms, *counts, graph_path, ntriples)}
 
 
 def _every_tenth(progress: Progress, verb: str) -> Callable[[int, int], None]:

@@ -114,9 +114,9 @@ def test_per_person_files_are_subsets_of_the_whole(built):
 def test_site_downloads_are_hard_links_to_the_per_person_files(built):
     _, result, out = built
     for profile in result.resolution.dataset.profiles:
-        for fmt in ("ttl", "jsonld", "bib"):
+        for fmt, folder in (("ttl", "person"), ("jsonld", "person"), ("bib", "bib")):
             person_file = out / "people" / f"{profile.slug}.{fmt}"
-            download = out / "site" / "person" / f"{profile.slug}.{fmt}"
+            download = out / "site" / folder / f"{profile.slug}.{fmt}"
             assert download.read_bytes() == person_file.read_bytes()
             assert download.stat().st_ino == person_file.stat().st_ino, download
         page = out / "site" / "person" / f"{profile.slug}.html"

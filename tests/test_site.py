@@ -65,7 +65,7 @@ def browser_sample(out: Path) -> list[Path]:
     site = out / "site"
     sample = [site / "index.html", *marked_up(out)]
     for folder in sorted(p for p in site.iterdir() if p.is_dir()):
-        if folder.name not in MARKED_UP:
+        if folder.name not in MARKED_UP and any(folder.rglob("*.html")):
             sample.append(sorted(folder.rglob("*.html"))[0])
     return sample
 
@@ -81,7 +81,7 @@ def test_site_has_index_person_and_publication_pages(built):
             assert (out / "site" / "person" / f"{profile.slug}.{ext}").is_file()
         bib = (out / "people" / f"{profile.slug}.bib").read_text(encoding="utf-8")
         assert bib == bibtex_file(result.resolution, profile.slug)
-        site_bib = out / "site" / "person" / f"{profile.slug}.bib"
+        site_bib = out / "site" / "bib" / f"{profile.slug}.bib"
         assert site_bib.read_text(encoding="utf-8") == bib
     assert len([n for n in names if n.startswith("publication/")]) == len(
         result.resolution.publications

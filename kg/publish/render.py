@@ -18,6 +18,7 @@ from rdflib.term import Node
 
 from kg.config import Config
 from kg.graph.triples import Triples
+from kg.publish.deploy import deploy_files
 from kg.publish.export import (
     SERIALIZERS,
     NodeBlocks,
@@ -106,6 +107,7 @@ def render_parts(
     finally:
         _state = None
     yield {"context.jsonld": json.dumps({"@context": jsonld_context()}, indent=2) + "\n"}
+    yield deploy_files(config.base_iri)
 
 
 def _tasks(resolution: Resolution, things: int) -> Iterator[Task]:
@@ -170,9 +172,12 @@ def _people(state: _State, start: int, stop: int) -> dict[str, str]:
         state.blocks.skip = set(state.owned[person])  # their own nodes: in this file only
         turtle, jsonld = to_turtle(subset, state.blocks), to_jsonld(subset, state.blocks)
         bib = state.site.citations.bibtex(profile.slug)
-        for ext, text in (("ttl", turtle), ("jsonld", jsonld), ("bib", bib)):
+        for ext, text in (("ttl", turtle), ("jsonld", jsonld)):
             files[f"people/{profile.slug}.{ext}"] = text
             files[f"site/person/{profile.slug}.{ext}"] = text  # the same string: a hard link
+        # not beside the descriptions: Apache's MultiViews would offer it for text/*
+        files[f"people/{profile.slug}.bib"] = bib
+        files[f"site/bib/{profile.slug}.bib"] = bib
         files[f"site/person/{profile.slug}.nt"] = to_ntriples(subset)
         page = state.site.person_page(profile)
         files[f"site/person/{profile.slug}.html"] = page

@@ -1,16 +1,101 @@
-"""Push the graph to a triple store with the SPARQL 1.1 Graph Store HTTP Protocol."""
+"""Push the built graph to a triple store with the SPARQL 1.1 Graph Store HTTP Protocol.
+
+`kg publish` uploads the validated `graph.nt` of the last build (it does not rebuild):
+`kg build` writes `build.json` with the validation verdict and the path and SHA-256 of
+`graph.nt`, and `published_graph` refuses a graph that was built with violations, a
+missing record, or a `graph.nt` changed since. The upload is one PUT (replace) through
+`kg.query.net` (one deadline, Digest or Basic as the store asks, no credentials to another
+origin), so it works on Oxigraph, Fuseki, GraphDB and a stock Virtuoso
+(`/sparql-graph-crud-auth`, Digest).
+"""
 
 from __future__ import annotations
 
-import base64
-import urllib.error
+import hashlib
+import json
+import os
 import urllib.parse
-import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
 
 from rdflib import Graph
 
-from kg.errors import RemoteError
-from kg.publish.export import to_ntriples
+from kg.errors import NotValidatedError, RemoteError, UsageError
+from kg.query import net
+
+BUILD_RECORD = "build.json"
+GRAPH_FILES = ("graph.nt", "site/graph.nt")  # where a build may put the whole graph
+PASSWORD_VARIABLE = "KG_STORE_PASSWORD"
+
+
+@dataclass(frozen=True)
+class BuiltGraph:
+    path: Path
+    ntriples: bytes
+    triples: int
+
+
+def build_record(
+    conforms: bool, violations: int, warnings: int, graph_path: str, ntriples: str
+) -> str:
+    """The text of `build.json`: the verdict, and which N-Triples file (relative to the
+    output directory) it is about, with its hash."""
+    digest = hashlib.sha256(ntriples.encode("utf-8")).hexdigest()
+    record = {
+        "conforms": conforms,
+        "violations": violations,
+        "warnings": warnings,
+        "graph": {"path": graph_path, "sha256": digest, "triples": ntriples.count("\n")},
+    }
+    return json.dumps(record, indent=2, sort_keys=True) + "\n"
+
+
+def published_graph(out_dir: Path, allow_violations: bool = False) -> BuiltGraph:
+    """The N-Triples file of the build in `out_dir` if that build validated it, else an
+    error: no record, a file changed since, or violations."""
+    record_path = out_dir / BUILD_RECORD
+    if not record_path.is_file():
+        raise UsageError(f"no built graph in {out_dir} (no {BUILD_RECORD}); run kg build")
+    try:
+        record = json.loads(record_path.read_text(encoding="utf-8"))
+        graph = record["graph"]
+        path = (out_dir / graph["path"]).resolve()
+        if out_dir.resolve() not in path.parents:
+            raise ValueError(f"graph path {graph['path']!r} is outside {out_dir}")
+        digest, triples, conforms = graph["sha256"], int(graph["triples"]), record["conforms"]
+        data = path.read_bytes()
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise UsageError(f"{record_path}: unusable build record ({exc}); run kg build") from None
+    if hashlib.sha256(data).hexdigest() != digest:
+        raise UsageError(f"{path} changed since kg build validated it; run kg build again")
+    if conforms is not True and not allow_violations:
+        raise NotValidatedError(
+            f"{path} was built with {record.get('violations')} violation(s) "
+            "(kg build --allow-violations); fix the data, or pass --allow-violations"
+        )
+    return BuiltGraph(path, data, triples)
+
+
+def read_password(password_file: Path | None, variable: str = PASSWORD_VARIABLE) -> str | None:
+    """The password from `password_file` (its first line), else the environment variable."""
+    if password_file is not None:
+        try:
+            text = password_file.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise UsageError(f"cannot read the password file {password_file}: {exc}") from None
+        lines = text.splitlines()
+        return lines[0] if lines else ""
+    return os.environ.get(variable)
+
+
+def check_graph_iri(graph_iri: str) -> str:
+    """An absolute IRI (a scheme, no spaces or <>"{}|^`\\), else UsageError."""
+    parts = urllib.parse.urlsplit(graph_iri)
+    scheme_ok = bool(parts.scheme) and parts.scheme[0].isalpha()
+    bad = set(' <>"{}|^`\\') | {chr(c) for c in range(33)}
+    if not scheme_ok or not (parts.netloc or parts.path) or bad & set(graph_iri):
+        raise UsageError(f"--graph {graph_iri!r}: expected an absolute IRI such as https://…")
+    return graph_iri
 
 
 def graph_store_url(store: str, graph_iri: str | None) -> str:
@@ -22,30 +107,51 @@ def graph_store_url(store: str, graph_iri: str | None) -> str:
 
 
 def publish(
-    graph: Graph,
+    graph: Graph | bytes,
     store: str,
     graph_iri: str | None = None,
     user: str | None = None,
     password: str | None = None,
     timeout: float = 60.0,
 ) -> int:
-    """Replace the named (or default) graph with `graph` in one PUT; return the HTTP status."""
-    if not store.startswith(("http://", "https://")):
-        raise RemoteError(f"{store}: the store URL must be http(s)")
-    body = to_ntriples(graph).encode("utf-8")
-    request = urllib.request.Request(graph_store_url(store, graph_iri), data=body, method="PUT")
-    request.add_header("Content-Type", "application/n-triples")
-    if user is not None:
-        token = base64.b64encode(f"{user}:{password or ''}".encode()).decode()
-        request.add_header("Authorization", f"Basic {token}")
-    try:
-        with urllib.request.urlopen(request, timeout=timeout) as response:
-            return response.status
-    except urllib.error.HTTPError as exc:
-        if exc.code in (401, 403):
-            raise RemoteError(f"{store}: authentication failed (HTTP {exc.code})") from None
-        detail = exc.read(500).decode("utf-8", "replace").strip()
-        raise RemoteError(f"{store}: HTTP {exc.code} {exc.reason}: {detail}") from None
-    except (TimeoutError, urllib.error.URLError) as exc:
-        reason = getattr(exc, "reason", exc)
-        raise RemoteError(f"{store}: cannot reach the graph store ({reason})") from None
+    """Replace the named (or default) graph with `graph` (N-Triples bytes, or an rdflib
+    graph) in one PUT; return the HTTP status."""
+    net.check_url(store, "store")
+    if graph_iri is not None:
+        check_graph_iri(graph_iri)
+    if isinstance(graph, Graph):
+        from kg.publish.export import to_ntriples
+
+        graph = to_ntriples(graph).encode("utf-8")
+    credentials = net.Credentials(user, password or "") if user is not None else None
+    url = graph_store_url(store, graph_iri)
+    response = net.request(
+        "PUT",
+        url,
+        graph,
+        {"Content-Type": "application/n-triples"},
+        credentials,
+        timeout,
+    )
+    _check(store, graph_iri, response, credentials is not None)
+    return response.status
+
+
+def _check(store: str, graph_iri: str | None, response: net.Response, user: bool) -> None:
+    status, detail = response.status, net.one_line(response.body)
+    if 200 <= status < 300:
+        return
+    where = f"{store}: HTTP {status}"
+    if status == 401 and not user:
+        schemes = " or ".join(s.title() for s in net.parse_challenges(response.headers))
+        raise RemoteError(f"{where}: authentication required ({schemes or 'no scheme'}): --user")
+    if status == 401:
+        raise RemoteError(f"{where}: authentication failed; check --user and the password")
+    if status == 403:
+        raise RemoteError(
+            f"{where}: the store refuses writes to this graph for this user "
+            f"(on Virtuoso use /sparql-graph-crud-auth with --user): {detail}"
+        )
+    if status >= 500 and graph_iri is None:
+        detail = f"{detail} (some stores, Virtuoso among them, need a named graph: --graph IRI)"
+    raise RemoteError(f"{where} {response.reason}: {detail}".rstrip(": "))

@@ -14,6 +14,7 @@ embedded (pyoxigraph, `kg.query.store`) and on remote endpoints.
 from __future__ import annotations
 
 import re
+import urllib.parse
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,6 +32,7 @@ if TYPE_CHECKING:
     from rdflib.query import ResultRow
 
     from kg.graph.triples import GraphLike
+    from kg.query.net import Response
     from kg.query.store import QueryStore
 
 TYPED_SUFFIXES = {
@@ -241,89 +243,114 @@ def run_remote(
     user: str | None = None,
     password: str | None = None,
 ) -> Answer:
-    """Send the query to a SPARQL 1.1 endpoint with SPARQLWrapper."""
-    from SPARQLWrapper import JSON, N3, SPARQLWrapper
+    """Send the query to a SPARQL 1.1 endpoint (protocol POST with a form) with `kg.query.net`:
+    one deadline, no credentials to another origin, one-line errors."""
+    from kg.query import net
 
     text = with_values(query, query.bindings(values or {}))
-    client = SPARQLWrapper(endpoint)
-    client.setQuery(text)
-    client.setTimeout(int(timeout))
-    client.setMethod("POST")
-    if user is not None:
-        client.setCredentials(user, password or "")
-    client.setReturnFormat(N3 if query.form in ("CONSTRUCT", "DESCRIBE") else JSON)
-    raw = _send(client, endpoint)
-    if query.form in ("CONSTRUCT", "DESCRIBE"):
-        graph = Graph().parse(data=raw, format="turtle") if raw else Graph()
-        return Answer(query.form, graph=_as_graph(graph))
-    return _from_json(raw, query.form)
+    net.check_url(endpoint, "endpoint")
+    graph_form = query.form in ("CONSTRUCT", "DESCRIBE")
+    accept = _RDF_ACCEPT if graph_form else "application/sparql-results+json"
+    credentials = net.Credentials(user, password or "") if user is not None else None
+    response = net.request(
+        "POST",
+        endpoint,
+        urllib.parse.urlencode({"query": text}).encode("utf-8"),
+        {"Content-Type": "application/x-www-form-urlencoded", "Accept": accept},
+        credentials,
+        timeout,
+    )
+    _check_status(endpoint, response)
+    if graph_form:
+        return Answer(query.form, graph=_as_graph(_parse_graph(endpoint, response)))
+    return _from_json(endpoint, response, query.form)
 
 
-def _send(client, endpoint: str):
-    import socket
-    import urllib.error
+_RDF_ACCEPT = "application/n-triples, text/turtle;q=0.9"
+_RDF_FORMATS = {"application/n-triples": "nt", "text/plain": "nt", "text/turtle": "turtle"}
 
-    from SPARQLWrapper import SPARQLExceptions as errors
 
+def _check_status(endpoint: str, response: Response) -> None:
+    from kg.query.net import one_line
+
+    status, detail = response.status, one_line(response.body)
+    if 200 <= status < 300:
+        return
+    if status in (401, 403):
+        raise RemoteError(
+            f"{endpoint}: authentication failed (HTTP {status}); check --user and the password"
+        )
+    if status == 404:
+        raise RemoteError(f"{endpoint}: no SPARQL endpoint there (HTTP 404)")
+    if status == 400:
+        raise RemoteError(f"{endpoint}: the endpoint rejected the query (HTTP 400): {detail}")
+    if status >= 500:
+        raise RemoteError(f"{endpoint}: the endpoint failed (HTTP {status}): {detail}")
+    raise RemoteError(f"{endpoint}: HTTP {status} {response.reason}: {detail}".rstrip(": "))
+
+
+def _parse_graph(endpoint: str, response: Response) -> Graph:
+    fmt = _RDF_FORMATS.get(response.content_type)
+    if fmt is None:
+        raise RemoteError(
+            f"{endpoint}: expected N-Triples or Turtle, got {response.content_type or 'no type'}"
+        )
     try:
-        return client.queryAndConvert()
-    except errors.Unauthorized:
+        return Graph().parse(data=response.body.decode("utf-8"), format=fmt)
+    except Exception as exc:  # rdflib raises assorted errors on bad input
         raise RemoteError(
-            f"{endpoint}: authentication failed (HTTP 401/403); check --user and --password"
+            f"{endpoint}: the answer is not valid {fmt}: {_first_line(exc)}"
         ) from None
-    except errors.EndPointNotFound:
-        raise RemoteError(f"{endpoint}: no SPARQL endpoint there (HTTP 404)") from None
-    except errors.QueryBadFormed as exc:
-        raise RemoteError(
-            f"{endpoint}: the endpoint rejected the query (HTTP 400): {_first_line(exc)}"
-        ) from None
-    except errors.EndPointInternalError as exc:
-        raise RemoteError(
-            f"{endpoint}: the endpoint failed (HTTP 500): {_first_line(exc)}"
-        ) from None
-    except errors.SPARQLWrapperException as exc:
-        raise RemoteError(
-            f"{endpoint}: the endpoint refused the query: {_first_line(exc)}"
-        ) from None
-    except urllib.error.HTTPError as exc:
-        if exc.code in (401, 403):
-            raise RemoteError(
-                f"{endpoint}: authentication failed (HTTP {exc.code}); check --user and --password"
-            ) from None
-        raise RemoteError(f"{endpoint}: HTTP {exc.code} {exc.reason}") from None
-    except TimeoutError:
-        raise RemoteError(f"{endpoint}: no answer within the timeout") from None
-    except urllib.error.URLError as exc:
-        if isinstance(exc.reason, TimeoutError | socket.timeout):
-            raise RemoteError(f"{endpoint}: no answer within the timeout") from None
-        raise RemoteError(f"{endpoint}: cannot connect ({exc.reason})") from None
 
 
 def _first_line(exc: Exception) -> str:
     return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
 
 
-def _from_json(data: dict, form: str) -> Answer:
+def _from_json(endpoint: str, response: Response, form: str) -> Answer:
+    import json
+
+    try:
+        data = json.loads(response.body.decode("utf-8"))
+    except ValueError:
+        raise RemoteError(
+            f"{endpoint}: the answer is not SPARQL JSON results "
+            f"(HTTP {response.status}, {response.content_type or 'no content type'})"
+        ) from None
+    try:
+        return _answer(data, form)
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise RemoteError(f"{endpoint}: malformed SPARQL JSON results: {exc}") from None
+
+
+def _answer(data: dict, form: str) -> Answer:
     if form == "ASK":
-        return Answer("ASK", boolean=bool(data.get("boolean")))
-    variables = tuple(data.get("head", {}).get("vars", []))
+        if not isinstance(data.get("boolean"), bool):
+            raise ValueError("no boolean in the answer to an ASK query")
+        return Answer("ASK", boolean=data["boolean"])
+    variables = tuple(str(v) for v in data["head"]["vars"])
     rows = []
-    for binding in data.get("results", {}).get("bindings", []):
-        rows.append(tuple(_term(binding.get(v)) for v in variables))
+    for binding in data["results"]["bindings"]:
+        rows.append(tuple(_term(v, binding.get(v)) for v in variables))
     return Answer("SELECT", variables, tuple(rows))
 
 
-def _term(value: dict | None) -> Node | None:
+def _term(variable: str, value: dict | None) -> Node | None:
     if value is None:
         return None
-    if value["type"] == "uri":
-        return URIRef(value["value"])
-    if value["type"] == "bnode":
+    kind, text = value.get("type"), value.get("value")
+    if not isinstance(text, str):
+        raise ValueError(f"the binding of ?{variable} has no text value")
+    if kind == "uri":
+        return URIRef(text)
+    if kind == "bnode":
         from rdflib import BNode
 
-        return BNode(value["value"])
+        return BNode(text)
+    if kind not in ("literal", "typed-literal"):
+        raise ValueError(f"the binding of ?{variable} has type {kind!r}, not uri/literal/bnode")
     return Literal(
-        value["value"],
+        text,
         lang=value.get("xml:lang"),
         datatype=URIRef(value["datatype"]) if value.get("datatype") else None,
     )
