@@ -1,20 +1,24 @@
 """The `kg` command: the only module that parses arguments, prints or exits.
 
-Exit codes: 0 success, 1 the data does not conform to the shapes, 2 bad input or usage.
+Exit codes: 0 success, 1 the data does not conform to the shapes, 2 bad input or usage,
+3 an internal error (a bug in kg: one line, the traceback only with --debug).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
+import traceback
 from pathlib import Path
 
 from kg import __version__, pipeline
 from kg.config import load_config
 from kg.errors import InputError, KgError, UsageError
 
-EXIT_OK, EXIT_NONCONFORMING, EXIT_BAD_INPUT = 0, 1, 2
+EXIT_OK, EXIT_NONCONFORMING, EXIT_BAD_INPUT, EXIT_BUG = 0, 1, 2, 3
+REPORT_BUGS = "the kg issue tracker (README.md, Reporting bugs)"
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -22,9 +26,12 @@ def _parser() -> argparse.ArgumentParser:
         prog="kg",
         description="Publish researcher profiles (YAML) as a linked-data knowledge graph.",
         epilog="Exit codes: 0 success, 1 data does not conform to the shapes, "
-        "2 bad input or usage.",
+        "2 bad input or usage, 3 internal error (a bug in kg; --debug shows the traceback).",
     )
     parser.add_argument("--version", action="version", version=f"kg {__version__}")
+    parser.add_argument(
+        "--debug", action="store_true", help="show the traceback of an internal error"
+    )
     parser.add_argument("--project", type=Path, help="project directory (default: found from .)")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
@@ -104,6 +111,12 @@ def _parser() -> argparse.ArgumentParser:
         help="query this graph file (.nt, .ttl, .jsonld, e.g. dist/graph.nt) instead of data/",
     )
     query.add_argument("--endpoint", help="SPARQL 1.1 query endpoint URL instead of data/")
+    query.add_argument(
+        "--allow-service",
+        action="store_true",
+        help="let an embedded query use SERVICE (it fetches from the network; refused "
+        "by default)",
+    )
     query.add_argument("--timeout", type=float, default=30.0, help="seconds (with --endpoint)")
     query.add_argument("--user", help="user name for the endpoint (HTTP basic auth)")
     query.add_argument("--password", help="password for the endpoint")
@@ -242,9 +255,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return _run(args)
     except InputError as exc:
-        for problem in exc.problems:
-            print(f"error: {problem}", file=sys.stderr)
-        print(f"{len(exc.problems)} problem(s) found", file=sys.stderr)
+        _print_problems(exc.problems)
         return EXIT_BAD_INPUT
     except KgError as exc:
         print(f"error: {exc}", file=sys.stderr)
@@ -252,6 +263,53 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # `kg embed ... | head`: the reader has gone, nothing to say
+        _silence_stdout()
+        return EXIT_OK
+    except OSError as exc:  # the machine refused: disk full, read-only, name too long
+        print(f"error: {_os_error(exc)}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except Exception as exc:
+        if args.debug:
+            traceback.print_exc()
+        print(
+            f"internal error (a bug in kg {__version__}, not in your data): "
+            f"{type(exc).__name__}: {_first_line(exc)}; please report it at {REPORT_BUGS}"
+            + ("" if args.debug else " with the output of `kg --debug ...`"),
+            file=sys.stderr,
+        )
+        return EXIT_BUG
+
+
+MAX_PROBLEMS = 200
+
+
+def _print_problems(problems) -> None:
+    """Every problem, up to MAX_PROBLEMS (then a count of the rest)."""
+    for problem in problems[:MAX_PROBLEMS]:
+        print(f"error: {problem}", file=sys.stderr)
+    if len(problems) > MAX_PROBLEMS:
+        print(f"error: ... and {len(problems) - MAX_PROBLEMS} more", file=sys.stderr)
+    print(f"{len(problems)} problem(s) found", file=sys.stderr)
+
+
+def _os_error(exc: OSError) -> str:
+    where = f"{exc.filename}: " if exc.filename else ""
+    return f"{where}{exc.strerror or exc}"
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0][:300] if text else "(no message)"
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null so the interpreter's final flush cannot fail again."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -371,9 +429,12 @@ def _query(config, args: argparse.Namespace) -> int:
     elif args.graph:
         from kg.store import QueryStore
 
-        answer = run_embedded(QueryStore.from_file(args.graph), query, values)
+        answer = run_embedded(
+            QueryStore.from_file(args.graph), query, values, args.allow_service
+        )
     else:
-        answer = run_embedded(pipeline.build_graph(config)[1].graph, query, values)
+        graph = pipeline.build_graph(config)[1].graph
+        answer = run_embedded(graph, query, values, args.allow_service)
     sys.stdout.write(render(answer, args.format))
     return EXIT_OK
 
