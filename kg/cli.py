@@ -114,8 +114,7 @@ def _parser() -> argparse.ArgumentParser:
     query.add_argument(
         "--allow-service",
         action="store_true",
-        help="let an embedded query use SERVICE (it fetches from the network; refused "
-        "by default)",
+        help="let an embedded query use SERVICE (it fetches from the network; refused by default)",
     )
     query.add_argument("--timeout", type=float, default=30.0, help="seconds (with --endpoint)")
     query.add_argument("--user", help="user name for the endpoint (HTTP basic auth)")
@@ -429,9 +428,7 @@ def _query(config, args: argparse.Namespace) -> int:
     elif args.graph:
         from kg.store import QueryStore
 
-        answer = run_embedded(
-            QueryStore.from_file(args.graph), query, values, args.allow_service
-        )
+        answer = run_embedded(QueryStore.from_file(args.graph), query, values, args.allow_service)
     else:
         graph = pipeline.build_graph(config)[1].graph
         answer = run_embedded(graph, query, values, args.allow_service)

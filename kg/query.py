@@ -9,8 +9,8 @@ Values are always bound as RDF terms, never spliced into text as given. The quer
 scanned once, token by token, and each parameter variable outside strings, IRIs and
 comments is replaced by its term, validated and escaped (`sparql_term`), in that one
 pass: a value can only ever be one term, and a value that names another parameter stays
-a literal. The same text runs embedded (pyoxigraph) and remotely. Embedded queries refuse `SERVICE` (it
-makes the process fetch from the network) unless the caller allows it.
+a literal. The same text runs embedded (pyoxigraph) and remotely. Embedded queries
+refuse `SERVICE` (it makes the process fetch from the network) unless allowed.
 """
 
 from __future__ import annotations
@@ -182,11 +182,14 @@ def run_embedded(
         )
     store = source if isinstance(source, QueryStore) else QueryStore.from_graph(source)
     result = store.query(with_values(query, query.bindings(values or {})), query.name)
-    if query.form == "ASK":
-        return Answer("ASK", boolean=bool(result))
-    if query.form in ("CONSTRUCT", "DESCRIBE"):
-        return Answer(query.form, graph=triples_graph(result))
-    variables, rows = solutions(result)
+    try:  # answers are computed while they are read
+        if query.form == "ASK":
+            return Answer("ASK", boolean=bool(result))
+        if query.form in ("CONSTRUCT", "DESCRIBE"):
+            return Answer(query.form, graph=triples_graph(result))
+        variables, rows = solutions(result)
+    except (OSError, ValueError, RuntimeError) as exc:
+        raise QueryError(f"query {query.name!r} failed: {_first_line(exc)}") from None
     return Answer("SELECT", variables, tuple(rows))
 
 
@@ -227,9 +230,7 @@ def sparql_term(term: Node) -> str:
     text = str(term)
     if _CODEPOINT.search(text):
         raise UsageError(f"{text!r}: a value with \\u escapes cannot be sent to an endpoint safely")
-    body = (
-        text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\r", "\\r")
-    )
+    body = text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\r", "\\r")
     if term.language:
         return f'"{body}"@{term.language}'
     if term.datatype is not None:

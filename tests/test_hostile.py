@@ -1,0 +1,245 @@
+"""Hostile input and faults (issue 15): bound parameters, SERVICE refused, crash-safe
+output under SIGKILL, internal errors as exit 3, no traceback on a closed pipe."""
+
+from __future__ import annotations
+
+import http.server
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+from conftest import MINI, REPO
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from rdflib import Literal, URIRef
+
+from kg import pipeline
+from kg.cli import main
+from kg.errors import QueryError
+from kg.outdir import CRASH_ENV
+from kg.query import load_queries, parse_query, run_embedded, uses_service
+
+QUERIES = load_queries(REPO / "queries")
+ENV = {**os.environ, "PYTHONPATH": str(REPO), "SOURCE_DATE_EPOCH": "1700000000"}
+
+
+@pytest.fixture(scope="module")
+def mini_graph(mini_build):
+    return mini_build[1].graph
+
+
+@pytest.fixture
+def listener():
+    """A local HTTP server that records every request it gets (and answers 500)."""
+    seen: list[str] = []
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            seen.append(self.path)
+            self.send_error(500)
+
+        do_POST = do_GET
+
+        def log_message(self, *args):
+            return None
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_address[1]}", seen
+    server.shutdown()
+    server.server_close()
+
+
+# --------------------------------------------------------------------------- item 1
+
+
+def test_a_parameter_cannot_name_another_or_add_service(listener, mini_graph, capsys, tmp_path):
+    url, seen = listener
+    project = tmp_path / "p"
+    shutil.copytree(MINI, project)
+    args = ["--project", str(project), "query", "ranked-venue-papers", "--format", "csv"]
+    hostile = ["--param", "list=?_rank", "--param", f"rank=. SERVICE <{url}/x> {{?a ?b ?c}} . #"]
+    assert main(args + hostile) == 0
+    assert capsys.readouterr().out.splitlines() == ["name,papers"]  # two literals: no match
+    assert seen == []
+
+
+def test_embedded_service_is_refused_unless_allowed(listener, mini_graph):
+    url, seen = listener
+    query = parse_query(f"SELECT * WHERE {{ SERVICE <{url}/sparql> {{ ?s ?p ?o }} }}", "q")
+    with pytest.raises(QueryError, match="uses SERVICE"):
+        run_embedded(mini_graph, query)
+    assert seen == []
+    with pytest.raises(QueryError):  # allowed: it does reach out (and the server fails)
+        run_embedded(mini_graph, query, allow_service=True)
+    assert seen
+
+
+@pytest.mark.parametrize(
+    "text, found",
+    [
+        ("SELECT * { service <http://x/> { ?s ?p ?o } }", True),
+        ("SELECT * { \\u0053ERVICE <http://x/> { ?s ?p ?o } }", True),
+        ('SELECT * { ?s ?p "SERVICE" } # SERVICE', False),
+        ("SELECT ?service { ?s <http://x/SERVICE> ?service }", False),
+    ],
+)
+def test_service_is_found_as_a_keyword_only(text, found):
+    assert uses_service(text) is found
+
+
+ECHO = parse_query("SELECT ?x WHERE { BIND (?_v AS ?x) }", "echo")
+ECHO_IRI = parse_query("SELECT ?x WHERE { BIND (?_v_iri AS ?x) }", "echo")
+
+
+@pytest.mark.parametrize(
+    "value",
+    ['a\\"\n} UNION { ?s ?p ?o } #', '"""', "'''\n", "\\", "?_v", "\r\n\t\x00\x1b[31m"],
+)
+def test_literal_with_quotes_newlines_and_backslashes_stays_one_literal(mini_graph, value):
+    assert run_embedded(mini_graph, ECHO, {"v": value}).rows == ((Literal(value),),)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.text(st.characters(blacklist_categories=("Cs",)), max_size=40))
+def test_any_text_is_bound_as_exactly_that_literal(value):
+    if "\\u" in value or "\\U" in value:
+        return  # refused on purpose (see sparql_term); tested below
+    answer = run_embedded(_EMPTY, ECHO, {"v": value})
+    assert answer.rows == ((Literal(value),),)
+
+
+_EMPTY: list = []
+
+
+def test_codepoint_escapes_in_a_value_are_refused():
+    from kg.errors import UsageError
+
+    with pytest.raises(UsageError, match="escapes"):
+        run_embedded(_EMPTY, ECHO, {"v": "\\u0022"})
+
+
+@pytest.mark.parametrize("iri", ["http://x/a b", "http://x/\x00", "http://x/>", "x y:z"])
+def test_bad_iri_parameters_are_refused(iri):
+    from kg.errors import UsageError
+
+    with pytest.raises(UsageError, match="not an absolute IRI"):
+        run_embedded(_EMPTY, ECHO_IRI, {"v": iri})
+
+
+def test_good_iri_parameter_is_bound():
+    iri = "https://kg.example.org/person/ann-bee"
+    assert run_embedded(_EMPTY, ECHO_IRI, {"v": iri}).rows == ((URIRef(iri),),)
+
+
+# --------------------------------------------------------------------------- item 4
+
+
+def _tree(folder: Path) -> dict[str, bytes]:
+    return {
+        str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()
+    }
+
+
+@pytest.fixture(scope="module")
+def two_builds(tmp_path_factory):
+    """A built project, and the tree the edited data builds to (old, new, edit)."""
+    base = tmp_path_factory.mktemp("crash")
+    project = base / "project"
+    shutil.copytree(MINI, project)
+    run = subprocess.run([sys.executable, "-m", "kg", "--project", str(project), "build"], env=ENV)
+    assert run.returncode == 0
+    profile = project / "data" / "profiles" / "a-b.yaml"
+    edited = profile.read_text(encoding="utf-8").replace("Ann Bee", "Ann Bea-Changed")
+    other = base / "other"
+    shutil.copytree(project, other)
+    (other / "data" / "profiles" / "a-b.yaml").write_text(edited, encoding="utf-8")
+    run = subprocess.run([sys.executable, "-m", "kg", "--project", str(other), "build"], env=ENV)
+    assert run.returncode == 0
+    return project, _tree(project / "dist"), _tree(other / "dist"), edited
+
+
+@pytest.mark.parametrize(
+    "step, expect", [("staged", "old"), ("linked", "old"), ("switched", "new")]
+)
+def test_sigkill_leaves_the_old_or_the_new_tree_and_the_next_run_cleans_up(
+    two_builds, tmp_path, monkeypatch, step, expect
+):
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", ENV["SOURCE_DATE_EPOCH"])
+    original, old, new, edited = two_builds
+    project = tmp_path / "project"
+    shutil.copytree(original, project, symlinks=True)
+    (project / "data" / "profiles" / "a-b.yaml").write_text(edited, encoding="utf-8")
+    killed = subprocess.run(
+        [sys.executable, "-m", "kg", "--project", str(project), "build"],
+        env={**ENV, CRASH_ENV: step},
+        capture_output=True,
+    )
+    assert killed.returncode == -signal.SIGKILL
+    assert _tree(project / "dist") == (old if expect == "old" else new)
+    assert main(["--project", str(project), "build"]) == 0
+    assert _tree(project / "dist") == new
+    leftovers = sorted(p.name for p in project.iterdir() if p.name.startswith(".dist"))
+    assert leftovers == [".dist.versions"]
+    assert len(list((project / ".dist.versions").glob("v-*"))) == 1
+
+
+def test_a_real_dist_directory_from_an_older_kg_is_exchanged_in_one_step(
+    two_builds, tmp_path, monkeypatch
+):
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", ENV["SOURCE_DATE_EPOCH"])
+    original, _, new, edited = two_builds
+    project = tmp_path / "project"
+    shutil.copytree(original, project)  # symlinks followed: dist is a real directory
+    assert not (project / "dist").is_symlink()
+    (project / "data" / "profiles" / "a-b.yaml").write_text(edited, encoding="utf-8")
+    assert main(["--project", str(project), "build"]) == 0
+    assert (project / "dist").is_symlink() and _tree(project / "dist") == new
+
+
+def test_dist_that_is_a_file_is_exit_2(fresh_project, capsys):
+    (fresh_project / "dist").write_text("not a folder")
+    assert main(["--project", str(fresh_project), "build"]) == 2
+    err = capsys.readouterr().err
+    assert "is a file, not a directory" in err and "Traceback" not in err
+
+
+@pytest.fixture
+def fresh_project(tmp_path):
+    project = tmp_path / "project"
+    shutil.copytree(MINI, project)
+    return project
+
+
+# --------------------------------------------------------------------------- item 11
+
+
+def test_internal_error_is_exit_3_with_one_line(fresh_project, capsys, monkeypatch):
+    def broken(config):
+        raise KeyError("boom")
+
+    monkeypatch.setattr(pipeline, "check", broken)
+    assert main(["--project", str(fresh_project), "check"]) == 3
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "internal error" in err and "a bug in kg" in err
+    assert "report" in err and "Traceback" not in err
+    assert main(["--debug", "--project", str(fresh_project), "check"]) == 3
+    assert "Traceback" in capsys.readouterr().err
+
+
+def test_closed_pipe_is_quiet(fresh_project):
+    process = subprocess.Popen(
+        [sys.executable, "-m", "kg", "--project", str(fresh_project), "embed", "a-b"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=ENV,
+    )
+    process.stdout.close()  # like `| head` that has stopped reading
+    err = process.stderr.read().decode()
+    assert process.wait() == 0
+    assert "Traceback" not in err and "BrokenPipe" not in err, err
