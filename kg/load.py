@@ -30,21 +30,44 @@ FORMATS = {
         "an ORCID iD like 0000-0002-1825-0097",
     ),
     "lang": (re.compile(r"^[a-zA-Z]{2,3}(-[a-zA-Z0-9]{2,8})*$"), "a BCP 47 language tag"),
-    "key": (re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$"), "a key of lower-case letters, digits, -"),
+    "key": (
+        re.compile(r"^(?=.{1,100}$)[a-z0-9]+(-[a-z0-9]+)*$"),
+        "a key of lower-case letters, digits, - (at most 100)",
+    ),
 }
 NULLS = frozenset({"", "~", "null"})
+YEARS = (1000, 2999)  # every year and date: a four-digit year in the Gregorian calendar
+INTEGER_RANGES = {"year": YEARS, "ordinal": (1, 9999)}
+MAX_PROBLEMS_PER_FILE = 100
+MAX_SLUG = 100  # file and folder names built from it stay far below the usual 255 bytes
 SHORTHAND = {model.PersonRef: "name"}
 
 
 class _Context:
-    """Collects problems while converting one file."""
+    """Collects problems while converting one file (the first MAX_PROBLEMS_PER_FILE in
+    full, then only a count, so a file of a million mistakes is reported quickly)."""
 
     def __init__(self, file: str) -> None:
         self.file = file
         self.problems: list[Problem] = []
+        self.count = 0
+        self.first_dropped: Source | None = None
+
+    @property
+    def full(self) -> bool:
+        return self.count >= MAX_PROBLEMS_PER_FILE
 
     def report(self, node: Node, path: str, message: str) -> None:
-        self.problems.append(Problem(source_of(node, self.file), path, message))
+        self.count += 1
+        if self.count <= MAX_PROBLEMS_PER_FILE:
+            self.problems.append(Problem(source_of(node, self.file), path, message))
+        elif self.first_dropped is None:
+            self.first_dropped = source_of(node, self.file)
+
+    def error(self) -> InputError:
+        dropped = self.count - len(self.problems)
+        more = [Problem(self.first_dropped, "", f"... and {dropped} more problem(s) in this file")]
+        return InputError(self.problems + (more if dropped and self.first_dropped else []))
 
 
 def _describe(node: Node) -> str:
@@ -156,15 +179,28 @@ def _convert_scalar(node: ScalarNode, hint: Any, path: str, ctx: _Context, meta:
                 return text == "true"
             raise ValueError("true or false")
         if hint is int:
-            if _is_plain(node) and re.fullmatch(r"-?(0|[1-9]\d*)", text):
-                return int(text)
+            if _is_plain(node) and re.fullmatch(r"-?(0|[1-9]\d*)", text) and len(text) < 12:
+                return _in_range(int(text), path)
             raise ValueError("a whole number (no quotes, no leading zeros)")
         if hint is PartialDate:
-            return PartialDate.parse(text)
+            date = PartialDate.parse(text)
+            _in_range(date.year, "year")
+            return date
     except ValueError as exc:
         ctx.report(node, path, f"found {_describe(node)}; expected {exc}")
         return None
     raise TypeError(f"no conversion for {hint!r}")  # a bug in the model, not in the data
+
+
+def _in_range(number: int, path: str) -> int:
+    """Numbers are bounded so that no input can make later stages do unbounded work
+    (a chart with a bar per year from 1 to 2000000000)."""
+    field = path.rsplit(".", 1)[-1]
+    low, high = INTEGER_RANGES.get(field, (-(10**9), 10**9))
+    if not low <= number <= high:
+        what = "a year" if field == "year" else "a number"
+        raise ValueError(f"{what} from {low} to {high} (got {number})")
+    return number
 
 
 def _check_text(text: str, meta: dict) -> str:
@@ -217,7 +253,11 @@ def _convert_record(node: Node, cls: type, path: str, ctx: _Context) -> Any:
         key = key_node.value if isinstance(key_node, ScalarNode) else None
         where = f"{path}.{key}" if path else str(key)
         if key not in fields:
-            hint = _suggest(str(key), fields) or f"; expected one of {', '.join(fields)}"
+            hint = (
+                ""
+                if ctx.full
+                else _suggest(str(key), fields) or f"; expected one of {', '.join(fields)}"
+            )
             ctx.report(key_node, where, f"unknown key {key!r}{hint}")
             ok = False
         elif key in values:
@@ -225,9 +265,9 @@ def _convert_record(node: Node, cls: type, path: str, ctx: _Context) -> Any:
             ok = False
         else:
             hint, fld = fields[key]
-            before = len(ctx.problems)
+            before = ctx.count
             values[key] = convert(value_node, hint, where, ctx, fld.metadata)
-            ok = ok and len(ctx.problems) == before
+            ok = ok and ctx.count == before
     for name, (_, fld) in fields.items():
         if name not in values and _is_required(fld):
             ctx.report(node, f"{path}.{name}" if path else name, "missing required key")
@@ -259,8 +299,8 @@ def load_file(path: Path, cls: type, display: str) -> Any:
     node = read_node(path, display)
     ctx = _Context(display)
     record = convert(node, cls, "", ctx)
-    if ctx.problems:
-        raise InputError(ctx.problems)
+    if ctx.count:
+        raise ctx.error()
     return record
 
 
@@ -270,7 +310,7 @@ def load_registry(path: Path, cls: type, display: str) -> tuple:
     ctx = _Context(display)
     if not isinstance(node, MappingNode):
         ctx.report(node, "", f"found {_describe(node)}; expected a mapping from key to entry")
-        raise InputError(ctx.problems)
+        raise ctx.error()
     records = []
     seen: set[str] = set()
     for key_node, value_node in node.value:
@@ -285,8 +325,8 @@ def load_registry(path: Path, cls: type, display: str) -> tuple:
         record = convert(value_node, cls, key, ctx)
         if record is not None:
             records.append(dataclasses.replace(record, key=key))
-    if ctx.problems:
-        raise InputError(ctx.problems)
+    if ctx.count:
+        raise ctx.error()
     return tuple(records)
 
 
@@ -306,11 +346,8 @@ def load_dataset(data_dir: Path) -> Dataset:
     found: dict[str, tuple] = {}
     for name, cls in REGISTRIES:
         path = data_dir / f"{name}.yaml"
-        found[name] = _collect(problems, load_registry, path, cls, _display(path, data_dir)) or ()
-    profiles = [
-        _collect(problems, _load_profile, path, data_dir)
-        for path in sorted((data_dir / "profiles").glob("*.yaml"))
-    ]
+        found[name] = _collect(problems, path, data_dir, cls) or ()
+    profiles = [_collect(problems, path, data_dir) for path in _profile_paths(data_dir, problems)]
     if problems:
         raise InputError(problems)
     return Dataset(
@@ -321,25 +358,62 @@ def load_dataset(data_dir: Path) -> Dataset:
     )
 
 
+def _profile_paths(data_dir: Path, problems: list[Problem]) -> list[Path]:
+    """data/profiles/*.yaml; a missing or empty folder and *.yml files are problems
+    (a build must not publish an empty graph over the last one, nor skip a file)."""
+    folder = data_dir / "profiles"
+    where = Source(str(Path("data") / "profiles"), 0, 0)
+    if not folder.is_dir():
+        problems.append(Problem(where, "", "folder not found; expected one .yaml file per person"))
+        return []
+    for path in sorted(folder.glob("*.yml")):
+        problems.append(
+            Problem(
+                Source(_display(path, data_dir), 0, 0),
+                "",
+                f"profiles end in .yaml; rename it to {path.stem}.yaml",
+            )
+        )
+    paths = sorted(folder.glob("*.yaml"))
+    if not paths:
+        problems.append(Problem(where, "", "no profiles; expected one .yaml file per person"))
+    return paths
+
+
+def _outside(path: Path, data_dir: Path) -> bool:
+    """Whether `path` is (or links to) a file outside data/: such a file is never read,
+    so a link to a secret cannot be published or quoted in an error message."""
+    return not path.resolve().is_relative_to(data_dir.resolve())
+
+
 def _load_profile(path: Path, data_dir: Path) -> model.Profile:
     display = _display(path, data_dir)
-    if not FORMATS["key"][0].match(path.stem):
+    if not FORMATS["key"][0].match(path.stem) or len(path.stem) > MAX_SLUG:
         problem = Problem(
             Source(display, 0, 0),
             "",
-            f"file name {path.stem!r} is not a slug; "
-            "expected lower-case letters, digits and -, e.g. yihao-zhao.yaml",
+            f"file name {path.stem[:80]!r} is not a slug; expected at most {MAX_SLUG} "
+            "lower-case letters, digits and -, e.g. yihao-zhao.yaml",
         )
         raise InputError([problem])
     profile = load_file(path, model.Profile, display)
     return dataclasses.replace(profile, slug=path.stem)
 
 
-def _collect(problems: list[Problem], fn: Any, path: Path, *args: Any) -> Any:
-    if fn is load_registry and not path.exists():
+def _collect(problems: list[Problem], path: Path, data_dir: Path, registry: type | None = None):
+    """A registry of type `registry`, or else a profile, read from `path`; None (and the
+    problems noted) when it has mistakes."""
+    if registry and not path.exists() and not path.is_symlink():
         return ()
+    display = _display(path, data_dir)
+    if _outside(path, data_dir):
+        message = "is a link to a file outside data/; expected a file inside data/"
+        problems.append(Problem(Source(display, 0, 0), "", message))
+        return None
     try:
-        return fn(path, *args)
+        if registry:
+            return load_registry(path, registry, display)
+        return _load_profile(path, data_dir)
     except InputError as exc:
         problems.extend(exc.problems)
         return None
