@@ -243,3 +243,41 @@ def test_closed_pipe_is_quiet(fresh_project):
     err = process.stderr.read().decode()
     assert process.wait() == 0
     assert "Traceback" not in err and "BrokenPipe" not in err, err
+
+
+# --------------------------------------------------------------------------- item 8
+
+
+def _git(project: Path, *args: str) -> None:
+    subprocess.run(
+        ["git", "-c", "user.email=t@example.org", "-c", "user.name=T", *args],
+        cwd=project,
+        check=True,
+        capture_output=True,
+        env={**os.environ, "GIT_COMMITTER_DATE": "2001-02-03T04:05:06Z"},
+    )
+
+
+def test_repository_config_runs_nothing(fresh_project, tmp_path, monkeypatch, capsys):
+    monkeypatch.delenv("SOURCE_DATE_EPOCH", raising=False)
+    _git(fresh_project, "init", "-q")
+    _git(fresh_project, "add", "-A")
+    _git(fresh_project, "commit", "-qm", "profiles")
+    marker = tmp_path / "pwned"
+    hostile = tmp_path / "hostile.sh"
+    hostile.write_text(f"#!/bin/sh\ntouch {marker}\ncat\n")
+    hostile.chmod(0o755)
+    with (fresh_project / ".git" / "config").open("a") as config:
+        config.write(
+            f"[core]\n\tfsmonitor = {hostile}\n\thooksPath = {tmp_path}\n"
+            f"[log]\n\tshowSignature = true\n[gpg]\n\tprogram = {hostile}\n"
+            f'[filter "x"]\n\tclean = {hostile}\n\tsmudge = {hostile}\n'
+            f'[diff "x"]\n\ttextconv = {hostile}\n'
+        )
+    (fresh_project / ".gitattributes").write_text("* filter=x diff=x\n")
+    for path in (fresh_project / "data" / "profiles").iterdir():
+        os.utime(path, (1e9, 1e9))  # stat info differs from the index: status would filter
+    assert main(["--project", str(fresh_project), "build"]) == 0
+    assert not marker.exists()
+    page = (fresh_project / "dist" / "site" / "data" / "a-b.jsonld").read_text()
+    assert "2001-02-03" in page  # the date still comes from the last commit
