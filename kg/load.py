@@ -19,12 +19,25 @@ from typing import Any, Union
 
 from kg import model
 from kg.errors import InputError, Problem
+from kg.iri import http_problem, iri_problem
 from kg.model import PRESENT, Dataset, PartialDate, Present, Source
 from kg.yamlsafe import MappingNode, Node, ScalarNode, SequenceNode, read_node, source_of
 
+_EMAIL_PART = r"[^@\s<>()\"\\{}|^`\x00-\x1f\x7f-\x9f]+"
 FORMATS = {
-    "email": (re.compile(r"^[^@\s<>()]+@[^@\s<>()]+\.[A-Za-z]{2,}$"), "an email address"),
-    "url": (re.compile(r"^https?://[^\s<>\"]+$"), "an http(s) URL"),
+    "email": (
+        re.compile(rf"^{_EMAIL_PART}@{_EMAIL_PART}\.[A-Za-z]{{2,}}$"),
+        "an email address (no spaces, quotes or any of <>(){}|\\^`)",
+    ),
+    "url": (re.compile(r"^https?://"), "an http(s) URL"),
+    "doi": (
+        re.compile(r"^10\.[0-9]{4,9}/[^\s\x00-\x1f\x7f-\x9f]+$"),
+        "a DOI like 10.1145/3575693.3575721",
+    ),
+    "arxiv": (
+        re.compile(r"^([0-9]{4}\.[0-9]{4,5}|[a-z-]+(\.[A-Z]{2})?/[0-9]{7})(v[0-9]+)?$"),
+        "an arXiv identifier like 2408.08586 or cs/0112017",
+    ),
     "orcid": (
         re.compile(r"^\d{4}-\d{4}-\d{4}-\d{3}[\dX]$"),
         "an ORCID iD like 0000-0002-1825-0097",
@@ -35,6 +48,10 @@ FORMATS = {
         "a key of lower-case letters, digits, - (at most 100)",
     ),
 }
+# Formats whose text becomes (part of) an IRI, checked as the IRI it becomes (RFC 3987).
+# A DOI may hold <, > or spaces-free oddities; kg.map percent-encodes it, so only the
+# format is checked here.
+IRI_OF = {"url": "", "email": "mailto:", "orcid": "https://orcid.org/"}
 NULLS = frozenset({"", "~", "null"})
 YEARS = (1000, 2999)  # every year and date: a four-digit year in the Gregorian calendar
 INTEGER_RANGES = {"year": YEARS, "ordinal": (1, 9999)}
@@ -215,6 +232,11 @@ def _check_text(text: str, meta: dict) -> str:
         pattern, what = FORMATS[fmt]
         if not pattern.match(text):
             raise ValueError(what)
+        problem = None
+        if fmt in IRI_OF:
+            problem = http_problem(text) if fmt == "url" else iri_problem(IRI_OF[fmt] + text)
+        if problem:
+            raise ValueError(f"{what}: {problem}")
     return text
 
 

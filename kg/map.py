@@ -14,6 +14,7 @@ from functools import cached_property
 from rdflib import Graph, Literal, URIRef
 from rdflib.term import Node
 
+from kg.iri import encode_path, encode_segment
 from kg.model import (
     PRESENT,
     Award,
@@ -308,7 +309,7 @@ class _Mapper:
         home = ACCOUNT_SERVICES.get(account.service)
         if home:
             self.add(a, FOAF.accountServiceHomepage, URIRef(home))
-        url = account.url or (home + account.username if home else None)
+        url = account.url or (home + encode_segment(account.username) if home else None)
         if url:
             self.add(s, SCHEMA.sameAs, URIRef(url))
             self.add(a, SCHEMA.url, URIRef(url))
@@ -529,7 +530,7 @@ class _Mapper:
             self.add(w, SCHEMA.sameAs, URIRef(f"https://arxiv.org/abs/{pub.arxiv}"))
         if pub.doi:
             self.add(w, SCHEMA.identifier, f"doi:{pub.doi}")
-            self.add(w, SCHEMA.sameAs, URIRef(f"https://doi.org/{pub.doi}"))
+            self.add(w, SCHEMA.sameAs, URIRef(f"https://doi.org/{encode_path(pub.doi)}"))
         for slug, listing in pub.listings:
             for link in listing.links:
                 self.add(w, KG.linkLabel, link.label)
