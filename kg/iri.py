@@ -16,6 +16,11 @@ _FORBIDDEN = re.compile(r'[\x00-\x20\x7f-\x9f<>"{}|\\^`]')
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
 _PERCENT = re.compile(r"%(?![0-9A-Fa-f]{2})")
 _HTTP = re.compile(r"^https?://[^/?#@:\[\]]+(?::[0-9]{1,5})?(?:[/?#]|$)")
+_STRUCTURE = re.compile(
+    r"^[A-Za-z][A-Za-z0-9+.-]*:"
+    r"(?://(?:[^/?#\[\]@]*@)?(?:\[[0-9A-Fa-f:.]+\]|[^/?#\[\]@:]*)(?::[0-9]*)?)?"
+    r"[^?#\[\]]*(?:\?[^#\[\]]*)?(?:#[^#\[\]]*)?$"
+)
 MAX_IRI = 2000
 
 
@@ -30,9 +35,20 @@ def iri_problem(text: str) -> str | None:
         return f"no {_show(bad.group())} in an IRI (percent-encode it)"
     if _PERCENT.search(text):
         return "'%' followed by two hex digits"
-    if "\ufffe" in text or "\uffff" in text or re.search(r"[\ud800-\udfff]", text):
-        return "no non-characters in an IRI"
+    if not _STRUCTURE.match(text):
+        return "scheme:[//host[:port]]path[?query][#fragment] ([ and ] only around an IP host)"
+    for char in text:
+        if ord(char) >= 0xA0 and not _ucschar(char):
+            return f"no {_show(char)} in an IRI (not an RFC 3987 character; percent-encode it)"
     return None
+
+
+def _ucschar(char: str) -> bool:
+    """RFC 3987 `ucschar`: the non-ASCII characters an IRI may hold as they are."""
+    code = ord(char)
+    if code <= 0xFFFF:
+        return 0xA0 <= code <= 0xD7FF or 0xF900 <= code <= 0xFDCF or 0xFDF0 <= code <= 0xFFEF
+    return code <= 0xEFFFD and (code & 0xFFFF) <= 0xFFFD and not 0xE0000 <= code <= 0xE0FFF
 
 
 def http_problem(text: str) -> str | None:
@@ -53,7 +69,11 @@ def encode_segment(text: str) -> str:
     """Text as one IRI path segment: everything outside RFC 3987 `ipchar` percent-encoded
     (letters in any script stay as they are)."""
     return "".join(
-        char if char.isalnum() or char in "-._~!$&'()*+,;=:@" else quote(char, safe="")
+        char
+        if (char.isascii() and char.isalnum())
+        or char in "-._~!$&'()*+,;=:@"
+        or (ord(char) >= 0xA0 and _ucschar(char))
+        else quote(char, safe="")
         for char in text
     )
 

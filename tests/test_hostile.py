@@ -12,6 +12,7 @@ import sys
 import threading
 from pathlib import Path
 
+import pyoxigraph as ox
 import pytest
 from conftest import MINI, REPO
 from hypothesis import HealthCheck, given, settings
@@ -21,6 +22,7 @@ from rdflib import Literal, URIRef
 from kg import pipeline
 from kg.cli import main
 from kg.errors import QueryError
+from kg.iri import encode_path, encode_segment, iri_problem
 from kg.outdir import CRASH_ENV
 from kg.query import load_queries, parse_query, run_embedded, uses_service
 
@@ -281,3 +283,79 @@ def test_repository_config_runs_nothing(fresh_project, tmp_path, monkeypatch, ca
     assert not marker.exists()
     page = (fresh_project / "dist" / "site" / "data" / "a-b.jsonld").read_text()
     assert "2001-02-03" in page  # the date still comes from the last commit
+
+
+# --------------------------------------------------------------------------- item 6
+
+
+ANY_TEXT = st.text(st.characters(blacklist_categories=("Cs",)), max_size=30)
+CONTROL_TEXT = st.text(
+    st.one_of(st.characters(max_codepoint=0x9F), st.characters(blacklist_categories=("Cs",))),
+    max_size=30,
+)
+
+
+def _serdi(text: str, syntax: str) -> str:
+    run = subprocess.run(
+        ["serdi", "-i", syntax, "-o", "ntriples", "-"],
+        input=text.encode("utf-8"),
+        capture_output=True,
+        timeout=30,
+    )
+    assert run.returncode == 0 and run.stderr == b"", (syntax, run.stderr[:300], text[:500])
+    return run.stdout.decode("utf-8")
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(url=ANY_TEXT, email=ANY_TEXT, segment=ANY_TEXT, literal=CONTROL_TEXT)
+def test_generated_iris_and_control_characters_pass_every_writer(url, email, segment, literal):
+    """Whatever the loader accepts as a URL or email, whatever kg percent-encodes, and any
+    literal (control characters included) is written so that serdi, a strict parser,
+    reads it: N-Triples, Turtle; and JSON-LD reads back as the same graph."""
+    from kg.export import to_jsonld, to_ntriples, to_turtle
+    from kg.load import _check_text
+    from kg.namespaces import SCHEMA
+    from kg.triples import Triples
+
+    def accepted(text: str, fmt: str) -> str | None:
+        try:
+            return _check_text(text, {"format": fmt})
+        except ValueError:
+            return None
+
+    s = URIRef("https://kg.example.org/person/" + encode_segment(segment or "x"))
+    triples = Triples()
+    triples.add((s, SCHEMA.name, Literal(literal)))
+    triples.add((s, SCHEMA.sameAs, URIRef("https://doi.org/" + encode_path(segment))))
+    for value, fmt, prefix in (
+        (f"https://example.org/{url}", "url", ""),
+        (email, "email", "mailto:"),
+    ):
+        if accepted(value, fmt):
+            triples.add((s, SCHEMA.url, URIRef(prefix + value.strip())))
+    nt = to_ntriples(triples)
+    expected = _read(nt, ox.RdfFormat.N_TRIPLES)
+    assert expected == {(str(a), str(b), str(c)) for a, b, c in triples}  # nothing lost
+    assert _read(_serdi(nt, "ntriples"), ox.RdfFormat.N_TRIPLES) == expected
+    assert _read(_serdi(to_turtle(triples), "turtle"), ox.RdfFormat.N_TRIPLES) == expected
+    assert _read(to_jsonld(triples), ox.RdfFormat.JSON_LD) == expected
+
+
+def _read(text: str, fmt) -> set[tuple[str, str, str]]:
+    return {
+        (t.subject.value, t.predicate.value, t.object.value)
+        for t in ox.parse(text.encode(), format=fmt)
+    }
+
+
+@pytest.mark.parametrize(
+    "text", ["https://x.org/a|b", "https://x.org/\x07", "https://x.org/a b", 'mailto:a"b@x.org']
+)
+def test_iri_gate_refuses_what_strict_parsers_refuse(text):
+    assert iri_problem(text) is not None
+    run = subprocess.run(
+        ["serdi", "-i", "ntriples", "-o", "ntriples", "-"],
+        input=f"<http://x/s> <http://x/p> <{text}> .\n".encode(),
+        capture_output=True,
+    )
+    assert run.returncode != 0 or run.stderr  # serdi refuses it too
