@@ -22,6 +22,7 @@ _STRUCTURE = re.compile(
     r"[^?#\[\]]*(?:\?[^#\[\]]*)?(?:#[^#\[\]]*)?$"
 )
 MAX_IRI = 2000
+BIDI_FORMATTING = frozenset("\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
 
 
 def iri_problem(text: str) -> str | None:
@@ -38,6 +39,8 @@ def iri_problem(text: str) -> str | None:
     if not _STRUCTURE.match(text):
         return "scheme:[//host[:port]]path[?query][#fragment] ([ and ] only around an IP host)"
     for char in text:
+        if char in BIDI_FORMATTING:
+            return f"no {_show(char)} in an IRI (RFC 3987 forbids bidi formatting characters)"
         if ord(char) >= 0xA0 and not _ucschar(char):
             return f"no {_show(char)} in an IRI (not an RFC 3987 character; percent-encode it)"
     return None

@@ -9,6 +9,7 @@ import json
 from rdflib import BNode, Literal, URIRef
 from rdflib.term import Node
 
+from kg.display import terminal_safe
 from kg.export import to_jsonld, to_turtle
 from kg.query import Answer
 
@@ -71,7 +72,7 @@ def _delimited(answer: Answer, fmt: str) -> str:
 
 def _table(answer: Answer) -> str:
     header = list(answer.variables)
-    body = [[_plain(t).replace("\n", " ") for t in row] for row in answer.rows]
+    body = [[terminal_safe(_plain(t).replace("\n", " ")) for t in row] for row in answer.rows]
     widths = [max([len(h)] + [len(r[i]) for r in body]) for i, h in enumerate(header)]
 
     def line(cells: list[str]) -> str:

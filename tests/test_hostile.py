@@ -359,3 +359,33 @@ def test_iri_gate_refuses_what_strict_parsers_refuse(text):
         capture_output=True,
     )
     assert run.returncode != 0 or run.stderr  # serdi refuses it too
+
+
+# --------------------------------------------------------------------------- item 9
+
+
+def test_bidi_override_in_a_name_is_isolated_on_the_pages(fresh_project, capsys):
+    profile = fresh_project / "data" / "profiles" / "a-b.yaml"
+    text = profile.read_text(encoding="utf-8").replace("name: Ann Bee", "name: Ann \u202eeeB")
+    profile.write_text(text, encoding="utf-8")
+    assert main(["--project", str(fresh_project), "build"]) == 0
+    page = (fresh_project / "dist" / "site" / "people" / "a-b.html").read_text(encoding="utf-8")
+    assert "<h1><bdi>\u2068Ann \u202eeeB\u2069</bdi>" in page
+    # everywhere: title, headings, author lists, the co-author figure (SVG)
+    assert page.count("\u202e") == page.count("\u2068Ann \u202eeeB\u2069") >= 5
+    assert "Ann \\u202eeeB" in page  # the JSON-LD escapes it
+
+
+def test_terminal_escapes_in_data_are_shown_not_obeyed():
+    from kg.query import Answer
+    from kg.results import render
+
+    answer = Answer("SELECT", ("name",), ((Literal("A\x1b[2J\x1b]0;owned\x07 B\u202e C\x9b"),),))
+    table = render(answer, "table")
+    assert "\x1b" not in table and "\x07" not in table and "\u202e" not in table
+    assert "\x9b" not in table
+    assert "A\\x1b[2J\\x1b]0;owned\\x07 B\\u202e C\\x9b" in table
+    import json
+
+    value = json.loads(render(answer, "json"))["results"]["bindings"][0]["name"]["value"]
+    assert value == str(answer.rows[0][0])  # machine formats keep the data as it is
