@@ -15,6 +15,7 @@ from pathlib import Path
 
 from kg import __version__, pipeline
 from kg.config import load_config
+from kg.display import terminal_safe
 from kg.errors import InputError, KgError, UsageError
 
 EXIT_OK, EXIT_NONCONFORMING, EXIT_BAD_INPUT, EXIT_BUG = 0, 1, 2, 3
@@ -257,7 +258,7 @@ def main(argv: list[str] | None = None) -> int:
         _print_problems(exc.problems)
         return EXIT_BAD_INPUT
     except KgError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"error: {terminal_safe(str(exc))}", file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
@@ -286,7 +287,7 @@ MAX_PROBLEMS = 200
 def _print_problems(problems) -> None:
     """Every problem, up to MAX_PROBLEMS (then a count of the rest)."""
     for problem in problems[:MAX_PROBLEMS]:
-        print(f"error: {problem}", file=sys.stderr)
+        print(f"error: {terminal_safe(str(problem))}", file=sys.stderr)
     if len(problems) > MAX_PROBLEMS:
         print(f"error: ... and {len(problems) - MAX_PROBLEMS} more", file=sys.stderr)
     print(f"{len(problems)} problem(s) found", file=sys.stderr)
@@ -513,7 +514,7 @@ def _print_validation(report, fmt: str) -> None:
             line = f"{r.source.line}:{r.source.column}" if r.source else "-"
             path = f" {r.path}" if r.path else ""
             value = f" (value {r.value!r})" if r.value is not None else ""
-            print(f"  {line}: {r.severity}: {r.message}{path}{value}")
+            print(terminal_safe(f"  {line}: {r.severity}: {r.message}{path}{value}"))
     verdict = "conforms" if report.conforms else "does not conform"
     print(
         f"validation: {verdict}: {report.count('Violation')} violations, "
@@ -535,4 +536,4 @@ def _print_report(resolution, full: bool) -> None:
     )
     if full:
         for note in resolution.notes:
-            print(f"{note.kind:9} {note.subject}: {note.detail}")
+            print(terminal_safe(f"{note.kind:9} {note.subject}: {note.detail}"))

@@ -15,7 +15,7 @@ from markupsafe import Markup
 
 BIDI_CONTROLS = "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
 _BIDI = re.compile(f"[{BIDI_CONTROLS}]")
-_UNSAFE_IN_TERMINAL = re.compile(f"[\\x00-\\x1f\\x7f-\\x9f{BIDI_CONTROLS}]")
+_UNSAFE_IN_TERMINAL = re.compile(f"[\\x00-\\x08\\x0b-\\x1f\\x7f-\\x9f{BIDI_CONTROLS}]")
 FSI, PDI = "\u2068", "\u2069"
 
 
@@ -27,7 +27,8 @@ def isolate(value: object) -> object:
 
 
 def terminal_safe(text: str) -> str:
-    """`text` with control characters (C0, DEL, C1) and bidi controls as visible escapes."""
+    """`text` with control characters (C0 but tab and newline, DEL, C1) and bidi
+    controls as visible escapes."""
     return _UNSAFE_IN_TERMINAL.sub(_escape, text)
 
 
