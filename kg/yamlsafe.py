@@ -151,12 +151,25 @@ def _compose(data: bytes, display: str) -> Node | None:
         if mark and mark.line < len(lines) and "\t" in lines[mark.line][: mark.column + 1]:
             what += " (YAML does not allow tabs for indentation; use spaces)"
         raise _fail(display, line, col, f"YAML syntax error: {what}") from None
+    except yaml.reader.ReaderError as exc:  # a character YAML refuses, e.g. NUL
+        line, col = _line_column(data, exc.position)
+        code = exc.character if isinstance(exc.character, int) else ord(exc.character)
+        what = f"character U+{code:04X} is not allowed in YAML ({exc.reason})"
+        raise _fail(display, line, col, what) from None
     except yaml.YAMLError as exc:
         raise _fail(display, 0, 0, f"YAML error: {exc}") from None
     except RecursionError:
         raise _fail(display, 0, 0, "the YAML is nested too deeply") from None
     finally:
         loader.dispose()
+
+
+def _line_column(data: bytes, position: int) -> tuple[int, int]:
+    """Line and column (in characters) of a byte offset, as libyaml reports offsets."""
+    start = data.rfind(b"\n", 0, position) + 1
+    return data.count(b"\n", 0, position) + 1, len(
+        data[start:position].decode("utf-8", "replace")
+    ) + 1
 
 
 def _plain_tree(root: Node) -> bool:
