@@ -21,6 +21,7 @@ from kg import model
 from kg.errors import InputError, Problem
 from kg.iri import http_problem, iri_problem
 from kg.model import PRESENT, Dataset, PartialDate, Present, Source
+from kg.names import name_key
 from kg.yamlsafe import MappingNode, Node, ScalarNode, SequenceNode, read_node, source_of
 
 _EMAIL_PART = r"[^@\s<>()\"\\{}|^`\x00-\x1f\x7f-\x9f]+"
@@ -297,13 +298,30 @@ def _convert_record(node: Node, cls: type, path: str, ctx: _Context) -> Any:
     if not ok:
         return None
     values = {k: v for k, v in values.items() if v is not None or not _is_required(fields[k][1])}
+    if cls is model.PersonRef and not _has_name(values["name"], ctx, node, path):
+        return None
     return cls(**values, source=source_of(node, ctx.file))
+
+
+def _has_name(name: str, ctx: _Context, node: Node, path: str) -> bool:
+    """A co-author's name must keep a letter once markers (*, †) and titles (Prof.) go."""
+    if name_key(name):
+        return True
+    ctx.report(
+        node,
+        path,
+        f"found {name!r}; expected a person's name (nothing is left once markers such as * "
+        "and titles such as Prof. are removed)",
+    )
+    return False
 
 
 def _convert_record_shorthand(node: ScalarNode, cls: type, path: str, ctx: _Context) -> Any:
     name = _check_text(node.value, {}) if node.value.strip() else None
     if name is None:
         ctx.report(node, path, "found ''; expected a name")
+        return None
+    if cls is model.PersonRef and not _has_name(name, ctx, node, path):
         return None
     return cls(**{SHORTHAND[cls]: name}, source=source_of(node, ctx.file))
 
