@@ -389,3 +389,44 @@ def test_terminal_escapes_in_data_are_shown_not_obeyed():
 
     value = json.loads(render(answer, "json"))["results"]["bindings"][0]["name"]["value"]
     assert value == str(answer.rows[0][0])  # machine formats keep the data as it is
+
+
+# --------------------------------------------------------------------------- items 3, 6, 10
+
+
+def test_a_link_to_a_secret_is_neither_read_nor_quoted(fresh_project, tmp_path, capsys):
+    secret = tmp_path / "secret.yaml"
+    secret.write_text("root:x:0:0:SECRET-FIRST-LINE\n")
+    (fresh_project / "data" / "profiles" / "x-y.yaml").symlink_to(secret)
+    assert main(["--project", str(fresh_project), "build"]) == 2
+    captured = capsys.readouterr()
+    assert "SECRET" not in captured.out + captured.err
+    assert "x-y.yaml: is a link to a file outside data/" in captured.err
+
+
+def test_build_then_site_into_dist_site(fresh_project, capsys):
+    assert main(["--project", str(fresh_project), "build"]) == 0
+    assert main(["--project", str(fresh_project), "site"]) == 0
+    assert (fresh_project / "dist" / "site" / "index.html").is_file()
+    assert (fresh_project / "dist" / "graph.nt").is_file()
+
+
+def test_real_doi_with_angle_brackets_and_user_name_with_space(fresh_project, capsys):
+    doi = "10.1002/(SICI)1097-4571(199806)49:8<693::AID-ASI4>3.0.CO;2-O"
+    profile = fresh_project / "data" / "profiles" / "a-b.yaml"
+    text = profile.read_text(encoding="utf-8")
+    text = text.replace('venue: "OSDI \'24"', f'venue: "OSDI \'24"\n    doi: "{doi}"')
+    text = text.replace("{service: github, username: annb}", "{service: github, username: ann b}")
+    profile.write_text(text, encoding="utf-8")
+    assert main(["--project", str(fresh_project), "build"]) == 0
+    graph = fresh_project / "dist" / "graph.nt"
+    nt = graph.read_text(encoding="utf-8")
+    assert (
+        "<https://doi.org/10.1002/(SICI)1097-4571(199806)49:8%3C693::AID-ASI4%3E3.0.CO;2-O>" in nt
+    )
+    assert "<https://github.com/ann%20b>" in nt
+    _serdi(nt, "ntriples")
+    _serdi((fresh_project / "dist" / "graph.ttl").read_text(encoding="utf-8"), "turtle")
+    capsys.readouterr()
+    args = ["--project", str(fresh_project), "query", "--graph", str(graph), "--format", "csv"]
+    assert main([*args, "--file", str(REPO / "queries" / "shared-papers.rq")]) == 0
