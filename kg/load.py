@@ -30,7 +30,7 @@ FORMATS = {
         re.compile(rf"^{_EMAIL_PART}@{_EMAIL_PART}\.[A-Za-z]{{2,}}$"),
         "an email address (no spaces, quotes or any of <>(){}|\\^`)",
     ),
-    "url": (re.compile(r"^https?://"), "an http(s) URL"),
+    "url": (re.compile(r"^https?://[^\s<>\"{}|\\^`\x00-\x1f\x7f-\x9f]+$"), "an http(s) URL"),
     "doi": (
         re.compile(r"^10\.[0-9]{4,9}/[^\s\x00-\x1f\x7f-\x9f]+$"),
         "a DOI like 10.1145/3575693.3575721",
@@ -231,13 +231,13 @@ def _check_text(text: str, meta: dict) -> str:
     fmt = meta.get("format")
     if fmt:
         pattern, what = FORMATS[fmt]
-        if not pattern.match(text):
-            raise ValueError(what)
         problem = None
-        if fmt in IRI_OF:
+        if fmt in IRI_OF:  # first: it says which character is wrong
             problem = http_problem(text) if fmt == "url" else iri_problem(IRI_OF[fmt] + text)
         if problem:
             raise ValueError(f"{what}: {problem}")
+        if not pattern.match(text):
+            raise ValueError(what)
     return text
 
 
