@@ -430,3 +430,29 @@ def test_real_doi_with_angle_brackets_and_user_name_with_space(fresh_project, ca
     capsys.readouterr()
     args = ["--project", str(fresh_project), "query", "--graph", str(graph), "--format", "csv"]
     assert main([*args, "--file", str(REPO / "queries" / "shared-papers.rq")]) == 0
+
+
+def _edit(project: Path, old: str, new: str) -> None:
+    path = project / "data" / "profiles" / "a-b.yaml"
+    text = path.read_text(encoding="utf-8")
+    assert old in text
+    path.write_text(text.replace(old, new, 1), encoding="utf-8")
+
+
+def test_doubled_author_and_self_mentoring_are_warnings(fresh_project, capsys):
+    paper = "publications:\n  - title: Thrice\n    authors: [Ann Bee, Ann Bee, Ann Bee]\n"
+    _edit(fresh_project, "publications:\n", paper + "    venue: OSDI\n    year: 2024\n")
+    _edit(fresh_project, "mentors: [Xin Jin]", "mentors: [Xin Jin, Ann Bee]")
+    assert main(["--project", str(fresh_project), "validate"]) == 0  # warnings only
+    out = capsys.readouterr().out
+    assert "a-b.yaml" in out and "2 warnings" in out
+    assert ": Warning: The same person is listed 3 times in the author list" in out
+    assert ": Warning: The person holding this role is also listed as its advisor" in out
+
+
+def test_look_alike_letters_of_another_script_are_a_near_miss(fresh_project, capsys):
+    paper = "publications:\n  - title: Lookalike\n    authors: [Ann Bee, Xin J\u0456n]\n"
+    _edit(fresh_project, "publications:\n", paper + "    venue: OSDI\n    year: 2024\n")
+    assert main(["--project", str(fresh_project), "resolve", "--report"]) == 0
+    out = capsys.readouterr().out
+    assert "'Xin Jin' and 'Xin J\u0456n' look alike with letters of another script" in out
