@@ -456,3 +456,30 @@ def test_look_alike_letters_of_another_script_are_a_near_miss(fresh_project, cap
     assert main(["--project", str(fresh_project), "resolve", "--report"]) == 0
     out = capsys.readouterr().out
     assert "'Xin Jin' and 'Xin J\u0456n' look alike with letters of another script" in out
+
+
+def test_a_full_disk_is_one_line_and_the_old_output_stays(fresh_project):
+    """Writes fail mid-build (a file size limit stands in for a full disk): exit 2, one
+    `error:` line naming the path and reason, the previous output untouched."""
+    import resource
+
+    assert main(["--project", str(fresh_project), "build"]) == 0
+    before = _tree(fresh_project / "dist")
+
+    def small_files():
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a failed write, not a signal
+        resource.setrlimit(resource.RLIMIT_FSIZE, (2000, 2000))
+
+    run = subprocess.run(
+        [sys.executable, "-m", "kg", "--project", str(fresh_project), "build"],
+        env=ENV,
+        capture_output=True,
+        text=True,
+        preexec_fn=small_files,
+    )
+    assert run.returncode == 2, run.stderr
+    errors = [line for line in run.stderr.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1 and "File too large" in errors[0], run.stderr
+    assert "Traceback" not in run.stderr
+    assert _tree(fresh_project / "dist") == before
+    assert len(list((fresh_project / ".dist.versions").glob("v-*"))) == 1
