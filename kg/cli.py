@@ -403,7 +403,7 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _query(config, args: argparse.Namespace) -> int:
-    from kg.query import load_queries, parse_query, run_embedded, run_remote
+    from kg.query import load_queries, parse_query, read_query_file, run_embedded, run_remote
     from kg.results import render
 
     if args.list:
@@ -412,7 +412,7 @@ def _query(config, args: argparse.Namespace) -> int:
             print(f"{q.name}: {q.summary}" + (f"\n    parameters: {params}" if params else ""))
         return EXIT_OK
     if args.file:
-        text = sys.stdin.read() if args.file == "-" else _read_text(args.file)
+        text = sys.stdin.read() if args.file == "-" else read_query_file(Path(args.file))
         query = parse_query(text, "ad-hoc")
     elif args.name:
         queries = load_queries(config.queries_dir)
@@ -462,13 +462,6 @@ def _bench_run(args: argparse.Namespace) -> int:
             encoding="utf-8",
         )
     return EXIT_OK
-
-
-def _read_text(path: str) -> str:
-    try:
-        return Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UsageError(f"cannot read query file {path}: {exc}") from None
 
 
 def _params(pairs: list[str]) -> dict[str, str]:

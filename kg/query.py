@@ -143,8 +143,33 @@ def load_queries(folder: Path) -> dict[str, StoredQuery]:
     """Every `*.rq` in `folder`, by name (the file stem)."""
     queries = {}
     for path in sorted(folder.glob("*.rq")):
-        queries[path.stem] = parse_query(path.read_text(encoding="utf-8"), path.stem, path)
+        queries[path.stem] = parse_query(read_query_file(path), path.stem, path)
     return queries
+
+
+MAX_QUERY_BYTES = 1024 * 1024
+
+
+def read_query_file(path: Path) -> str:
+    """A query file's text: a regular file (not a FIFO or device, which would hang or
+    fill memory) of at most MAX_QUERY_BYTES, in UTF-8."""
+    import os
+    import stat
+
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        with os.fdopen(fd, "rb") as handle:
+            if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+                raise QueryError(f"{path}: not a regular file; expected a .rq query file")
+            data = handle.read(MAX_QUERY_BYTES + 1)
+    except OSError as exc:
+        raise QueryError(f"{path}: cannot read the query ({exc.strerror or exc})") from None
+    if len(data) > MAX_QUERY_BYTES:
+        raise QueryError(f"{path}: more than {MAX_QUERY_BYTES} bytes; expected a query file")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise QueryError(f"{path}: invalid UTF-8 at byte {exc.start}") from None
 
 
 # --------------------------------------------------------------------------- running

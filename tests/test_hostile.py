@@ -483,3 +483,17 @@ def test_a_full_disk_is_one_line_and_the_old_output_stays(fresh_project):
     assert "Traceback" not in run.stderr
     assert _tree(fresh_project / "dist") == before
     assert len(list((fresh_project / ".dist.versions").glob("v-*"))) == 1
+
+
+def test_a_stored_query_that_is_a_fifo_or_a_device_is_refused(fresh_project, capsys):
+    queries = fresh_project / "queries"
+    shutil.copytree(REPO / "queries", queries)
+    os.mkfifo(queries / "hang.rq")
+    assert main(["--project", str(fresh_project), "query", "--list"]) == 2
+    assert "hang.rq: not a regular file" in capsys.readouterr().err
+    (queries / "hang.rq").unlink()
+    (queries / "zero.rq").symlink_to("/dev/zero")
+    assert main(["--project", str(fresh_project), "query", "--list"]) == 2
+    assert "zero.rq: not a regular file" in capsys.readouterr().err
+    assert main(["--project", str(fresh_project), "query", "--file", "/dev/zero"]) == 2
+    assert "not a regular file" in capsys.readouterr().err
