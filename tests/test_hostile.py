@@ -497,3 +497,23 @@ def test_a_stored_query_that_is_a_fifo_or_a_device_is_refused(fresh_project, cap
     assert "zero.rq: not a regular file" in capsys.readouterr().err
     assert main(["--project", str(fresh_project), "query", "--file", "/dev/zero"]) == 2
     assert "not a regular file" in capsys.readouterr().err
+
+
+def test_a_tree_moved_aside_without_rename_exchange_is_put_back(tmp_path):
+    """Where renameat2 is missing the swap takes two renames; if the process dies
+    between them, the next run puts the moved-aside tree back before anything else."""
+    from kg.export import write_outputs
+    from kg.outdir import clean_leftovers
+
+    out = tmp_path / "dist"
+    write_outputs(out, {"graph.ttl": "old\n"})
+    real = tmp_path / "real"
+    shutil.copytree(out, real)  # an older kg's real directory, moved aside and then killed
+    out.unlink()
+    real.rename(tmp_path / ".dist.old-4242")
+    clean_leftovers(out)
+    assert (out / "graph.ttl").read_text() == "old\n"
+    assert not (tmp_path / ".dist.old-4242").exists()
+    write_outputs(out, {"graph.ttl": "new\n"})
+    assert (out / "graph.ttl").read_text() == "new\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".dist.versions", "dist"]
