@@ -1,6 +1,7 @@
 """The `kg` command: the only module that parses arguments, prints or exits.
 
-Exit codes: 0 success, 1 the data does not conform to the shapes, 2 bad input or usage.
+Exit codes: 0 success, 1 the data does not conform to the shapes, 2 bad input or usage,
+3 an internal error (a bug in kg: one line, the traceback only with --debug).
 """
 
 from __future__ import annotations
@@ -9,14 +10,18 @@ import argparse
 import contextlib
 import json
 import math
+import os
 import sys
+import traceback
 from pathlib import Path
 
 from kg import __version__
 from kg.config import DEFAULT_BASE_IRI, load_config
+from kg.display import terminal_safe
 from kg.errors import BadRecordsError, InputError, KgError, UsageError
 
-EXIT_OK, EXIT_NONCONFORMING, EXIT_BAD_INPUT = 0, 1, 2
+EXIT_OK, EXIT_NONCONFORMING, EXIT_BAD_INPUT, EXIT_BUG = 0, 1, 2, 3
+REPORT_BUGS = "the kg issue tracker (README.md, Reporting bugs)"
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -24,9 +29,12 @@ def _parser() -> argparse.ArgumentParser:
         prog="kg",
         description="Publish researcher profiles (YAML) as a linked-data knowledge graph.",
         epilog="Exit codes: 0 success, 1 data does not conform to the shapes, "
-        "2 bad input or usage.",
+        "2 bad input or usage, 3 internal error (a bug in kg; --debug shows the traceback).",
     )
     parser.add_argument("--version", action="version", version=f"kg {__version__}")
+    parser.add_argument(
+        "--debug", action="store_true", help="show the traceback of an internal error"
+    )
     parser.add_argument("--project", type=Path, help="project directory (default: found from .)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
@@ -139,6 +147,11 @@ def _parser() -> argparse.ArgumentParser:
         help="query this graph file (.nt, .ttl, .jsonld, e.g. dist/graph.nt) instead of data/",
     )
     query.add_argument("--endpoint", help="SPARQL 1.1 query endpoint URL (http or https)")
+    query.add_argument(
+        "--allow-service",
+        action="store_true",
+        help="let an embedded query use SERVICE (it fetches from the network; refused by default)",
+    )
     query.add_argument(
         "--timeout",
         type=_seconds,
@@ -433,22 +446,49 @@ def main(argv: list[str] | None = None) -> int:
             print(exc.hint, file=sys.stderr)
         return EXIT_BAD_INPUT
     except KgError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"error: {terminal_safe(str(exc))}", file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
-    except BrokenPipeError:  # `kg ... | head` stopped reading: not an error
+    except BrokenPipeError:  # `kg embed ... | head`: the reader has gone, nothing to say
         _silence_stdout()
         return EXIT_OK
+    except OSError as exc:  # the machine refused: disk full, read-only, name too long
+        print(f"error: {_os_error(exc)}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except Exception as exc:
+        if args.debug:
+            traceback.print_exc()
+        print(
+            f"internal error (a bug in kg {__version__}, not in your data): "
+            f"{type(exc).__name__}: {_first_line(exc)}; please report it at {REPORT_BUGS}"
+            + ("" if args.debug else " with the output of `kg --debug ...`"),
+            file=sys.stderr,
+        )
+        return EXIT_BUG
+
+
+MAX_PROBLEMS = 200
+
+
+def _os_error(exc: OSError) -> str:
+    where = f"{exc.filename}: " if exc.filename else ""
+    return f"{where}{exc.strerror or exc}"
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0][:300] if text else "(no message)"
 
 
 def _silence_stdout() -> None:
-    """Point standard output at /dev/null so the interpreter's final flush cannot fail."""
-    import os
-
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    os.dup2(devnull, sys.stdout.fileno())
+    """Point stdout at /dev/null so the interpreter's final flush cannot fail again."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -612,10 +652,10 @@ def _list_queries(queries: dict, config) -> None:
 
 
 def _pick_query(args: argparse.Namespace, queries: dict):
-    from kg.query.stored import parse_query
+    from kg.query.stored import parse_query, read_query_file
 
     if args.file:
-        text = sys.stdin.read() if args.file == "-" else _read_text(args.file)
+        text = sys.stdin.read() if args.file == "-" else read_query_file(Path(args.file))
         return parse_query(text, "ad-hoc")
     if args.name:
         if args.name not in queries:
@@ -639,7 +679,7 @@ def _asker(config, args: argparse.Namespace):
         store = QueryStore.from_file(args.graph)
     else:
         store = QueryStore.from_graph(_pipeline().build_graph(config)[1].graph)
-    return lambda q, v: run_embedded(store, q, v)
+    return lambda q, v: run_embedded(store, q, v, args.allow_service)
 
 
 def _check(config, fmt: str) -> int:
@@ -675,11 +715,17 @@ def _print_problems(errors, warnings, fmt: str) -> None:
                 message = f"{p.path}: {p.message}" if p.path else p.message
                 print(_annotation(level, p.source, message + (f"\n{p.fix}" if p.fix else "")))
         return
+    shown = 0
     for level, problems in (("warning", warnings), ("error", errors)):
         for p in problems:
-            print(f"{level}: {p}", file=sys.stderr)
+            shown += 1
+            if shown > MAX_PROBLEMS:
+                continue
+            print(f"{level}: {terminal_safe(str(p))}", file=sys.stderr)
             for line in p.fix.splitlines():
-                print(f"    {line}", file=sys.stderr)
+                print(f"    {terminal_safe(line)}", file=sys.stderr)
+    if shown > MAX_PROBLEMS:
+        print(f"error: ... and {shown - MAX_PROBLEMS} more", file=sys.stderr)
     if errors:
         print(f"{len(errors)} problem(s) found", file=sys.stderr)
 
@@ -791,13 +837,6 @@ def _bench_run(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _read_text(path: str) -> str:
-    try:
-        return Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UsageError(f"cannot read query file {path}: {exc}") from None
-
-
 def _params(pairs: list[str]) -> dict[str, str]:
     values = {}
     for pair in pairs:
@@ -849,7 +888,7 @@ def _print_validation(report, fmt: str) -> None:
             line = f"{r.source.line}:{r.source.column}" if r.source else "-"
             path = f" {r.path}" if r.path else ""
             value = f" (value {r.value!r})" if r.value is not None else ""
-            print(f"  {line}: {r.severity}: {r.message}{path}{value}")
+            print(terminal_safe(f"  {line}: {r.severity}: {r.message}{path}{value}"))
     verdict = "conforms" if report.conforms else "does not conform"
     print(
         f"validation: {verdict}: {report.count('Violation')} violations, "
@@ -871,4 +910,4 @@ def _print_report(resolution, full: bool) -> None:
     )
     if full:
         for note in resolution.notes:
-            print(f"{note.kind:9} {note.subject}: {note.detail}")
+            print(terminal_safe(f"{note.kind:9} {note.subject}: {note.detail}"))

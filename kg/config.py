@@ -8,11 +8,13 @@ from the copies shipped inside the `kg` package (so an installed wheel works).
 
 from __future__ import annotations
 
+import re
 import tomllib
 from dataclasses import dataclass, fields
 from pathlib import Path
 
 from kg.errors import ProjectError
+from kg.ingest.iri import http_problem, iri_problem
 
 PACKAGE_DIR = Path(__file__).resolve().parent
 CONFIG_FILE = "kg.toml"
@@ -103,9 +105,12 @@ def load_config(project: Path | None = None) -> Config:
     if not path.is_file():
         return Config(root=root)
     try:
-        table = tomllib.loads(path.read_text(encoding="utf-8")).get("kg", {})
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        text = path.read_text(encoding="utf-8")
+        table = tomllib.loads(text).get("kg", {})
+    except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise ProjectError(f"{path}: {exc}") from None
+    if not isinstance(table, dict):
+        raise ProjectError(f"{path}:{_line_of(text, 'kg')}: kg must be a [kg] table")
     known = {f.name for f in fields(Config)} - {"root"}
     unknown = sorted(set(table) - known)
     if unknown:
@@ -113,13 +118,10 @@ def load_config(project: Path | None = None) -> Config:
             f"{path}: unknown setting(s) {', '.join(unknown)} in [kg]; "
             f"expected {', '.join(sorted(known))}"
         )
-    bad = [k for k, v in table.items() if not isinstance(v, str)]
-    if bad:
-        raise ProjectError(f"{path}: [kg] {', '.join(bad)} must be text")
-    base = table.get("base_iri", DEFAULT_BASE_IRI)
-    problem = check_base_iri(base)
-    if problem:
-        raise ProjectError(f"{path}: base_iri {base!r} {problem}")
+    for key, value in table.items():
+        problem = _setting_problem(key, value, root)
+        if problem:
+            raise ProjectError(f"{path}:{_line_of(text, key)}: [kg] {key}: {problem}")
     return Config(root=root, **table)
 
 
@@ -130,3 +132,40 @@ def check_base_iri(base: str) -> str | None:
     if any(c in base for c in ' <>"{}|\\^`'):
         return "must not contain spaces, quotes, braces or angle brackets"
     return None
+
+
+def _setting_problem(key: str, value: object, root: Path) -> str | None:
+    """What is wrong with one [kg] setting, or None. kg.toml comes with the project
+    (perhaps from someone else), so every value that becomes an IRI or a path is checked."""
+    if not isinstance(value, str):
+        return f"expected text in quotes, found {type(value).__name__} {value!r}"
+    if key == "base_iri":
+        problem = http_problem(value)
+        if problem is None and not value.endswith(("/", "#")):
+            problem = "an IRI ending in / or #"
+        return (
+            f"{value!r} must be an http(s) IRI ending in / or #: expected {problem}"
+            if problem
+            else None
+        )
+    if key in ("license", "sparql_endpoint"):
+        problem = iri_problem(value) if key == "license" else http_problem(value)
+        return f"{value!r} is not usable: expected {problem}" if problem else None
+    if key == "out":
+        target = (root / value).resolve()
+        if target == root.resolve() or not target.is_relative_to(root.resolve()):
+            return (
+                f"{value!r} is not a folder inside the project; expected one like 'dist' "
+                "(to write elsewhere, pass --out on the command line)"
+            )
+    if key in ("title", "description") and not value.strip():
+        return "expected non-empty text"
+    return None
+
+
+def _line_of(text: str, key: str) -> int:
+    """The line of `key = ...` in the TOML text (1 when it cannot be found)."""
+    for number, line in enumerate(text.splitlines(), 1):
+        if re.match(rf"\s*{re.escape(key)}\s*=", line):
+            return number
+    return 1

@@ -38,7 +38,7 @@ def f(
     """A model field with documentation (and a default unless required).
 
     `choices` closes the set of allowed values; `fmt` names a text format checked by
-    the loader (`email`, `url`, `orcid`, `lang`, `key`, `ror`, `wikidata`, `dblp`).
+    the loader (`email`, `url`, `orcid`, `lang`, `key`, `ror`, `wikidata`, `dblp`, `doi`, `arxiv`).
     """
     meta = {"doc": doc, "example": example, "choices": choices, "format": fmt}
     if required:
@@ -327,8 +327,8 @@ class Publication:
         "The legend printed for the equal-contribution marker.",
         example="(*Equal contribution)",
     )
-    arxiv: str | None = f("arXiv identifier.", example="2408.08586")
-    doi: str | None = f("DOI.", example="10.1145/3575693.3575721")
+    arxiv: str | None = f("arXiv identifier.", example="2408.08586", fmt="arxiv")
+    doi: str | None = f("DOI.", example="10.1145/3575693.3575721", fmt="doi")
     links: list[Link] = f("Links printed with the entry (Paper, Slides, Code…).", [])
     selected: bool = f("Listed under 'selected publications'.", False)
     id: str | None = f("Override the generated slug of this publication.", fmt="key")

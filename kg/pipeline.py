@@ -110,34 +110,69 @@ def _day(epoch: int) -> PartialDate:
     return PartialDate(moment.year, moment.month, moment.day)
 
 
+# git reads the repository's own .git/config, which comes with the project and can name
+# programs to run (core.fsmonitor, gpg.program for log.showSignature, clean filters that
+# `git status` applies). kg therefore runs only `git log` and `git ls-tree`, which run
+# none of them once these settings are forced off, and compares file contents itself
+# instead of asking `git status`.
+_GIT = (
+    "git",
+    "--no-pager",
+    "-c",
+    "core.fsmonitor=false",
+    "-c",
+    "core.hooksPath=/dev/null",
+    "-c",
+    "log.showSignature=false",
+)
+_GIT_ENV = {"GIT_CONFIG_NOSYSTEM": "1", "GIT_TERMINAL_PROMPT": "0", "GIT_OPTIONAL_LOCKS": "0"}
+
+
 def _git_dates(folder: Path) -> dict[str, int]:
-    """File name -> commit time of its last commit (one git call for the folder)."""
+    """File name -> commit time of its last commit, for files whose content is the
+    committed content (one `git log` and one `git ls-tree` for the folder)."""
     try:
-        dirty = subprocess.run(
-            ["git", "status", "--porcelain", "--", "."],
-            cwd=folder,
-            capture_output=True,
-            text=True,
-            timeout=30,
-            check=True,
-        ).stdout
-        log = subprocess.run(
-            ["git", "log", "--format=%x00%ct", "--name-only", "--", "."],
-            cwd=folder,
-            capture_output=True,
-            text=True,
-            timeout=60,
-            check=True,
-        ).stdout
+        log = _git(folder, "log", "--no-show-signature", "--format=%x00%ct", "--name-only")
+        tree = _git(folder, "ls-tree", "-z", "HEAD")
     except (OSError, subprocess.SubprocessError):
         return {}
-    changed = {Path(line[3:]).name for line in dirty.splitlines()}
+    committed = {}
+    for entry in tree.split("\x00"):
+        meta, _, name = entry.partition("\t")
+        if meta.endswith(tuple("0123456789abcdef")) and " blob " in meta:
+            committed[name] = meta.rsplit(" ", 1)[1]
     dates: dict[str, int] = {}
     for chunk in log.split("\x00")[1:]:
         stamp, *names = chunk.strip().splitlines() or ["0"]
         for name in names:
             dates.setdefault(Path(name).name, int(stamp))
-    return {k: v for k, v in dates.items() if k not in changed}
+    return {k: v for k, v in dates.items() if _unchanged(folder / k, committed.get(k))}
+
+
+def _git(folder: Path, *args: str) -> str:
+    return subprocess.run(
+        [*_GIT, *args, "--", "."],
+        cwd=folder,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+        env={**os.environ, **_GIT_ENV},
+    ).stdout
+
+
+def _unchanged(path: Path, blob: str | None) -> bool:
+    """Whether the file holds exactly the committed blob (git's object id, computed here)."""
+    import hashlib
+
+    if blob is None or len(blob) not in (40, 64):
+        return False
+    try:
+        content = path.read_bytes()
+    except OSError:
+        return False
+    digest = hashlib.sha1 if len(blob) == 40 else hashlib.sha256
+    return digest(b"blob %d\x00" % len(content) + content).hexdigest() == blob
 
 
 CACHE_DIR = ".kg-cache/validation"

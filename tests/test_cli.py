@@ -350,6 +350,182 @@ BROKEN = {
 BROKEN.pop("missing authors")
 
 
+def link(path: str, target: str, content: str = "name: SECRET FIRST LINE\n"):
+    """`path` becomes a symbolic link to `target` (relative to the project's parent)."""
+
+    def edit(root):
+        secret = root.parent / target
+        secret.write_text(content, encoding="utf-8")
+        (root / path).symlink_to(secret)
+
+    return edit
+
+
+def fifo(path: str):
+    def edit(root):
+        os.mkfifo(root / path)
+
+    return edit
+
+
+def remove(path: str):
+    def edit(root):
+        import shutil
+
+        shutil.rmtree(root / path)
+
+    return edit
+
+
+def corrupt_cache(root):
+    for entry in (root / ".kg-cache" / "validation").glob("*.json"):
+        entry.write_text('[["not", "a", "term"], 3, {"x": 1}]', encoding="utf-8")
+
+
+def config(line: str):
+    """kg.toml with `line` as the last [kg] setting (replacing the fixture's own)."""
+    settings = ['base_iri = "https://kg.example.org/"', 'title = "Mini fixture"']
+    kept = [x for x in settings if x.split(" ")[0] != line.split(" ")[0]]
+    return put("kg.toml", "[kg]\n" + "\n".join([*kept, line]) + "\n")
+
+
+# Issue 15 (hostile input, round two): one entry per class; the issue's example first.
+HOSTILE = {
+    # filesystem
+    "profile links outside data": (
+        link("data/profiles/x-y.yaml", "secret.yaml"),
+        2,
+        "x-y.yaml",
+        "outside data/",
+    ),
+    "registry links outside data": (
+        lambda root: ((root / VENUES).unlink(), link(VENUES, "secret.yaml")(root)),
+        2,
+        "venues.yaml",
+        "outside data/",
+    ),
+    "profile is a fifo": (fifo("data/profiles/x-y.yaml"), 2, "x-y.yaml", "not a regular file"),
+    "yml profile": (put("data/profiles/x-y.yml", "name: X\n"), 2, "x-y.yml", "rename it"),
+    "profiles folder missing": (remove("data/profiles"), 2, "data/profiles", "folder not found"),
+    "file name too long": (
+        put(f"data/profiles/{'a' * 150}.yaml", "name: X\n"),
+        2,
+        "aaaa.yaml",
+        "at most 100",
+    ),
+    "out outside the project": (config('out = "../elsewhere"'), 2, "kg.toml", "inside the project"),
+    "corrupt cache entry": (corrupt_cache, 0, "", ""),
+    # bounded work
+    "year 1": (
+        replace(A_B, 'venue: "OSDI \'24"', 'venue: "OSDI \'24"\n    year: 1'),
+        2,
+        "a-b.yaml",
+        "from 1000 to 2999",
+    ),
+    "year 2000000000": (
+        replace("data/profiles/c-d.yaml", "    year: 2024\n", "    year: 2000000000\n"),
+        2,
+        "c-d.yaml",
+        "from 1000 to 2999",
+    ),
+    "negative year": (
+        replace("data/profiles/c-d.yaml", "    year: 2024\n", "    year: -44\n"),
+        2,
+        "c-d.yaml",
+        "from 1000 to 2999",
+    ),
+    "date in year 0": (replace(A_B, "date: 2023-06", "date: 0000-06"), 2, "a-b.yaml", "from 1000"),
+    "100000 nested [": (
+        put("data/profiles/x-y.yaml", "name: A\nbio: " + "[" * 100_000 + "]" * 100_000 + "\n"),
+        2,
+        "x-y.yaml",
+        "nesting is deeper than",
+    ),
+    "100000 nested -": (
+        put("data/profiles/x-y.yaml", "name: A\nbio:\n  " + "- " * 100_000 + "x\n"),
+        2,
+        "x-y.yaml",
+        "nesting is deeper than",
+    ),
+    "100000 unknown keys": (
+        put("data/profiles/x-y.yaml", "name: A\n" + "".join(f"k{i}: v\n" for i in range(100_000))),
+        2,
+        "x-y.yaml",
+        "and 99900 more problem(s) in this file",
+    ),
+    # addresses made from free text
+    "url with |": (
+        replace(A_B, "name: Ann Bee\n", "name: Ann Bee\nhomepage: https://a.org/x|y\n"),
+        2,
+        "a-b.yaml",
+        "no '|' in an IRI",
+    ),
+    "url with a control character": (
+        replace(A_B, "name: Ann Bee\n", 'name: Ann Bee\nhomepage: "https://a.org/\\x01"\n'),
+        2,
+        "a-b.yaml",
+        "U+0001",
+    ),
+    "url with bidi override": (
+        replace(A_B, "name: Ann Bee\n", "name: Ann Bee\nhomepage: https://a.org/\u202egpj.exe\n"),
+        2,
+        "a-b.yaml",
+        "bidi",
+    ),
+    "email with quotes": (
+        replace(A_B, "emails: [ann@example.org]", "emails: ['\"ann\"@example.org']"),
+        2,
+        "a-b.yaml",
+        "an email address",
+    ),
+    "doi not a doi": (
+        replace(A_B, 'venue: "OSDI \'24"', 'venue: "OSDI \'24"\n    doi: "see <paper>"'),
+        2,
+        "a-b.yaml",
+        "a DOI like",
+    ),
+    "arxiv not an id": (
+        replace(A_B, 'venue: "OSDI \'24"', 'venue: "OSDI \'24"\n    arxiv: "2408 08586"'),
+        2,
+        "a-b.yaml",
+        "arXiv identifier",
+    ),
+    # configuration
+    "base_iri with a space": (config('base_iri = "https://a b.org/"'), 2, "kg.toml", "base_iri"),
+    "base_iri with >": (config('base_iri = "https://a.org/>x/"'), 2, "kg.toml", "no '>'"),
+    "base_iri with a quote": (config('base_iri = "https://a.org/\\"/"'), 2, "kg.toml", "no '\"'"),
+    "license not an IRI": (config('license = "CC BY 4.0"'), 2, "kg.toml", "license"),
+    "sparql_endpoint with a space": (
+        config('sparql_endpoint = "https://a.org/sp arql"'),
+        2,
+        "kg.toml",
+        "sparql_endpoint",
+    ),
+    "setting of the wrong type": (config("title = 3"), 2, "kg.toml", "expected text in quotes"),
+    "kg is not a table": (put("kg.toml", "kg = 3\n"), 2, "kg.toml", "must be a [kg] table"),
+    # messages
+    "NUL byte": (
+        put("data/profiles/x-y.yaml", "name: A\nbio: x\x00y\n"),
+        2,
+        "x-y.yaml:2:7",
+        "U+0000",
+    ),
+    "author written as *": (
+        replace(A_B, "Xin Jin, {name: ROLL", "'*', {name: ROLL"),
+        2,
+        "a-b.yaml",
+        "expected a person's name",
+    ),
+    "author written as Prof.": (
+        replace(A_B, "Xin Jin, {name: ROLL", "Prof., {name: ROLL"),
+        2,
+        "a-b.yaml",
+        "expected a person's name",
+    ),
+}
+BROKEN.update(HOSTILE)
+
+
 def _snapshot(folder):
     return {p.relative_to(folder): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
 

@@ -162,7 +162,8 @@ def test_failed_write_leaves_previous_output_intact(tmp_path):
         write_outputs(out, {"graph.ttl": "new\n", "../escape.ttl": "x"})
     assert (out / "graph.ttl").read_text() == "old\n"
     assert not (tmp_path / "escape.ttl").exists()
-    assert [p.name for p in tmp_path.iterdir()] == ["dist"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".dist.versions", "dist"]
+    assert len(list((tmp_path / ".dist.versions").glob("v-*"))) == 1  # no half-written version
 
 
 def test_refuses_to_replace_a_directory_it_did_not_write(tmp_path):

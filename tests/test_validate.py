@@ -122,12 +122,16 @@ CASES = {
     "Publication-status": replace(PAPER, "schema:creativeWorkStatus", '"done"'),
     "Publication-type": replace(PAPER, "kg:publicationType", '"blog"'),
     "PublishedPlace": delete(PAPER, "schema:isPartOf"),
+    "RepeatedAuthor": replace(
+        "<https://kg.example.org/publication/paper-one/author/2>", "kg:author", ANN
+    ),
     "Role-current": insert(f'{EDU} kg:current "yes"'),
     "Role-endDate": insert(f'{POS} schema:endDate "2024-06"'),
     "Role-endedNotCurrent": insert(f'{EDU} schema:endDate "2025"^^xsd:gYear'),
     "Role-roleName": delete(POS, "schema:roleName"),
     "Role-startBeforeEnd": replace(POS, "schema:endDate", '"2022"^^xsd:gYear'),
     "Role-startDate": insert(f'{POS} schema:startDate "2023-09"^^xsd:gYearMonth'),
+    "SelfAdvised": insert(f"{POS} kg:mentor {ANN}"),
     "ServiceRole-person": delete(
         "<https://kg.example.org/person/a-b/service/1/osdi>", "schema:contributor"
     ),

@@ -16,6 +16,8 @@ from rdflib.term import Node
 
 from kg.graph.namespaces import FOAF, KG, RDF, SCHEMA, WD, XSD
 from kg.graph.triples import Triples
+from kg.ingest.iri import encode_path, encode_segment
+from kg.ingest.names import slugify
 from kg.model import (
     ACCOUNT_SERVICES,
     PRESENT,
@@ -34,7 +36,6 @@ from kg.model import (
     Venue,
 )
 from kg.resolve.identity import PublicationEntity, Resolution
-from kg.resolve.names import slugify
 
 ORG_TYPES = {
     "university": SCHEMA.CollegeOrUniversity,
@@ -315,7 +316,7 @@ class _Mapper:
         home = ACCOUNT_SERVICES.get(account.service.lower())
         if home:
             self.add(a, FOAF.accountServiceHomepage, URIRef(home))
-        url = account.url or (home + account.username if home else None)
+        url = account.url or (home + encode_segment(account.username) if home else None)
         if url:
             self.add(s, SCHEMA.sameAs, URIRef(url))
             self.add(a, SCHEMA.url, URIRef(url))
@@ -536,7 +537,7 @@ class _Mapper:
             self.add(w, SCHEMA.sameAs, URIRef(f"https://arxiv.org/abs/{pub.arxiv}"))
         if pub.doi:
             self.add(w, SCHEMA.identifier, f"doi:{pub.doi}")
-            self.add(w, SCHEMA.sameAs, URIRef(f"https://doi.org/{pub.doi}"))
+            self.add(w, SCHEMA.sameAs, URIRef(f"https://doi.org/{encode_path(pub.doi)}"))
         for slug, listing in pub.listings:
             for link in listing.links:
                 self.add(w, KG.linkLabel, link.label)

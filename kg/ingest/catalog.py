@@ -9,8 +9,8 @@ from functools import cache
 from pathlib import Path
 
 from kg.ingest.load import load_registry
+from kg.ingest.names import text_key
 from kg.model import Organization, Venue
-from kg.resolve.names import text_key
 
 STARTER = Path(__file__).resolve().parent / "starter"
 _KEY_LINE = re.compile(r"^([a-z0-9][a-z0-9-]*):\s*$")

@@ -20,18 +20,35 @@ from typing import Any, Union
 
 from kg import model
 from kg.errors import InputError, Problem
+from kg.ingest.iri import http_problem, iri_problem
+from kg.ingest.names import name_key
 from kg.ingest.yamlsafe import MappingNode, Node, ScalarNode, SequenceNode, read_node, source_of
 from kg.model import PRESENT, Dataset, PartialDate, Present, Source
 
+_EMAIL_PART = r"[^@\s<>()\"\\{}|^`\x00-\x1f\x7f-\x9f]+"
 FORMATS = {
-    "email": (re.compile(r"^[^@\s<>()]+@[^@\s<>()]+\.[A-Za-z]{2,}$"), "an email address"),
-    "url": (re.compile(r"^https?://[^\s<>\"]+$"), "an http(s) URL"),
+    "email": (
+        re.compile(rf"^{_EMAIL_PART}@{_EMAIL_PART}\.[A-Za-z]{{2,}}$"),
+        "an email address (no spaces, quotes or any of <>(){}|\\^`)",
+    ),
+    "url": (re.compile(r"^https?://[^\s<>\"{}|\\^`\x00-\x1f\x7f-\x9f]+$"), "an http(s) URL"),
+    "doi": (
+        re.compile(r"^10\.[0-9]{4,9}/[^\s\x00-\x1f\x7f-\x9f]+$"),
+        "a DOI like 10.1145/3575693.3575721",
+    ),
+    "arxiv": (
+        re.compile(r"^([0-9]{4}\.[0-9]{4,5}|[a-z-]+(\.[A-Z]{2})?/[0-9]{7})(v[0-9]+)?$"),
+        "an arXiv identifier like 2408.08586 or cs/0112017",
+    ),
     "orcid": (
         re.compile(r"^\d{4}-\d{4}-\d{4}-\d{3}[\dX]$"),
         "an ORCID iD like 0000-0002-1825-0097",
     ),
     "lang": (re.compile(r"^[a-zA-Z]{2,3}(-[a-zA-Z0-9]{2,8})*$"), "a BCP 47 language tag"),
-    "key": (re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$"), "a key of lower-case letters, digits, -"),
+    "key": (
+        re.compile(r"^(?=.{1,100}$)[a-z0-9]+(-[a-z0-9]+)*$"),
+        "a key of lower-case letters, digits, - (at most 100)",
+    ),
     "ror": (
         re.compile(r"^0[a-hj-km-np-tv-z0-9]{6}[0-9]{2}$"),
         "a ROR identifier like 02v51f717 (without https://ror.org/; its last two digits "
@@ -43,19 +60,49 @@ FORMATS = {
         "a dblp venue key like conf/osdi or journals/pacmpl",
     ),
 }
+# Formats whose text becomes (part of) an IRI, checked as the IRI it becomes (RFC 3987).
+# A DOI may hold <, > or spaces-free oddities; kg.graph.mapping percent-encodes it, so only the
+# format is checked here.
+IRI_OF = {"url": "", "email": "mailto:", "orcid": "https://orcid.org/"}
 NULLS = frozenset({"", "~", "null"})
+YEARS = (1000, 2999)  # every year and date: a four-digit year in the Gregorian calendar
+INTEGER_RANGES = {"year": YEARS, "ordinal": (1, 9999)}
+MAX_PROBLEMS_PER_FILE = 100
+MAX_SLUG = 100  # file and folder names built from it stay far below the usual 255 bytes
 SHORTHAND: dict[type, str] = {model.PersonRef: "name"}
 
 
 class _Context:
-    """Collects problems while converting one file."""
+    """Collects problems while converting one file (the first MAX_PROBLEMS_PER_FILE in
+    full, then only a count, so a file of a million mistakes is reported quickly)."""
 
     def __init__(self, file: str) -> None:
         self.file = file
         self.problems: list[Problem] = []
+        self.count = 0
+        self.first_dropped: Source | None = None
+
+    @property
+    def full(self) -> bool:
+        return self.count >= MAX_PROBLEMS_PER_FILE
 
     def report(self, node: Node, path: str, message: str) -> None:
-        self.problems.append(Problem(source_of(node, self.file), path, message))
+        self.count += 1
+        if self.count <= MAX_PROBLEMS_PER_FILE:
+            self.problems.append(Problem(source_of(node, self.file), path, message))
+        elif self.first_dropped is None:
+            self.first_dropped = source_of(node, self.file)
+
+    def all_problems(self) -> list[Problem]:
+        """The problems kept, then one line counting those that were only counted."""
+        dropped = self.count - len(self.problems)
+        if not dropped or self.first_dropped is None:
+            return list(self.problems)
+        more = Problem(self.first_dropped, "", f"... and {dropped} more problem(s) in this file")
+        return [*self.problems, more]
+
+    def error(self) -> InputError:
+        return InputError(self.all_problems())
 
 
 def _describe(node: Node) -> str:
@@ -167,15 +214,28 @@ def _convert_scalar(node: ScalarNode, hint: Any, path: str, ctx: _Context, meta:
                 return text == "true"
             raise ValueError("true or false")
         if hint is int:
-            if _is_plain(node) and re.fullmatch(r"-?(0|[1-9]\d*)", text):
-                return int(text)
+            if _is_plain(node) and re.fullmatch(r"-?(0|[1-9]\d*)", text) and len(text) < 12:
+                return _in_range(int(text), path)
             raise ValueError("a whole number (no quotes, no leading zeros)")
         if hint is PartialDate:
-            return PartialDate.parse(text)
+            date = PartialDate.parse(text)
+            _in_range(date.year, "year")
+            return date
     except ValueError as exc:
         ctx.report(node, path, f"found {_describe(node)}; expected {exc}")
         return None
     raise TypeError(f"no conversion for {hint!r}")  # a bug in the model, not in the data
+
+
+def _in_range(number: int, path: str) -> int:
+    """Numbers are bounded so that no input can make later stages do unbounded work
+    (a chart with a bar per year from 1 to 2000000000)."""
+    field = path.rsplit(".", 1)[-1]
+    low, high = INTEGER_RANGES.get(field, (-(10**9), 10**9))
+    if not low <= number <= high:
+        what = "a year" if field == "year" else "a number"
+        raise ValueError(f"{what} from {low} to {high} (got {number})")
+    return number
 
 
 def _check_text(text: str, meta: Mapping) -> str:
@@ -188,6 +248,11 @@ def _check_text(text: str, meta: Mapping) -> str:
     fmt = meta.get("format")
     if fmt:
         pattern, what = FORMATS[fmt]
+        problem = None
+        if fmt in IRI_OF:  # first: it says which character is wrong
+            problem = http_problem(text) if fmt == "url" else iri_problem(IRI_OF[fmt] + text)
+        if problem:
+            raise ValueError(f"{what}: {problem}")
         if not pattern.match(text) or (fmt == "ror" and not ror_checksum_ok(text)):
             raise ValueError(what)
     return text
@@ -238,7 +303,11 @@ def _convert_record(node: Node, cls: type, path: str, ctx: _Context) -> Any:
         key = key_node.value if isinstance(key_node, ScalarNode) else None
         where = f"{path}.{key}" if path else str(key)
         if key not in fields:
-            hint = _suggest(str(key), fields) or f"; expected one of {', '.join(fields)}"
+            hint = (
+                ""
+                if ctx.full
+                else _suggest(str(key), fields) or f"; expected one of {', '.join(fields)}"
+            )
             ctx.report(key_node, where, f"unknown key {key!r}{hint}")
         elif key in values:
             ctx.report(key_node, where, f"duplicate key {key!r}")
@@ -249,16 +318,34 @@ def _convert_record(node: Node, cls: type, path: str, ctx: _Context) -> Any:
         if name not in values and _is_required(fld):
             ctx.report(node, f"{path}.{name}" if path else name, "missing required key")
     values = {k: v for k, v in values.items() if v is not None or not _is_required(fields[k][1])}
+    named = cls is not model.PersonRef or "name" not in values
+    if not named and not _has_name(values["name"], ctx, node, path):
+        return None
     try:  # with problems, a partial record still lets references be checked in the same run
         return cls(**values, source=source_of(node, ctx.file))
     except TypeError:  # a required field is missing or was wrong
         return None
 
 
+def _has_name(name: str, ctx: _Context, node: Node, path: str) -> bool:
+    """A co-author's name must keep a letter once markers (*, †) and titles (Prof.) go."""
+    if name_key(name):
+        return True
+    ctx.report(
+        node,
+        path,
+        f"found {name!r}; expected a person's name (nothing is left once markers such as * "
+        "and titles such as Prof. are removed)",
+    )
+    return False
+
+
 def _convert_record_shorthand(node: ScalarNode, cls: type, path: str, ctx: _Context) -> Any:
     name = _check_text(node.value, {}) if node.value.strip() else None
     if name is None:
         ctx.report(node, path, "found ''; expected a name")
+        return None
+    if cls is model.PersonRef and not _has_name(name, ctx, node, path):
         return None
     return cls(**{SHORTHAND[cls]: name}, source=source_of(node, ctx.file))
 
@@ -284,7 +371,7 @@ def _load_file(path: Path, cls: type, display: str) -> tuple[Any, list[Problem]]
     node = read_node(path, display)
     ctx = _Context(display)
     record = convert(node, cls, "", ctx)
-    return record, ctx.problems
+    return record, ctx.all_problems()
 
 
 def load_registry(path: Path, cls: type, display: str) -> tuple:
@@ -300,7 +387,7 @@ def _load_registry(path: Path, cls: type, display: str) -> tuple[tuple, list[Pro
     ctx = _Context(display)
     if not isinstance(node, MappingNode):
         ctx.report(node, "", f"found {_describe(node)}; expected a mapping from key to entry")
-        return (), ctx.problems
+        return (), ctx.all_problems()
     records = []
     seen: set[str] = set()
     for key_node, value_node in node.value:
@@ -315,7 +402,7 @@ def _load_registry(path: Path, cls: type, display: str) -> tuple[tuple, list[Pro
         record = convert(value_node, cls, key, ctx)
         if record is not None:
             records.append(dataclasses.replace(record, key=key))
-    return tuple(records), ctx.problems
+    return tuple(records), ctx.all_problems()
 
 
 REGISTRIES = (
@@ -343,10 +430,11 @@ def load_dataset_partially(data_dir: Path) -> tuple[Dataset, list[Problem]]:
     found: dict[str, tuple] = {}
     for name, cls in REGISTRIES:
         path = data_dir / f"{name}.yaml"
-        found[name] = _collect(problems, _load_registry, path, cls, _display(path, data_dir))
+        display = _display(path, data_dir)
+        found[name] = _collect(problems, data_dir, _load_registry, path, cls, display)
     profiles = [
-        _collect(problems, _load_profile, path, data_dir)
-        for path in sorted((data_dir / "profiles").glob("*.yaml"))
+        _collect(problems, data_dir, _load_profile, path, data_dir)
+        for path in _profile_paths(data_dir, problems)
     ]
     data = Dataset(
         profiles=tuple(p for p in profiles if p is not None),
@@ -357,23 +445,58 @@ def load_dataset_partially(data_dir: Path) -> tuple[Dataset, list[Problem]]:
     return data, problems
 
 
+def _profile_paths(data_dir: Path, problems: list[Problem]) -> list[Path]:
+    """data/profiles/*.yaml; a missing or empty folder and *.yml files are problems
+    (a build must not publish an empty graph over the last one, nor skip a file)."""
+    folder = data_dir / "profiles"
+    where = Source(str(Path("data") / "profiles"), 0, 0)
+    if not folder.is_dir():
+        problems.append(Problem(where, "", "folder not found; expected one .yaml file per person"))
+        return []
+    for path in sorted(folder.glob("*.yml")):
+        problems.append(
+            Problem(
+                Source(_display(path, data_dir), 0, 0),
+                "",
+                f"profiles end in .yaml; rename it to {path.stem}.yaml",
+            )
+        )
+    paths = sorted(folder.glob("*.yaml"))
+    if not paths:
+        problems.append(Problem(where, "", "no profiles; expected one .yaml file per person"))
+    return paths
+
+
+def _outside(path: Path, data_dir: Path) -> bool:
+    """Whether `path` is (or links to) a file outside data/: such a file is never read,
+    so a link to a secret cannot be published or quoted in an error message."""
+    return not path.resolve().is_relative_to(data_dir.resolve())
+
+
 def _load_profile(path: Path, data_dir: Path) -> tuple[model.Profile | None, list[Problem]]:
     display = _display(path, data_dir)
-    if not FORMATS["key"][0].match(path.stem):
+    if not FORMATS["key"][0].match(path.stem) or len(path.stem) > MAX_SLUG:
         problem = Problem(
             Source(display, 0, 0),
             "",
-            f"file name {path.stem!r} is not a slug; "
-            "expected lower-case letters, digits and -, e.g. yihao-zhao.yaml",
+            f"file name {path.stem[:80]!r} is not a slug; expected at most {MAX_SLUG} "
+            "lower-case letters, digits and -, e.g. yihao-zhao.yaml",
         )
         return None, [problem]
     profile, problems = _load_file(path, model.Profile, display)
     return (dataclasses.replace(profile, slug=path.stem) if profile else None), problems
 
 
-def _collect(problems: list[Problem], fn: Any, path: Path, *args: Any) -> Any:
-    if fn is _load_registry and not path.exists():
+def _collect(problems: list[Problem], data_dir: Path, fn: Any, path: Path, *args: Any) -> Any:
+    """What `fn(path, *args)` read from one file, its problems noted; None when the file
+    cannot be read at all (or is a link out of data/, which is never read)."""
+    if fn is _load_registry and not path.exists() and not path.is_symlink():
         return ()
+    display = _display(path, data_dir)
+    if _outside(path, data_dir):
+        message = "is a link to a file outside data/; expected a file inside data/"
+        problems.append(Problem(Source(display, 0, 0), "", message))
+        return None
     try:
         value, found = fn(path, *args)
     except InputError as exc:  # the file cannot be read or parsed at all

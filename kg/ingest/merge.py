@@ -17,12 +17,12 @@ from typing import Any
 
 from ruamel.yaml.comments import CommentedMap
 
+from kg.ingest.names import name_key, slugify, text_key
 from kg.ingest.record import GENERIC_VENUE, Affiliation, Work, squash
 from kg.ingest.yamledit import dump, styled
 from kg.model import Education, Position, Profile, Publication
 from kg.publish.citation import publication_type
 from kg.resolve.identity import Resolution
-from kg.resolve.names import name_key, slugify, text_key
 
 DEGREE_LEVELS = (
     (re.compile(r"ph\.?\s?d|doctor|dphil", re.I), "doctoral"),

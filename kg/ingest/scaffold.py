@@ -14,7 +14,7 @@ from string import Template
 from kg.config import CONFIG_FILE, DEFAULT_BASE_IRI, check_base_iri
 from kg.errors import ProjectError, UsageError
 from kg.ingest.catalog import STARTER
-from kg.resolve.names import slugify
+from kg.ingest.names import slugify
 
 EXAMPLE_SLUG = "alex-example"
 GITIGNORE = "dist/\n.kg-cache/\n"

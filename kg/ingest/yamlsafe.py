@@ -9,6 +9,9 @@ documents are refused.
 
 from __future__ import annotations
 
+import os
+import re
+import stat
 from pathlib import Path
 
 import yaml
@@ -34,6 +37,9 @@ except ImportError:  # pragma: no cover - depends on the PyYAML build
 
 
 MAX_FILE_BYTES = 5 * 1024 * 1024
+MAX_DEPTH = 64  # nesting levels; kg's own formats use fewer than ten
+_COMPACT = re.compile(rb"(?m)^[ \t]*(?:[-?:][ \t]+){%d}" % MAX_DEPTH)
+_BRACKETS = re.compile(rb"[\[\]{}]")
 CORE_TAGS = frozenset({"tag:yaml.org,2002:str", "tag:yaml.org,2002:seq", "tag:yaml.org,2002:map"})
 
 
@@ -69,24 +75,68 @@ def source_of(node: Node, file: str) -> Source:
 
 def read_node(path: Path, display: str) -> Node:
     """Compose one YAML file into a node tree, or raise InputError explaining why not."""
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise _fail(display, 0, 0, f"cannot read the file ({exc.strerror})") from None
+    data = _read_regular(path, display)
     if len(data) > MAX_FILE_BYTES:
-        raise _fail(display, 0, 0, f"file is {len(data)} bytes; expected at most {MAX_FILE_BYTES}")
+        message = f"file is more than {MAX_FILE_BYTES} bytes; expected at most {MAX_FILE_BYTES}"
+        raise _fail(display, 0, 0, message)
     try:
         data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
         message = f"invalid UTF-8 at byte {exc.start}; expected UTF-8 text"
         raise _fail(display, line, 0, message) from None
+    deep = _too_deep(data)
+    if deep:
+        message = f"nesting is deeper than {MAX_DEPTH} levels; expected at most {MAX_DEPTH}"
+        raise _fail(display, deep, 1, message)
     node = _compose(data, display)
     if node is None:
         raise _fail(display, 1, 1, "the file is empty; expected a mapping")
     if not _plain_tree(node):
         _check_tree(node, display)
     return node
+
+
+def _read_regular(path: Path, display: str) -> bytes:
+    """At most MAX_FILE_BYTES + 1 bytes of a regular file. Opened without blocking and
+    checked before reading, so a FIFO cannot hang the run nor /dev/zero fill memory."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError as exc:
+        raise _fail(display, 0, 0, f"cannot read the file ({exc.strerror})") from None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise _fail(display, 0, 0, "cannot read the file (not a regular file)")
+        chunks, size = [], 0
+        while size <= MAX_FILE_BYTES:
+            chunk = os.read(fd, MAX_FILE_BYTES + 1 - size)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+        return b"".join(chunks)
+    except OSError as exc:
+        raise _fail(display, 0, 0, f"cannot read the file ({exc.strerror})") from None
+    finally:
+        os.close(fd)
+
+
+def _too_deep(data: bytes) -> int:
+    """The line where nesting may pass MAX_DEPTH, else 0: an upper bound found before
+    parsing, because libyaml's parser recurses and crashes the process (a segmentation
+    fault, not an exception) on some 100,000 nested `[` or `- `. Brackets are counted
+    everywhere, also inside quotes, which can only overestimate."""
+    compact = _COMPACT.search(data)
+    if compact:
+        return data.count(b"\n", 0, compact.start()) + 1
+    if data.count(b"[") + data.count(b"{") <= MAX_DEPTH:
+        return 0
+    depth = 0
+    for match in _BRACKETS.finditer(data):
+        depth = depth + 1 if match.group() in (b"[", b"{") else max(depth - 1, 0)
+        if depth > MAX_DEPTH:
+            return data.count(b"\n", 0, match.start()) + 1
+    return 0
 
 
 def _compose(data: bytes, display: str) -> Node | None:
@@ -103,6 +153,11 @@ def _compose(data: bytes, display: str) -> Node | None:
         elif mark and mark.line < len(lines) and "mapping values are not allowed" in what:
             what += _quote_hint(lines[mark.line])
         raise _fail(display, line, col, f"YAML syntax error: {what}") from None
+    except yaml.reader.ReaderError as exc:  # a character YAML refuses, e.g. NUL
+        line, col = _line_column(data, exc.position)
+        code = exc.character if isinstance(exc.character, int) else ord(exc.character)
+        what = f"character U+{code:04X} is not allowed in YAML ({exc.reason})"
+        raise _fail(display, line, col, what) from None
     except yaml.YAMLError as exc:
         raise _fail(display, 0, 0, f"YAML error: {exc}") from None
     except RecursionError:
@@ -119,6 +174,14 @@ def _quote_hint(line: str) -> str:
         return " (a value containing ': ' must be quoted)"
     quoted = '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
     return f" (a value containing ': ' must be quoted: {key.strip().removeprefix('- ')}: {quoted})"
+
+
+def _line_column(data: bytes, position: int) -> tuple[int, int]:
+    """Line and column (in characters) of a byte offset, as libyaml reports offsets."""
+    start = data.rfind(b"\n", 0, position) + 1
+    return data.count(b"\n", 0, position) + 1, len(
+        data[start:position].decode("utf-8", "replace")
+    ) + 1
 
 
 def _plain_tree(root: Node) -> bool:

@@ -16,9 +16,9 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
+from kg.ingest.names import text_key
 from kg.model import Profile, Publication
 from kg.resolve.identity import PublicationEntity, Resolution
-from kg.resolve.names import text_key
 
 STOP_WORDS = frozenset({"a", "an", "the", "on", "of", "in", "for", "to", "and", "towards", "how"})
 BIBTEX_TYPES = {

@@ -1,8 +1,8 @@
 """Stage 5: serialize the graph: Turtle, JSON-LD, N-Triples, per person, VoID/DCAT.
 
 All writers are deterministic (sorted), and `write_outputs` replaces the output
-directory atomically: files are written to a sibling temporary directory that is
-swapped in only when everything succeeded.
+directory atomically (`kg.publish.outdir`): files are written to a new version beside the
+current one, which becomes the output only when everything succeeded.
 """
 
 from __future__ import annotations
@@ -10,8 +10,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
-import tempfile
 from collections import Counter
 from collections.abc import Callable, Collection, Iterable, Mapping
 from pathlib import Path
@@ -24,8 +22,8 @@ from kg.errors import ProjectError
 from kg.graph.namespaces import DCAT, DCTERMS, FOAF, KG, PREFIXES, RDF, SCHEMA, VOID, XSD, curie
 from kg.graph.triples import GraphLike, Triple, Triples
 from kg.publish.jsontext import dumps
+from kg.publish.outdir import MARKER, replace_tree
 
-MARKER = ".kg-output"
 T = TypeVar("T")
 CONTEXT_PREFIXES = ("foaf", "kg", "xsd", "rdfs", "dcterms", "dcat", "void", "skos")
 
@@ -450,31 +448,28 @@ def write_outputs(
     out_dir: Path, files: Mapping[str, str] | Iterable[Mapping[str, str]]
 ) -> list[str]:
     """Write `files` (relative path -> text), or a stream of such parts, as the new
-    content of `out_dir`, atomically; returns the paths written, sorted.
+    content of `out_dir`, atomically (`kg.publish.outdir`: complete old or complete new tree,
+    even if the process is killed); returns the paths written, sorted.
 
     Within a part, paths given the very same string object share one file (hard links).
     """
-    out_dir = out_dir.resolve()
-    if out_dir.exists() and any(out_dir.iterdir()) and not (out_dir / MARKER).exists():
-        raise ProjectError(
-            f"refusing to replace {out_dir}: it is not empty and was not written "
-            f"by kg (no {MARKER} file); choose another --out"
-        )
     parts = [files] if isinstance(files, Mapping) else files
-    out_dir.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.", dir=out_dir.parent))
-    os.chmod(staging, 0o755)
-    names: list[str] = []
-    try:
+
+    def fill(staging: Path) -> list[str]:
+        names: list[str] = []
         for part in parts:
             _write_part(staging, part)
             names.extend(part)
         _write_part(staging, {MARKER: "written by kg build; replaced on every build\n"})
-        _swap(staging, out_dir)
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise
-    return sorted(names)
+        return sorted(names)
+
+    try:
+        return replace_tree(out_dir, fill)
+    except OSError as exc:
+        where = f" ({exc.filename})" if exc.filename else ""
+        raise ProjectError(
+            f"cannot write the output to {out_dir}: {exc.strerror or exc}{where}"
+        ) from None
 
 
 def _write_part(staging: Path, part: Mapping[str, str]) -> None:
@@ -497,13 +492,3 @@ def _linked(first: Path, target: Path) -> bool:
     except OSError:  # no hard links on this file system: write a copy
         return False
     return True
-
-
-def _swap(staging: Path, out_dir: Path) -> None:
-    old = None
-    if out_dir.exists():
-        old = out_dir.with_name(f".{out_dir.name}.old-{os.getpid()}")
-        os.replace(out_dir, old)
-    os.replace(staging, out_dir)
-    if old is not None:
-        shutil.rmtree(old, ignore_errors=True)

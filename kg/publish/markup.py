@@ -9,15 +9,19 @@ context would otherwise coerce dates to `schema:Date`.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from typing import cast
 
 from rdflib import Literal, URIRef
 from rdflib.term import Identifier, Node
 
+from kg.display import BIDI_CONTROLS
 from kg.graph.namespaces import KG, RDF, SCHEMA, XSD
 from kg.graph.triples import GraphLike
 from kg.publish.jsontext import dumps
+
+_JSON_IN_HTML = re.compile(f"[<>&\u2028\u2029{BIDI_CONTROLS}]")
 
 # properties the official schema.org context coerces ("@type": "@id" or "Date"...)
 COERCED = frozenset(
@@ -40,16 +44,9 @@ SKIPPED = frozenset(
 
 
 def escape_json_for_html(text: str) -> str:
-    """JSON that is safe inside <script>: <, >, &, U+2028 and U+2029 as \\u escapes."""
-    for char, escape in (
-        ("<", "\\u003c"),
-        (">", "\\u003e"),
-        ("&", "\\u0026"),
-        ("\u2028", "\\u2028"),
-        ("\u2029", "\\u2029"),
-    ):
-        text = text.replace(char, escape)
-    return text
+    """JSON that is safe inside <script>: <, >, &, U+2028, U+2029 and the bidi controls
+    (kg.display) as \\u escapes, so the page source cannot be reordered either."""
+    return _JSON_IN_HTML.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
 def script_tag(document: dict) -> str:

@@ -20,6 +20,7 @@ from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescap
 from markupsafe import Markup, escape
 from rdflib import URIRef
 
+from kg.display import isolate
 from kg.graph.namespaces import DCTERMS, FOAF, RDF, RDFS, SCHEMA, curie
 from kg.graph.triples import GraphLike, Triples
 from kg.model import PartialDate, PersonRef, Present, Profile
@@ -68,6 +69,7 @@ def _environment() -> Environment:
         trim_blocks=True,
         lstrip_blocks=True,
         keep_trailing_newline=True,
+        finalize=isolate,  # bidi controls in data cannot reorder the page (kg.display)
     )
     env.filters["period"] = period
     return env
@@ -349,7 +351,7 @@ def coauthor_svg(name: str, coauthors: list[tuple[str, int]], limit: int = 20) -
     parts = [
         f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {size} {size}" '
         f'role="img" aria-labelledby="net-title" class="figure">',
-        f'<title id="net-title">Co-authors of {escape(name)}: {len(coauthors)} people'
+        f'<title id="net-title">Co-authors of {escape(isolate(name))}: {len(coauthors)} people'
         f"{', the ' + str(len(shown)) + ' most frequent shown' if len(coauthors) > limit else ''}"
         f"</title>",
     ]
@@ -365,12 +367,12 @@ def coauthor_svg(name: str, coauthors: list[tuple[str, int]], limit: int = 20) -
         parts.append(f'<circle cx="{x:.1f}" cy="{y:.1f}" r="5" fill="#1f4e8c" />')
         parts.append(
             f'<text x="{x + dx:.1f}" y="{y + 4:.1f}" text-anchor="{anchor}" '
-            f'font-size="12" fill="#1b1b1b">{escape(other)} ({shared})</text>'
+            f'font-size="12" fill="#1b1b1b">{escape(isolate(other))} ({shared})</text>'
         )
     parts.append(f'<circle cx="{centre}" cy="{centre}" r="10" fill="#b3261e" />')
     parts.append(
         f'<text x="{centre}" y="{centre - 16}" text-anchor="middle" font-size="14" '
-        f'font-weight="bold" fill="#1b1b1b">{escape(name)}</text>'
+        f'font-weight="bold" fill="#1b1b1b">{escape(isolate(name))}</text>'
     )
     parts.append("</svg>")
     return "\n".join(parts)

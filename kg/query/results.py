@@ -10,6 +10,7 @@ import re
 from rdflib import BNode, Literal, URIRef
 from rdflib.term import Node
 
+from kg.display import terminal_safe
 from kg.graph.namespaces import PREFIXES
 from kg.publish.export import to_jsonld, to_turtle
 from kg.query.stored import Answer
@@ -88,7 +89,9 @@ def short_iri(term: Node | None, base: str | None) -> str:
 
 def _table(answer: Answer, base: str | None = None) -> str:
     header = list(answer.variables)
-    body = [[short_iri(t, base).replace("\n", " ") for t in row] for row in answer.rows]
+    body = [
+        [terminal_safe(short_iri(t, base).replace("\n", " ")) for t in row] for row in answer.rows
+    ]
     widths = [max([len(h)] + [len(r[i]) for r in body]) for i, h in enumerate(header)]
 
     def line(cells: list[str]) -> str:

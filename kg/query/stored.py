@@ -5,10 +5,12 @@ A query file `queries/<name>.rq` starts with grlc decorators (`#+ summary:`,
 `?_name` (a plain literal), `?_name_iri` (an IRI), or `?_name_integer`,
 `?_name_boolean`, `?_name_date`, `?_name_gYear` (typed literals).
 
-Values are always bound as RDF terms: each parameter variable is replaced by its term
-as rdflib serializes it (quotes and newlines escaped; IRIs with `>`, spaces or quotes
-refused), so a value can never change the query's structure. The same text runs
-embedded (pyoxigraph, `kg.query.store`) and on remote endpoints.
+Values are always bound as RDF terms, never spliced into text as given. The query is
+scanned once, token by token, and each parameter variable outside strings, IRIs and
+comments is replaced by its term, validated and escaped (`sparql_term`), in that one
+pass: a value can only ever be one term, and a value that names another parameter stays
+a literal. The same text runs embedded (pyoxigraph) and remotely. Embedded queries
+refuse `SERVICE` (it makes the process fetch from the network) unless allowed.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from rdflib.namespace import XSD
 from rdflib.term import Node
 
 from kg.errors import QueryError, RemoteError, UsageError
+from kg.ingest.iri import iri_problem
 
 if TYPE_CHECKING:
     import pyoxigraph as ox
@@ -43,7 +46,6 @@ TYPED_SUFFIXES = {
 }
 _PARAM = re.compile(r"\?_([A-Za-z][A-Za-z0-9]*?)(?:_(iri|integer|boolean|date|gYear))?\b")
 _FORM = re.compile(r"^\s*(SELECT|ASK|CONSTRUCT|DESCRIBE)\b", re.I | re.M)
-_IRI_BAD = re.compile(r'[\s<>"{}|\\^`]')
 
 
 @dataclass(frozen=True)
@@ -56,8 +58,11 @@ class Parameter:
     def term(self, value: str) -> URIRef | Literal:
         """The RDF term for a value given on the command line."""
         if self.kind == "iri":
-            if not re.match(r"^[A-Za-z][A-Za-z0-9+.-]*:", value) or _IRI_BAD.search(value):
-                raise UsageError(f"parameter {self.name}: {value!r} is not an absolute IRI")
+            problem = iri_problem(value)
+            if problem:
+                raise UsageError(
+                    f"parameter {self.name}: {value!r} is not an absolute IRI: expected {problem}"
+                )
             return URIRef(value)
         if self.kind in TYPED_SUFFIXES:
             term = Literal(value, datatype=TYPED_SUFFIXES[self.kind])
@@ -144,8 +149,33 @@ def load_queries(folder: Path) -> dict[str, StoredQuery]:
     """Every `*.rq` in `folder`, by name (the file stem)."""
     queries = {}
     for path in sorted(folder.glob("*.rq")):
-        queries[path.stem] = parse_query(path.read_text(encoding="utf-8"), path.stem, path)
+        queries[path.stem] = parse_query(read_query_file(path), path.stem, path)
     return queries
+
+
+MAX_QUERY_BYTES = 1024 * 1024
+
+
+def read_query_file(path: Path) -> str:
+    """A query file's text: a regular file (not a FIFO or device, which would hang or
+    fill memory) of at most MAX_QUERY_BYTES, in UTF-8."""
+    import os
+    import stat
+
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        with os.fdopen(fd, "rb") as handle:
+            if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+                raise QueryError(f"{path}: not a regular file; expected a .rq query file")
+            data = handle.read(MAX_QUERY_BYTES + 1)
+    except OSError as exc:
+        raise QueryError(f"{path}: cannot read the query ({exc.strerror or exc})") from None
+    if len(data) > MAX_QUERY_BYTES:
+        raise QueryError(f"{path}: more than {MAX_QUERY_BYTES} bytes; expected a query file")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise QueryError(f"{path}: invalid UTF-8 at byte {exc.start}") from None
 
 
 # --------------------------------------------------------------------------- running
@@ -163,23 +193,80 @@ class Answer:
 
 
 def run_embedded(
-    source: GraphLike | QueryStore, query: StoredQuery, values: dict[str, str] | None = None
+    source: GraphLike | QueryStore,
+    query: StoredQuery,
+    values: dict[str, str] | None = None,
+    allow_service: bool = False,
 ) -> Answer:
     """Answer a query in process with pyoxigraph (a graph is loaded into a store first).
 
-    Parameters are substituted exactly as for a remote endpoint (`with_values`), so the
-    same text runs embedded and remotely.
+    Parameters are bound as terms in one pass (`with_values`; pyoxigraph's own
+    `substitutions` drop values used in BIND expressions, see docs/decisions/0009); a
+    query that uses SERVICE is refused unless `allow_service` (it would reach the network).
     """
     from kg.query.store import QueryStore, solutions, triples_graph
 
+    if not allow_service and uses_service(query.text):
+        raise QueryError(
+            f"query {query.name!r} uses SERVICE, which fetches from the network; "
+            "pass --allow-service to run it"
+        )
     store = source if isinstance(source, QueryStore) else QueryStore.from_graph(source)
     result = store.query(with_values(query, query.bindings(values or {})), query.name)
-    if query.form == "ASK":
-        return Answer("ASK", boolean=bool(result))
-    if query.form in ("CONSTRUCT", "DESCRIBE"):
-        return Answer(query.form, graph=triples_graph(cast("ox.QueryTriples", result)))
-    variables, rows = solutions(cast("ox.QuerySolutions", result))
+    try:  # answers are computed while they are read
+        if query.form == "ASK":
+            return Answer("ASK", boolean=bool(result))
+        if query.form in ("CONSTRUCT", "DESCRIBE"):
+            return Answer(query.form, graph=triples_graph(cast("ox.QueryTriples", result)))
+        variables, rows = solutions(cast("ox.QuerySolutions", result))
+    except (OSError, ValueError, RuntimeError) as exc:
+        raise QueryError(f"query {query.name!r} failed: {_first_line(exc)}") from None
     return Answer("SELECT", variables, tuple(rows))
+
+
+# Tokens that can hold text which is not syntax: comments, strings (long forms first),
+# IRIs; and the variables we look for. One regex, one pass.
+_TOKENS = re.compile(
+    r"""(?P<skip>\#[^\n]*|'{3}(?:[^'\\]|\\.|'(?!''))*'{3}|"{3}(?:[^"\\]|\\.|"(?!""))*"{3}"""
+    r"""|'(?:[^'\\\n]|\\.)*'|"(?:[^"\\\n]|\\.)*"|<[^<>"{}|^`\\\s]*>)"""
+    r"""|(?P<var>[?$][A-Za-z0-9_\u00b7\u00c0-\U000effff]+)|(?P<brace>\{)""",
+    re.S,
+)
+_SERVICE = re.compile(r"(?<![\w?$:])SERVICE(?![\w:])", re.I)
+_CODEPOINT = re.compile(r"\\u([0-9A-Fa-f]{4})|\\U([0-9A-Fa-f]{8})")
+
+
+def _unescape_codepoints(text: str) -> str:
+    """SPARQL's \\uXXXX escapes, which a parser may expand before anything else."""
+    return _CODEPOINT.sub(lambda m: chr(int(m.group(1) or m.group(2), 16)), text)
+
+
+def uses_service(text: str) -> bool:
+    """Whether the query text has a SERVICE keyword (outside strings, IRIs, comments)."""
+    syntax = _TOKENS.sub(
+        lambda m: " " if m.group("skip") else m.group(), _unescape_codepoints(text)
+    )
+    return bool(_SERVICE.search(syntax))
+
+
+def sparql_term(term: Node) -> str:
+    """A term as SPARQL text: an IRI checked again, a literal escaped so it stays one."""
+    if isinstance(term, URIRef):
+        problem = iri_problem(str(term))
+        if problem:
+            raise UsageError(f"{str(term)!r} cannot be sent as an IRI: expected {problem}")
+        return f"<{term}>"
+    if not isinstance(term, Literal):
+        raise UsageError(f"{term!r} cannot be sent as a parameter")
+    text = str(term)
+    if _CODEPOINT.search(text):
+        raise UsageError(f"{text!r}: a value with \\u escapes cannot be sent to an endpoint safely")
+    body = text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\r", "\\r")
+    if term.language:
+        return f'"{body}"@{term.language}'
+    if term.datatype is not None:
+        return f'"{body}"^^{sparql_term(term.datatype)}'
+    return f'"{body}"'
 
 
 def run_rdflib(graph: Graph, query: StoredQuery, values: dict[str, str] | None = None) -> Answer:
@@ -214,20 +301,23 @@ def _as_graph(triples: Graph | None) -> Graph:
 
 
 def with_values(query: StoredQuery, bindings: Mapping[str, Node]) -> str:
-    """The query text for a remote endpoint, each parameter replaced by its RDF term.
+    """The query text for a remote endpoint, every parameter replaced by its term in
+    one pass over the tokens (strings, IRIs and comments are never changed; the head
+    before the first `{` -- prologue and projection -- is left as written)."""
+    terms = {name: sparql_term(term) for name, term in bindings.items()}
+    in_body = False
 
-    The terms are serialized by rdflib (literals quoted and escaped, IRIs validated when
-    the binding was made), so a value can only ever be one term: it cannot end the
-    string, close a brace or add a UNION. Comment lines are left alone.
-    """
-    lines = []
-    for line in query.text.splitlines(keepends=True):
-        if not line.lstrip().startswith("#"):
-            for name, term in bindings.items():
-                pattern = r"[?$]" + re.escape(name) + r"(?![A-Za-z0-9_])"
-                line = re.sub(pattern, _verbatim(term.n3()), line)
-        lines.append(line)
-    return "".join(lines)
+    def replace(match: re.Match) -> str:
+        nonlocal in_body
+        if match.group("brace"):
+            in_body = True
+            return match.group()
+        var = match.group("var")
+        if var and in_body and var[1:] in terms:
+            return terms[var[1:]]
+        return match.group()
+
+    return _TOKENS.sub(replace, query.text)
 
 
 def _verbatim(text: str) -> Callable[[re.Match[str]], str]:

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kg.errors import InputError, Problem
+from kg.ingest.names import clean_person_name, name_key, skeleton, slugify, text_key
 from kg.model import (
     Dataset,
     KnownPerson,
@@ -29,7 +30,6 @@ from kg.model import (
     Source,
     Venue,
 )
-from kg.resolve.names import clean_person_name, name_key, slugify, text_key
 
 NEAR_MISS_RATIO = 0.85
 STATUS_ORDER = ("in-submission", "submitted", "preprint", "report", "accepted", "published")
@@ -491,13 +491,13 @@ def _near_misses(persons: dict[str, PersonEntity]) -> list[Note]:
     """Different entities whose names are close: for a person to confirm or split."""
     by_family: dict[str, list[PersonEntity]] = defaultdict(list)
     for p in persons.values():
-        words = name_key(p.name).split()
+        words = skeleton(p.name).split()  # look-alike letters of other scripts as Latin
         if words:
             by_family[words[-1]].append(p)
     notes = []
     matcher = difflib.SequenceMatcher(None)
     for group in by_family.values():
-        keys = [(name_key(p.name).replace(" ", ""), p) for p in group]
+        keys = [(skeleton(p.name).replace(" ", ""), p) for p in group]
         for i, (a, pa) in enumerate(keys):
             matcher.set_seq1(a)
             for b, pb in keys[i + 1 : i + 40]:
@@ -510,9 +510,10 @@ def _near_misses(persons: dict[str, PersonEntity]) -> list[Note]:
                     continue
                 ratio = matcher.ratio()
                 if ratio >= NEAR_MISS_RATIO:
+                    mixed = " with letters of another script" if a == b else ""
                     detail = (
-                        f"{pa.name!r} and {pb.name!r} look alike (similarity {ratio:.2f}); "
-                        "kept apart"
+                        f"{pa.name!r} and {pb.name!r} look alike{mixed} "
+                        f"(similarity {ratio:.2f}); kept apart"
                     )
                     notes.append(Note("near-miss", f"person/{pa.key} ~ person/{pb.key}", detail))
     return notes

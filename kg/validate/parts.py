@@ -226,10 +226,30 @@ def _read_cache(cache_dir: Path | None, parts: list[Part]) -> dict[str, list[Raw
     for part in parts:
         path = cache_dir / f"{part.key}.json"
         try:
-            found[part.key] = [tuple(r) for r in json.loads(path.read_text("utf-8"))]
-        except (OSError, ValueError, TypeError):
+            entry = json.loads(path.read_text("utf-8"))
+        except (OSError, ValueError):
             continue
+        if _is_raw_list(entry):  # anything else is a corrupt entry: validated again
+            found[part.key] = [tuple(r) for r in entry]
     return found
+
+
+def _is_raw_list(entry: object) -> bool:
+    return isinstance(entry, list) and all(
+        isinstance(r, list) and len(r) == 6 and all(_is_term(x) for x in r) for r in entry
+    )
+
+
+def _is_term(text: object) -> bool:
+    """An empty string or one N-Triples term, as `_raw` writes them."""
+    from rdflib.util import from_n3
+
+    if not isinstance(text, str):
+        return False
+    try:
+        return text == "" or isinstance(from_n3(text), URIRef | Literal)
+    except Exception:  # rdflib raises assorted errors on text that is not a term
+        return False
 
 
 def _write_cache(cache_dir: Path | None, parts: list[Part], results: dict[str, list[Raw]]):

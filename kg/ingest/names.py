@@ -50,3 +50,17 @@ def slugify(text: str, max_length: int = 60) -> str:
         digest = hashlib.sha1(text.encode("utf-8")).hexdigest()[:10]
         slug = f"n-{digest}"
     return slug
+
+
+# Letters of other scripts that look like Latin ones (a small part of Unicode's
+# confusables, TR39): "Хin Jin" with a Cyrillic Х is another person to the resolver,
+# and rightly so, but a near miss worth showing.
+_LOOKALIKES = str.maketrans(
+    "аАвВеЕёкКмМнНоОрРсСтТуУхХіІјЈѕЅԁһӏαΑβΒεΕζΖηΗιΙκΚμΜνΝοΟρΡτΤυΥχΧ",
+    "aAbBeEeKKMMHHoOpPcCTTyYxXiIjJsSdhlaABBeEZZHHiIKKMMvNoOpPTTuYxX",
+)
+
+
+def skeleton(text: str) -> str:
+    """`name_key` with look-alike letters of other scripts mapped to Latin ones."""
+    return name_key(text.translate(_LOOKALIKES))
