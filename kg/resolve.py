@@ -20,19 +20,21 @@ from typing import Any
 
 from kg.errors import InputError, Problem
 from kg.model import (
+    STATUS_SYNONYMS,
     Dataset,
     KnownPerson,
     Organization,
     PersonRef,
     Profile,
+    Project,
     Publication,
     Source,
     Venue,
 )
-from kg.names import clean_person_name, name_key, slugify, text_key
+from kg.names import clean_person_name, honorific_of, name_key, slugify, text_key
 
 NEAR_MISS_RATIO = 0.85
-STATUS_ORDER = ("in-submission", "submitted", "preprint", "report", "accepted", "published")
+STATUS_ORDER = ("submitted", "preprint", "report", "accepted", "published")
 _YEAR_SUFFIX = re.compile(r"^(?P<base>.*?[^\s'’‘`-])[\s'’‘`]+(?P<year>\d{4}|\d{2})$")
 
 
@@ -44,6 +46,7 @@ class PersonEntity:
     known: str | None = None
     printed: tuple[str, ...] = ()
     mentioned_in: tuple[str, ...] = ()
+    honorifics: tuple[str, ...] = ()  # titles printed with the name ("Prof.")
 
 
 @dataclass(frozen=True)
@@ -53,8 +56,10 @@ class AuthorSlot:
     group: str | None
     printed: tuple[str, ...]
     equal_contribution: bool = False
-    corresponding: bool = False
+    corresponding: bool | None = None  # None: no listing says (unknown, not false)
     annotation: str | None = None
+    members: tuple[str, ...] = ()  # group author: the profiles that list the work as theirs
+    marked_by: tuple[str, ...] = ()  # the profiles whose listing carries the marks
 
 
 @dataclass(frozen=True)
@@ -95,6 +100,11 @@ class Resolution:
     notes: list[Note] = field(default_factory=list)
     _org_index: dict[str, str] = field(default_factory=dict, repr=False)
     _venue_index: dict[str, str] = field(default_factory=dict, repr=False)
+    _titles: dict[str, str] = field(default_factory=dict, repr=False)
+
+    def publication_titled(self, title: str) -> str:
+        """The key of the publication with this title (project references were checked)."""
+        return self._titles[text_key(title)]
 
     def org(self, ref: str) -> str:
         """The key of the organization a reference names (references were checked)."""
@@ -200,6 +210,7 @@ def _check_references(data: Dataset, refs: _Refs) -> None:
         for i, proj in enumerate(p.projects):
             for org in proj.deployed_at:
                 refs.org(org, proj.source, f"projects[{i}].deployed_at")
+            refs.org(proj.team, proj.source, f"projects[{i}].team")
         for i, award in enumerate(p.awards):
             refs.org(award.awarded_by, award.source, f"awards[{i}].awarded_by")
         for i, course in enumerate(p.teaching):
@@ -312,6 +323,7 @@ def _resolve_persons(data: Dataset, problems: list[Problem]) -> tuple[dict, dict
     person_of: dict[Source, str] = {}
     printed: dict[str, set[str]] = defaultdict(set)
     where: dict[str, set[str]] = defaultdict(set)
+    titles: dict[str, set[str]] = defaultdict(set)
     for profile in data.profiles:
         person_of[_owner_source(profile)] = profile.slug
         printed[profile.slug].update([profile.name, *profile.alternate_names])
@@ -322,6 +334,9 @@ def _resolve_persons(data: Dataset, problems: list[Problem]) -> tuple[dict, dict
                 person_of[ref.source] = key
                 printed[key].add(ref.name)
                 where[key].add(profile.slug)
+                title = ref.honorific or honorific_of(ref.name)
+                if title:
+                    titles[key].add(title)
     persons = {
         key: PersonEntity(
             e.key,
@@ -330,6 +345,7 @@ def _resolve_persons(data: Dataset, problems: list[Problem]) -> tuple[dict, dict
             e.known,
             tuple(sorted(printed[key])),
             tuple(sorted(where[key])),
+            tuple(sorted(titles[key])),
         )
         for key, e in sorted(index.entities.items())
     }
@@ -396,12 +412,13 @@ def _resolve_publications(
     for profile in data.profiles:
         for pub in profile.publications:
             groups[text_key(pub.title)].append((profile.slug, pub))
+    kinds = {v.key: v.kind for v in data.venues}
     publications: dict[str, PublicationEntity] = {}
     publication_of: dict[Source, str] = {}
     notes: list[Note] = []
     for listings in sorted(groups.values(), key=lambda ls: text_key(ls[0][1].title)):
         key = _publication_key(listings, publications)
-        entity = _merge_listings(key, listings, person_of, venue_index, problems)
+        entity = _merge_listings(key, listings, person_of, (venue_index, kinds), problems)
         if entity is None:
             continue
         publications[key] = entity
@@ -423,13 +440,14 @@ def _publication_key(listings: list[tuple[str, Publication]], taken: dict) -> st
     return key
 
 
-def _merge_listings(key, listings, person_of, venue_index, problems) -> PublicationEntity | None:
+def _merge_listings(key, listings, person_of, venues, problems) -> PublicationEntity | None:
+    venue_index, kinds = venues
     first = listings[0][1]
     authors = _merge_authors(listings, person_of, problems)
     if authors is None:
         return None
     venue, year = _merge_venue(listings, venue_index, problems)
-    statuses = [p.status for _, p in listings]
+    statuses = [_status(p, kinds.get(venue or "")) for _, p in listings]
     return PublicationEntity(
         key=key,
         title=first.title,
@@ -451,6 +469,17 @@ def _merge_listings(key, listings, person_of, venue_index, problems) -> Publicat
     )
 
 
+def _status(pub: Publication, kind: str | None) -> str:
+    """The status a listing states, or the one its venue (of this `kind`) implies."""
+    if pub.status is not None:
+        return STATUS_SYNONYMS.get(pub.status, pub.status)
+    if kind == "preprint-server" or (kind is None and pub.type == "preprint"):
+        return "preprint"
+    if kind == "report-series" or (kind is None and pub.type == "report"):
+        return "report"
+    return "published"
+
+
 def _merge_authors(listings, person_of, problems) -> tuple[AuthorSlot, ...] | None:
     first_slug, first = listings[0]
     for _, pub in listings[1:]:
@@ -464,6 +493,8 @@ def _merge_authors(listings, person_of, problems) -> tuple[AuthorSlot, ...] | No
             problems.append(Problem(pub.source or Source("?", 0, 0), "authors", message))
             return None
     slots = []
+    named = {person_of.get(r.source) for r in first.authors if not r.group}
+    claimants = tuple(slug for slug, _ in listings if slug not in named)
     for rank, refs in enumerate(zip(*(p.authors for _, p in listings), strict=True), start=1):
         head = refs[0]
         slots.append(
@@ -473,11 +504,23 @@ def _merge_authors(listings, person_of, problems) -> tuple[AuthorSlot, ...] | No
                 group=slugify(head.name) if head.group else None,
                 printed=tuple(dict.fromkeys(r.name for r in refs)),
                 equal_contribution=any(r.equal_contribution for r in refs),
-                corresponding=any(r.corresponding for r in refs),
+                corresponding=_corresponding(refs),
                 annotation=next((r.annotation for r in refs if r.annotation), None),
+                members=claimants if head.group else (),
+                marked_by=tuple(
+                    slug
+                    for (slug, _), r in zip(listings, refs, strict=True)
+                    if r.equal_contribution or r.corresponding or r.annotation
+                ),
             )
         )
     return tuple(slots)
+
+
+def _corresponding(refs: tuple[PersonRef, ...]) -> bool | None:
+    """True if a listing marks it, False if one says it is not, None if none says."""
+    said = [r.corresponding for r in refs if r.corresponding is not None]
+    return any(said) if said else None
 
 
 def _merge_venue(listings, venue_index, problems) -> tuple[str | None, int | None]:
@@ -517,6 +560,8 @@ def resolve(data: Dataset) -> Resolution:
     publications, publication_of, pub_notes = _resolve_publications(
         data, person_of, refs, venue_index, problems
     )
+    titles = _title_index(publications)
+    _check_project_papers(data, titles, problems)
     if problems:
         raise InputError(problems)
     return Resolution(
@@ -530,7 +575,33 @@ def resolve(data: Dataset) -> Resolution:
         notes=notes + pub_notes,
         _org_index=org_index,
         _venue_index=venue_index,
+        _titles=titles,
     )
+
+
+def _title_index(publications: dict[str, PublicationEntity]) -> dict[str, str]:
+    return {text_key(p.title): key for key, p in publications.items()}
+
+
+def _check_project_papers(data: Dataset, titles: dict[str, str], problems: list[Problem]):
+    """A project's `publication(s)` must name one of the profile's publications."""
+    for profile in data.profiles:
+        own = {text_key(p.title) for p in profile.publications}
+        for i, proj in enumerate(profile.projects):
+            for title in project_papers(proj):
+                if text_key(title) not in own or text_key(title) not in titles:
+                    message = (
+                        f"no publication titled {title!r} in this profile; expected the title "
+                        "of one of its publications"
+                    )
+                    problems.append(
+                        Problem(proj.source or Source("?", 0, 0), f"projects[{i}].publication", message)
+                    )
+
+
+def project_papers(proj: Project) -> list[str]:
+    """The titles of the publications about a project."""
+    return [*([proj.publication] if proj.publication else []), *proj.publications]
 
 
 def _check_units(data: Dataset, org_index: dict[str, str], problems: list[Problem]) -> None:
