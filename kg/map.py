@@ -51,7 +51,13 @@ VENUE_TYPES = {
 }
 WORK_TYPES = {"report": SCHEMA.Report, "thesis": SCHEMA.Thesis}
 POSTING_VENUES = ("preprint-server", "report-series")  # where a work is posted, not reviewed
-ONGOING = ("in-progress", "expected")  # education statuses of a programme not yet ended
+ONGOING = ("in-progress", "expected")
+IDENTITY_BASES = {
+    "single-document": KG.SingleDocument,
+    "decision": KG.IdentityDecision,
+    "shared-publication": KG.SharedPublication,
+    "name-only": KG.NameOnly,
+}  # education statuses of a programme not yet ended
 ACCOUNT_SERVICES = {
     "github": "https://github.com/",
     "gitlab": "https://gitlab.com/",
@@ -229,6 +235,8 @@ class _Mapper:
                     self.add(s, SCHEMA.alternateName, printed)
             for title in entity.honorifics:
                 self.add(s, SCHEMA.honorificPrefix, title)
+            for basis in entity.basis:
+                self.add(s, KG.identityBasis, self.basis(basis))
         for known in self.r.dataset.people:
             s = self.person(known.key)
             self.sources[s] = known.source  # type: ignore[assignment]
@@ -241,6 +249,13 @@ class _Mapper:
                 self.add(s, SCHEMA.url, URIRef(known.homepage))
                 self.add(s, FOAF.homepage, URIRef(known.homepage))
             self.add(s, SCHEMA.description, known.note)
+
+    def basis(self, name: str) -> URIRef:
+        """A kg:IdentityBasis individual, typed and named in the graph it is used in."""
+        term = IDENTITY_BASES[name]
+        self.graph.add((term, RDF.type, KG.IdentityBasis))
+        self.add(term, SCHEMA.name, name)
+        return term
 
     def profile(self, p: Profile) -> None:
         s = self.node(self.person(p.slug), [SCHEMA.Person, FOAF.Person], p.source)

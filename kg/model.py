@@ -549,6 +549,19 @@ class KnownPerson:
     affiliation: str | None = f("Organization (registry reference).", example="HKUST")
     homepage: str | None = f("Homepage address.", fmt="url")
     note: str | None = f("Who this is, for a human reader.")
+    same_as: list[str] = f(
+        "A decision that confirms a merge: the profiles (slugs) whose mentions of this name "
+        "are this person, checked by a human. Those mentions resolve here without `person:`, "
+        "even when several registered people share the name.",
+        [],
+        example=["yihao-zhao", "yinmin-zhong"],
+    )
+    distinct_from: list[str] = f(
+        "A decision that splits: people (profile slugs or keys of people or minted persons) "
+        "this person is not; the pair is no longer reported as a near miss.",
+        [],
+        example=["yihao-zhao"],
+    )
     key: str = field(default="", metadata={"internal": True})
     source: Source | None = SOURCE
 

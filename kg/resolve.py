@@ -14,8 +14,9 @@ from __future__ import annotations
 
 import difflib
 import re
+import unicodedata
 from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from kg.errors import InputError, Problem
@@ -47,6 +48,7 @@ class PersonEntity:
     printed: tuple[str, ...] = ()
     mentioned_in: tuple[str, ...] = ()
     honorifics: tuple[str, ...] = ()  # titles printed with the name ("Prof.")
+    basis: tuple[str, ...] = ()  # how its mentions were merged (see `identity_basis`)
 
 
 @dataclass(frozen=True)
@@ -83,7 +85,7 @@ class PublicationEntity:
 class Note:
     """A line of the merge report."""
 
-    kind: str  # "merged" or "near-miss"
+    kind: str  # "merged", "unconfirmed" (name only) or "near-miss"
     subject: str
     detail: str
 
@@ -253,6 +255,8 @@ class _PersonIndex:
         self.by_name: dict[str, list[str]] = defaultdict(list)
         self.entities: dict[str, PersonEntity] = {}
         self.problems = problems
+        self.scoped: dict[tuple[str, str], str] = {}  # (document, name key) -> same_as decision
+        self.slugs = {p.slug for p in data.profiles}
         for profile in data.profiles:
             names = [
                 profile.name,
@@ -275,8 +279,26 @@ class _PersonIndex:
             return
         names = [known.name, *known.aliases]
         self._register(PersonEntity(known.key, known.name, known=known.key), names)
+        for doc in known.same_as:
+            if doc not in self.slugs:
+                message = f"same_as names {doc!r}; expected the slug of a profile"
+                self.problems.append(Problem(known.source or Source("?", 0, 0), known.key, message))
+            for name in names:
+                self.scoped[(doc, name_key(name))] = known.key
 
-    def resolve(self, ref: PersonRef, path: str) -> str | None:
+    def resolve(self, ref: PersonRef, path: str, doc: str) -> tuple[str | None, bool]:
+        """The person a mention in profile `doc` names, and whether a decision says so
+        (a `person:` key or a `same_as` entry) rather than the name alone."""
+        if ref.person is not None:
+            return self._by_key(ref, path), True
+        key = name_key(ref.name)
+        decided = self.scoped.get((doc, key))
+        if decided is not None:
+            return decided, True
+        return self._by_name(ref, path, key), False
+
+    def _by_key(self, ref: PersonRef, path: str) -> str | None:
+        assert ref.person is not None
         if ref.person is not None:
             if ref.person in self.entities:
                 return ref.person
@@ -288,8 +310,9 @@ class _PersonIndex:
                 f"unknown person {ref.person!r}; expected a profile slug "
                 f"or a key of data/people.yaml{hint}",
             )
-            return None
-        key = name_key(ref.name)
+        return None
+
+    def _by_name(self, ref: PersonRef, path: str, key: str) -> str | None:
         candidates = self.by_name.get(key, [])
         if len(candidates) > 1:
             self._problem(
@@ -318,22 +341,25 @@ class _PersonIndex:
         self.problems.append(Problem(ref.source or Source("?", 0, 0), path, message))
 
 
-def _resolve_persons(data: Dataset, problems: list[Problem]) -> tuple[dict, dict, list[Note]]:
+def _resolve_persons(data: Dataset, problems: list[Problem]) -> tuple[dict, dict, dict]:
     index = _PersonIndex(data, problems)
     person_of: dict[Source, str] = {}
     printed: dict[str, set[str]] = defaultdict(set)
     where: dict[str, set[str]] = defaultdict(set)
     titles: dict[str, set[str]] = defaultdict(set)
+    decided: dict[str, set[str]] = defaultdict(set)
     for profile in data.profiles:
         person_of[_owner_source(profile)] = profile.slug
         printed[profile.slug].update([profile.name, *profile.alternate_names])
         where[profile.slug].add(profile.slug)
         for ref, path in person_mentions(profile):
-            key = index.resolve(ref, path)
+            key, by_decision = index.resolve(ref, path, profile.slug)
             if key is not None and ref.source is not None:
                 person_of[ref.source] = key
                 printed[key].add(ref.name)
                 where[key].add(profile.slug)
+                if by_decision:
+                    decided[key].add(profile.slug)
                 title = ref.honorific or honorific_of(ref.name)
                 if title:
                     titles[key].add(title)
@@ -349,53 +375,178 @@ def _resolve_persons(data: Dataset, problems: list[Problem]) -> tuple[dict, dict
         )
         for key, e in sorted(index.entities.items())
     }
-    return persons, person_of, _person_notes(persons)
+    return persons, person_of, decided
 
 
-def _person_notes(persons: dict[str, PersonEntity]) -> list[Note]:
+def _person_notes(persons: dict[str, PersonEntity], decisions: dict[str, set[str]]) -> list[Note]:
     notes = []
     for p in persons.values():
         if len(p.printed) > 1 or len(p.mentioned_in) > 1:
-            reason = "same name ignoring case, spacing, honorifics and annotations"
-            if p.known:
-                reason = f"registered in data/people.yaml as {p.known!r}"
+            kind = "unconfirmed" if NAME_ONLY in p.basis else "merged"
             detail = (
                 f"printed as {', '.join(map(repr, p.printed))} in "
-                f"{', '.join(p.mentioned_in)}: {reason}"
+                f"{', '.join(p.mentioned_in)}: {_basis_text(p)}"
             )
-            notes.append(Note("merged", f"person/{p.key}", detail))
-    return notes + _near_misses(persons)
+            notes.append(Note(kind, f"person/{p.key}", detail))
+    return notes + near_misses(persons, decisions)
 
 
-def _near_misses(persons: dict[str, PersonEntity]) -> list[Note]:
-    """Different entities whose names are close: for a person to confirm or split."""
-    by_family: dict[str, list[PersonEntity]] = defaultdict(list)
-    for p in persons.values():
-        words = name_key(p.name).split()
-        if words:
-            by_family[words[-1]].append(p)
+def _basis_text(p: PersonEntity) -> str:
+    reasons = {
+        SINGLE_DOCUMENT: "one document, same name ignoring case, spacing, honorifics and "
+        "annotations",
+        SHARED_PUBLICATION: "the same place in the author list of a publication both "
+        "documents list",
+        DECISION: f"a decision in data/people.yaml ({p.known!r})"
+        if p.known
+        else "a `person:` key in the document",
+        NAME_ONLY: "the same name alone; confirm with `same_as` or split with "
+        "`distinct_from` in data/people.yaml",
+    }
+    return "; ".join(reasons[b] for b in p.basis)
+
+
+# --------------------------------------------------------------------------- identity basis
+
+SINGLE_DOCUMENT = "single-document"
+SHARED_PUBLICATION = "shared-publication"
+DECISION = "decision"
+NAME_ONLY = "name-only"
+_REGISTRY = "@registry"  # the registry entry (or profile) itself, as a document
+
+
+def identity_basis(
+    persons: dict[str, PersonEntity],
+    decided: dict[str, set[str]],
+    publications: dict[str, PublicationEntity],
+) -> dict[str, PersonEntity]:
+    """Each person with the basis of the merge of their mentions across documents.
+
+    The documents naming a person are joined when a decision says so (`person:` keys,
+    `same_as`) or when both list the same publication with the person at the same place;
+    documents still apart after that were merged on the name alone (`name-only`).
+    """
+    joins: dict[str, list[tuple[str, str, str]]] = defaultdict(list)
+    for pub in publications.values():
+        docs = list(dict.fromkeys(slug for slug, _ in pub.listings))
+        for slot in pub.authors:
+            if slot.person and len(docs) > 1:
+                joins[slot.person] += [(docs[0], d, SHARED_PUBLICATION) for d in docs[1:]]
+    out = {}
+    for key, p in persons.items():
+        links = joins.get(key, []) + [(_REGISTRY, d, DECISION) for d in decided.get(key, ())]
+        if p.profile:
+            links.append((_REGISTRY, p.profile, ""))
+        nodes = set(p.mentioned_in) | ({_REGISTRY} if p.known or decided.get(key) else set())
+        out[key] = replace(p, basis=_basis(nodes, links))
+    return out
+
+
+def _basis(nodes: set[str], links: list[tuple[str, str, str]]) -> tuple[str, ...]:
+    parent = {n: n for n in nodes}
+
+    def root(n: str) -> str:
+        while parent[n] != n:
+            parent[n] = parent[parent[n]]
+            n = parent[n]
+        return n
+
+    used = set()
+    for a, b, why in links:
+        if a in parent and b in parent and root(a) != root(b):
+            parent[root(a)] = root(b)
+            used.add(why)
+    used.discard("")
+    if len({root(n) for n in nodes}) > 1:
+        used.add(NAME_ONLY)
+    order = (SINGLE_DOCUMENT, DECISION, SHARED_PUBLICATION, NAME_ONLY)
+    return tuple(b for b in order if b in used) or (SINGLE_DOCUMENT,)
+
+
+# --------------------------------------------------------------------------- near misses
+
+# letters of other scripts that look like Latin ones (Cyrillic, Greek), folded for comparison
+_LOOKALIKES = str.maketrans(
+    "аеорсухіјѕԁӏвкмнтАЕОРСУХІЈЅВКМНТαοιρνυκτχΑΒΕΖΗΙΚΜΝΟΡΤΥΧ",
+    "aeopcyxijsdlbkmhtAEOPCYXIJSBKMHTaoipvuktxABEZHIKMNOPTYX",
+)
+
+
+def skeleton(name: str) -> str:
+    """A name as it looks: look-alike letters of other scripts folded to Latin, accents
+    dropped, case and punctuation ignored ("Yіhao Zhao" with a Cyrillic і = "yihao zhao")."""
+    text = unicodedata.normalize("NFKD", name_key(name).translate(_LOOKALIKES))
+    return "".join(c for c in text if not unicodedata.combining(c)).casefold()
+
+
+def near_misses(persons: dict[str, PersonEntity], decisions: dict[str, set[str]]) -> list[Note]:
+    """Different entities a reader could take for one person: for a human to confirm or split.
+
+    Every pair that could be confused is compared, found through blocking keys rather
+    than all pairs of people: every pair with the same family name (as it looks: that
+    covers look-alike letters and initials against a full name too), and pairs with
+    different family names that are one edit apart (a deletion neighbourhood).
+    """
+    people = [p for p in persons.values() if skeleton(p.name).split()]
+    shapes = [skeleton(p.name) for p in people]
+    families: dict[str, list[int]] = defaultdict(list)
+    edits: dict[str, list[int]] = defaultdict(list)
+    for i, shape in enumerate(shapes):
+        families[shape.split()[-1]].append(i)
+        flat = shape.replace(" ", "")
+        for cut in range(len(flat)):
+            edits[flat[:cut] + flat[cut + 1 :]].append(i)
     notes = []
-    matcher = difflib.SequenceMatcher(None)
-    for group in by_family.values():
-        keys = [(name_key(p.name).replace(" ", ""), p) for p in group]
-        for i, (a, pa) in enumerate(keys):
-            matcher.set_seq1(a)
-            for b, pb in keys[i + 1 : i + 40]:
-                if pa.known and pb.known:
-                    continue  # both registered: already disambiguated by a person
-                matcher.set_seq2(b)
-                if matcher.real_quick_ratio() < NEAR_MISS_RATIO:
-                    continue  # upper bounds first: most pairs stop here
-                if matcher.quick_ratio() < NEAR_MISS_RATIO:
-                    continue
-                ratio = matcher.ratio()
-                if ratio >= NEAR_MISS_RATIO:
-                    detail = (
-                        f"{pa.name!r} and {pb.name!r} look alike (similarity {ratio:.2f}); "
-                        "kept apart"
-                    )
-                    notes.append(Note("near-miss", f"person/{pa.key} ~ person/{pb.key}", detail))
-    return notes
+    for members in families.values():
+        for n, a in enumerate(members):
+            for b in members[n + 1 :]:
+                notes += _near_miss(people[a], people[b], decisions)
+    across = {
+        (a, b)
+        for members in edits.values()
+        for n, a in enumerate(members)
+        for b in members[n + 1 :]
+        if shapes[a].split()[-1] != shapes[b].split()[-1]
+    }
+    for a, b in across:
+        notes += _near_miss(people[a], people[b], decisions)
+    return sorted(notes, key=lambda n: n.subject)
+
+
+def _near_miss(pa: PersonEntity, pb: PersonEntity, decisions: dict[str, set[str]]) -> list[Note]:
+    if (pa.known and pb.known) or pb.key in decisions.get(pa.key, ()):
+        return []  # both registered, or a person decided they differ
+    why = _confusable(pa.name, pb.name)
+    if why is None:
+        return []
+    first, second = sorted((pa, pb), key=lambda p: p.key)
+    detail = f"{first.name!r} and {second.name!r} {why}; kept apart"
+    return [Note("near-miss", f"person/{first.key} ~ person/{second.key}", detail)]
+
+
+def _confusable(a: str, b: str) -> str | None:
+    sa, sb = skeleton(a), skeleton(b)
+    if sa == sb:
+        return "look alike (letters of another script, or accents)"
+    if _initials_match(sa.split(), sb.split()):
+        return "may be the same (initials against a full name)"
+    matcher = difflib.SequenceMatcher(None, sa.replace(" ", ""), sb.replace(" ", ""))
+    if matcher.real_quick_ratio() < NEAR_MISS_RATIO or matcher.quick_ratio() < NEAR_MISS_RATIO:
+        return None
+    ratio = matcher.ratio()
+    return f"look alike (similarity {ratio:.2f})" if ratio >= NEAR_MISS_RATIO else None
+
+
+def _initials_match(a: list[str], b: list[str]) -> bool:
+    """"x jin" against "xin jin": the same family name, one given name written as initials."""
+    if a[-1] != b[-1] or len(a) < 2 or len(b) < 2 or a == b:
+        return False
+    ga, gb = a[:-1], b[:-1]
+    if not (all(len(w) == 1 for w in ga) or all(len(w) == 1 for w in gb)):
+        return False
+    short, full = (ga, gb) if all(len(w) == 1 for w in ga) else (gb, ga)
+    letters = [w[0] for w in full]
+    return "".join(short) in ("".join(letters), letters[0])
 
 
 # --------------------------------------------------------------------------- publications
@@ -556,10 +707,13 @@ def resolve(data: Dataset) -> Resolution:
     refs = _Refs(org_index, venue_index, problems)
     _check_references(data, refs)
     _check_units(data, org_index, problems)
-    persons, person_of, notes = _resolve_persons(data, problems)
+    persons, person_of, decided = _resolve_persons(data, problems)
     publications, publication_of, pub_notes = _resolve_publications(
         data, person_of, refs, venue_index, problems
     )
+    persons = identity_basis(persons, decided, publications)
+    decisions = _distinct_decisions(data, persons, problems)
+    notes = _person_notes(persons, decisions)
     titles = _title_index(publications)
     _check_project_papers(data, titles, problems)
     if problems:
@@ -577,6 +731,21 @@ def resolve(data: Dataset) -> Resolution:
         _venue_index=venue_index,
         _titles=titles,
     )
+
+
+def _distinct_decisions(
+    data: Dataset, persons: dict[str, PersonEntity], problems: list[Problem]
+) -> dict[str, set[str]]:
+    """`distinct_from` decisions, both ways; each must name a person of the graph."""
+    pairs: dict[str, set[str]] = defaultdict(set)
+    for known in data.people:
+        for other in known.distinct_from:
+            if other not in persons:
+                message = f"distinct_from names {other!r}; expected the key of a person"
+                problems.append(Problem(known.source or Source("?", 0, 0), known.key, message))
+            pairs[known.key].add(other)
+            pairs[other].add(known.key)
+    return pairs
 
 
 def _title_index(publications: dict[str, PublicationEntity]) -> dict[str, str]:
