@@ -35,6 +35,7 @@ from kg.model import (
 from kg.names import clean_person_name, honorific_of, name_key, slugify, text_key
 
 NEAR_MISS_RATIO = 0.85
+FAMILY_ALL_PAIRS = 64  # a family name this common or less: every pair of it is compared
 STATUS_ORDER = ("submitted", "preprint", "report", "accepted", "published")
 _YEAR_SUFFIX = re.compile(r"^(?P<base>.*?[^\s'’‘`-])[\s'’‘`]+(?P<year>\d{4}|\d{2})$")
 
@@ -482,35 +483,39 @@ def skeleton(name: str) -> str:
 def near_misses(persons: dict[str, PersonEntity], decisions: dict[str, set[str]]) -> list[Note]:
     """Different entities a reader could take for one person: for a human to confirm or split.
 
-    Every pair that could be confused is compared, found through blocking keys rather
-    than all pairs of people: every pair with the same family name (as it looks: that
-    covers look-alike letters and initials against a full name too), and pairs with
-    different family names that are one edit apart (a deletion neighbourhood).
+    Every pair that could be confused is compared, found through blocking keys instead of
+    comparing all pairs: names that become the same string after at most two deletions
+    each (a deletion neighbourhood; look-alike letters of another script and accents
+    folded first), a name written with initials against the full names with that family
+    name and initial, and all pairs within a family name that at most FAMILY_ALL_PAIRS
+    people share (the 42 Zhaos of the seeds).
     """
     people = [p for p in persons.values() if skeleton(p.name).split()]
-    shapes = [skeleton(p.name) for p in people]
+    blocks: dict[str, list[int]] = defaultdict(list)
     families: dict[str, list[int]] = defaultdict(list)
-    edits: dict[str, list[int]] = defaultdict(list)
-    for i, shape in enumerate(shapes):
-        families[shape.split()[-1]].append(i)
-        flat = shape.replace(" ", "")
-        for cut in range(len(flat)):
-            edits[flat[:cut] + flat[cut + 1 :]].append(i)
-    notes = []
-    for members in families.values():
-        for n, a in enumerate(members):
-            for b in members[n + 1 :]:
-                notes += _near_miss(people[a], people[b], decisions)
-    across = {
-        (a, b)
-        for members in edits.values()
+    for i, p in enumerate(people):
+        for key in _deletions(skeleton(p.name).replace(" ", "")):
+            blocks[key].append(i)
+        words = skeleton(p.name).split()
+        blocks[f" {words[0][0]} {words[-1]}"].append(i)  # initial and family name
+        families[words[-1]].append(i)
+    small = [m for m in families.values() if 1 < len(m) <= FAMILY_ALL_PAIRS]
+    pairs = {
+        (a, b) if a < b else (b, a)
+        for members in [*blocks.values(), *small]
+        if len(members) > 1
         for n, a in enumerate(members)
         for b in members[n + 1 :]
-        if shapes[a].split()[-1] != shapes[b].split()[-1]
+        if a != b
     }
-    for a, b in across:
-        notes += _near_miss(people[a], people[b], decisions)
+    notes = [n for a, b in sorted(pairs) for n in _near_miss(people[a], people[b], decisions)]
     return sorted(notes, key=lambda n: n.subject)
+
+
+def _deletions(flat: str) -> set[str]:
+    """The string with none, one or two of its letters deleted."""
+    one = {flat[:i] + flat[i + 1 :] for i in range(len(flat))}
+    return {flat} | one | {w[:i] + w[i + 1 :] for w in one for i in range(len(w))}
 
 
 def _near_miss(pa: PersonEntity, pb: PersonEntity, decisions: dict[str, set[str]]) -> list[Note]:
