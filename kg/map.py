@@ -300,12 +300,12 @@ class _Mapper:
         self.add(s, SCHEMA.address, p.address)
         self.add(s, SCHEMA.description, p.bio)
         for topic in p.interests:
-            t = self.topic(topic, None)
+            t = self.topic(topic, None, p.source)
             self.add(s, SCHEMA.knowsAbout, t)
             self.add(s, FOAF.topic_interest, t)
         for group in p.skills:
             for item in group.items:
-                self.add(s, SCHEMA.knowsAbout, self.topic(item, group.category))
+                self.add(s, SCHEMA.knowsAbout, self.topic(item, group.category, group.source))
         for i, link in enumerate(p.links):
             page = self.node(
                 self.iri("person", p.slug, "link", i + 1), [SCHEMA.WebPage], link.source
@@ -334,14 +334,14 @@ class _Mapper:
             self.add(s, SCHEMA.sameAs, URIRef(url))
             self.add(a, SCHEMA.url, URIRef(url))
 
-    def topic(self, label: str, category: str | None) -> URIRef:
+    def topic(self, label: str, category: str | None, source: Source | None) -> URIRef:
         slug, preferred = self.topics[topic_key(label)]
         t = self.iri("topic", slug)
-        self.node(t, [SCHEMA.DefinedTerm], None)
+        self.node(t, [SCHEMA.DefinedTerm], source)
         self.named(t, preferred)
         if category:
             term_set = self.iri("topic-set", slugify(category))
-            self.node(term_set, [SCHEMA.DefinedTermSet], None)
+            self.node(term_set, [SCHEMA.DefinedTermSet], source)
             self.named(term_set, category)
             self.add(t, SCHEMA.inDefinedTermSet, term_set)
         return t
