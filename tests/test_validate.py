@@ -135,7 +135,7 @@ CASES = {
     "Publication-status": replace(PAPER, "schema:creativeWorkStatus", '"done"'),
     "Publication-type": replace(PAPER, "kg:publicationType", '"blog"'),
     "PublishedPlace": delete(PAPER, "schema:isPartOf")
-    + f" ; DELETE WHERE {{ {EDITION} schema:workFeatured ?y }}",  # (?x would stay bound)
+    + f" ; DELETE WHERE {{ {EDITION} <http://schema.org/workFeatured> ?y }}",
     "Role-current": insert(f'{EDU} kg:current "yes"'),
     "Role-endDate": insert(f'{POS} schema:endDate "2024-06"'),
     "Role-endedNotCurrent": insert(f'{EDU} schema:endDate "2025"^^xsd:gYear'),
