@@ -46,9 +46,8 @@ def _colliding_prefixes(graph: Iterable[Triple]) -> set[str]:
     schemes = tuple(f"{prefix}:" for prefix in CONTEXT_PREFIXES)
     found = set()
     for triple in graph:
-        for t in triple:
-            if isinstance(t, Literal):
-                t = t.datatype
+        for term in triple:
+            t = term.datatype if isinstance(term, Literal) else term
             text = str(t) if isinstance(t, URIRef) else ""
             if text.startswith(schemes):  # (str: rdflib's URIRef.startswith takes no tuple)
                 found.add(text[: text.find(":")])
@@ -354,8 +353,7 @@ def _json_values(predicates: Described, terms: _JsonTerms) -> _JsonValues:
     for p, objects in predicates.items():
         if p == RDF.type and all(isinstance(o, URIRef | BNode) for o in objects):
             values["@type"] = [
-                (_node_id(o),) * 2 if isinstance(o, BNode) else (terms.key(o),) * 2
-                for o in objects
+                (_node_id(o),) * 2 if isinstance(o, BNode) else (terms.key(o),) * 2 for o in objects
             ]
         elif p == RDF.type:  # a literal "type" is not a class: written as a plain property
             values.setdefault(str(p), []).extend(terms.value(o) for o in objects)

@@ -678,7 +678,7 @@ class _Mapper:
 
 
 def topic_key(label: str) -> str:
-    """Case and spacing do not make another topic ("Distributed Systems" = "distributed systems")."""
+    """Case and spacing make no other topic ("Distributed Systems" = "distributed systems")."""
     return " ".join(label.casefold().split())
 
 

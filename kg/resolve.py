@@ -543,7 +543,7 @@ def _confusable(a: str, b: str) -> str | None:
 
 
 def _initials_match(a: list[str], b: list[str]) -> bool:
-    """"x jin" against "xin jin": the same family name, one given name written as initials."""
+    """ "x jin" against "xin jin": the same family name, one given name written as initials."""
     if a[-1] != b[-1] or len(a) < 2 or len(b) < 2 or a == b:
         return False
     ga, gb = a[:-1], b[:-1]
@@ -769,7 +769,9 @@ def _check_project_papers(data: Dataset, titles: dict[str, str], problems: list[
                         "of one of its publications"
                     )
                     problems.append(
-                        Problem(proj.source or Source("?", 0, 0), f"projects[{i}].publication", message)
+                        Problem(
+                            proj.source or Source("?", 0, 0), f"projects[{i}].publication", message
+                        )
                     )
 
 

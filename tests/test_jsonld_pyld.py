@@ -78,9 +78,7 @@ LITERALS = st.one_of(
     st.sampled_from(["1.50", "0.1"]).map(lambda d: Literal(d, datatype=XSD.decimal)),
     TEXT.map(lambda t: Literal(t, datatype=URIRef("kg:datatype"))),
 )
-TRIPLES = st.tuples(
-    st.one_of(IRIS, BNODES), PREDICATES, st.one_of(IRIS, BNODES, LITERALS)
-)
+TRIPLES = st.tuples(st.one_of(IRIS, BNODES), PREDICATES, st.one_of(IRIS, BNODES, LITERALS))
 
 
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -174,7 +174,9 @@ def test_every_confusable_pair_is_a_near_miss_however_many_share_the_family_name
 
 def test_look_alike_letters_and_initials_are_near_misses(project):
     # a Cyrillic "і" (U+0456) in "Yіhao Zhao"; "X. Jin" next to "Xin Jin"
-    _add_paper(project, "c-d", "Look Alikes", ["Cee Dee", "Yihao Zhao", "Y\u0456hao Zhao", "X. Jin"])
+    _add_paper(
+        project, "c-d", "Look Alikes", ["Cee Dee", "Yihao Zhao", "Y\u0456hao Zhao", "X. Jin"]
+    )
     resolution = resolve(load_dataset(project / "data"))
     near = _near(resolution)
     cyrillic = next(k for k, p in resolution.persons.items() if "\u0456" in p.name)
@@ -225,7 +227,9 @@ def test_distinct_from_silences_a_near_miss(project):
         people.read_text() + "yihau-zhao:\n  name: Yihau Zhao\n  distinct_from: [yihao-zhao]\n",
         encoding="utf-8",
     )
-    assert "person/yihao-zhao ~ person/yihau-zhao" not in _near(resolve(load_dataset(project / "data")))
+    assert "person/yihao-zhao ~ person/yihau-zhao" not in _near(
+        resolve(load_dataset(project / "data"))
+    )
 
 
 def test_identity_decisions_must_name_real_profiles_and_people(project):

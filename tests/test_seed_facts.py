@@ -66,7 +66,9 @@ def check_advisees_of(graph):
 
 
 def check_advisor_network(graph):
-    got = {(r["studentName"], r["relation"], r["mentorName"]) for r in rows(graph, "advisor-network")}
+    got = {
+        (r["studentName"], r["relation"], r["mentorName"]) for r in rows(graph, "advisor-network")
+    }
     # Liangyu's mentors: Meta (Bingzhe Liu, Liang Luo, Amar Phanishayee), NVIDIA (Vijay Anand
     # Korthikanti, Deepak Narayanan), MSR (Saeed Maleki), ByteDance (Yibo Zhu)
     liangyu = {m for s, rel, m in got if s == "Liangyu Zhao" and rel == "mentored by"}
@@ -80,7 +82,10 @@ def check_advisor_network(graph):
         "Yibo Zhu",
     }
     # Hanyu: "supervised by Prof. Yafei Dai and Prof. Zhi Yang"; Yuheng: "advised by Prof. Wei Wang"
-    assert {("Hanyu Zhao", "advised by", "Yafei Dai"), ("Hanyu Zhao", "advised by", "Zhi Yang")} < got
+    assert {
+        ("Hanyu Zhao", "advised by", "Yafei Dai"),
+        ("Hanyu Zhao", "advised by", "Zhi Yang"),
+    } < got
     assert ("Yuheng Zhao", "advised by", "Wei Wang") in got
     assert ("Yuheng Zhao", "mentored by", "Haibin Kan") in got  # "supervised by Prof. Haibin Kan"
 
@@ -88,7 +93,9 @@ def check_advisor_network(graph):
 def check_authors_of_publication(graph):
     # the ROLL technical report: its only author is printed as "ROLL Team"
     report = rows(graph, "authors-of-publication", publication=_paper(graph, ROLL_REPORT))
-    assert [(r["rank"], r["printed"], r["name"]) for r in report] == [("1", "ROLL Team", "ROLL Team")]
+    assert [(r["rank"], r["printed"], r["name"]) for r in report] == [
+        ("1", "ROLL Team", "ROLL Team")
+    ]
     # ElasticFlow as Yihao prints it: "Diandian Gu*, Yihao Zhao*, Yinmin Zhong, ..." (10 names);
     # neither document marks a corresponding author: unknown, not false
     elastic = rows(graph, "authors-of-publication")
@@ -115,7 +122,9 @@ def check_coauthors(graph):
     assert got["Xin Jin"] == 7 and got["Xuanzhe Liu"] == 7
     assert got["Hao Dong"] == 1  # ECCV 2020 only
     # Yuheng: Prof. Wei Wang is the last author of RollArt, RollPacker, Weave and ROSE
-    got = {r["name"]: int(r["shared"]) for r in rows(graph, "coauthors", person=person("yuheng-zhao"))}
+    got = {
+        r["name"]: int(r["shared"]) for r in rows(graph, "coauthors", person=person("yuheng-zhao"))
+    }
     assert got["Wei Wang"] == 4
 
 
@@ -169,7 +178,10 @@ def check_person_graph(graph):
     answer = run_embedded(graph, QUERIES["person-graph"])  # Liangyu Zhao
     g = answer.graph
     # 9 industry positions; 4 degrees (Ph.D., M.S., two B.S.); 12 talk occasions
-    assert len(set(g.subjects(URIRef(str(SCHEMA.roleName)), None)) & set(_typed(g, "EmployeeRole"))) == 9
+    assert (
+        len(set(g.subjects(URIRef(str(SCHEMA.roleName)), None)) & set(_typed(g, "EmployeeRole")))
+        == 9
+    )
     assert len(set(g.objects(URIRef(person("liangyu-zhao")), SCHEMA.alumniOf))) == 4
     assert len(set(_typed(g, "PerformanceRole"))) == 12
 
@@ -186,7 +198,10 @@ def check_profile_completeness(graph):
 
 
 def check_publications_by_venue_year(graph):
-    got = {(r["venue"], r["year"], r["title"].split(":")[0]) for r in rows(graph, "publications-by-venue-year")}
+    got = {
+        (r["venue"], r["year"], r["title"].split(":")[0])
+        for r in rows(graph, "publications-by-venue-year")
+    }
     osdi = "USENIX Symposium on Operating Systems Design and Implementation"
     assert {(osdi, "2026", "RollArt"), (osdi, "2026", "Weave")} < got  # [OSDI'26] twice
     titles = {t for _, _, t in got}
@@ -244,7 +259,9 @@ def check_shared_coauthors(graph):
 
 def check_shared_papers(graph):
     got = [r["title"] for r in rows(graph, "shared-papers")]
-    assert got == ["ElasticFlow: An Elastic Serverless Training Platform for Distributed Deep Learning"]
+    assert got == [
+        "ElasticFlow: An Elastic Serverless Training Platform for Distributed Deep Learning"
+    ]
 
 
 def check_timeline(graph):
@@ -264,7 +281,11 @@ def check_top_venues(graph):
     assert "arXiv" not in got and "USENIX Annual Technical Conference" not in got
 
 
-CHECKS = {name.removeprefix("check_").replace("_", "-"): f for name, f in globals().items() if name.startswith("check_")}
+CHECKS = {
+    name.removeprefix("check_").replace("_", "-"): f
+    for name, f in globals().items()
+    if name.startswith("check_")
+}
 
 
 def test_every_stored_query_has_a_check_from_the_seeds():
@@ -278,7 +299,9 @@ def test_stored_query_agrees_with_the_seeds(graph, name):
 
 def _paper(graph, title: str) -> str:
     """The publication with this title (a talk can carry the same name)."""
-    found = [s for s in graph.subjects(SCHEMA.name, Literal(title)) if graph.value(s, KG.authorship)]
+    found = [
+        s for s in graph.subjects(SCHEMA.name, Literal(title)) if graph.value(s, KG.authorship)
+    ]
     assert len(found) == 1, title
     return str(found[0])
 
@@ -298,8 +321,13 @@ def test_each_status_of_the_seeds(graph):
     """published ([OSDI'26]), submitted ("Submitted to ATC'25", "[In Submission]", "arXiv
     preprint, in submission"), preprint ("In preprint", "arXiv preprint (2408.08586)"),
     report ("[Tech Report]")."""
-    rollart = URIRef(_paper(graph, "RollArt: Disaggregated Multi-Task Agentic RL Training at Scale"))
-    assert _status(graph, "RollArt: Disaggregated Multi-Task Agentic RL Training at Scale") == "published"
+    rollart = URIRef(
+        _paper(graph, "RollArt: Disaggregated Multi-Task Agentic RL Training at Scale")
+    )
+    assert (
+        _status(graph, "RollArt: Disaggregated Multi-Task Agentic RL Training at Scale")
+        == "published"
+    )
     assert graph.value(rollart, KG.venue) == URIRef(f"{B}venue/osdi")
     assert graph.value(rollart, SCHEMA.datePublished) == Literal("2026", datatype=XSD.gYear)
 
@@ -310,17 +338,22 @@ def test_each_status_of_the_seeds(graph):
     assert graph.value(seallm, KG.submittedTo) == URIRef(f"{B}venue/atc/2025")
     assert graph.value(seallm, KG.targetYear) == Literal("2025", datatype=XSD.gYear)
 
-    forest = "ForestColl: Throughput-Optimal Collective Communications on Heterogeneous Network Fabrics"
+    forest = (
+        "ForestColl: Throughput-Optimal Collective Communications on Heterogeneous Network Fabrics"
+    )
     assert _status(graph, forest) == "submitted"  # ... and on arXiv
     assert graph.value(URIRef(_paper(graph, forest)), SCHEMA.isPartOf) == URIRef(f"{B}venue/arxiv")
     assert graph.value(URIRef(_paper(graph, forest)), KG.venue) is None
 
     rubick = "Rubick: Exploiting Job Reconfigurability for Deep Learning Cluster Scheduling"
     assert _status(graph, rubick) == "preprint"
-    assert _status(graph, "Fast Distributed Inference Serving for Large Language Models") == "preprint"
+    assert (
+        _status(graph, "Fast Distributed Inference Serving for Large Language Models") == "preprint"
+    )
     assert _status(graph, ROLL_REPORT) == "report"
     assert (URIRef(_paper(graph, ROLL_REPORT)), URIRef(str(SCHEMA) + "Report")) in {
-        (s, o) for s, o in graph.subject_objects(URIRef("http://www.w3.org/1999/02/22-rdf-syntax-ns#type"))
+        (s, o)
+        for s, o in graph.subject_objects(URIRef("http://www.w3.org/1999/02/22-rdf-syntax-ns#type"))
     }
 
 
@@ -330,8 +363,7 @@ def test_an_arxiv_paper_without_status_is_a_preprint(project):
 
     path = project / "data/profiles/c-d.yaml"
     path.write_text(
-        path.read_text()
-        + '  - {title: On arXiv, authors: [Cee Dee], venue: arxiv}\n',
+        path.read_text() + "  - {title: On arXiv, authors: [Cee Dee], venue: arxiv}\n",
         encoding="utf-8",
     )
     venues = project / "data/venues.yaml"
@@ -352,9 +384,14 @@ def test_scholar_tags_claim_no_venue_for_a_submitted_paper(seed_build):
     assert "citation_title" in page
     assert "citation_conference_title" not in page and "citation_publication_date" not in page
     published = site.publication_page(
-        resolution.publications[resolution.publication_titled("Multi-Resource Interleaving for Deep Learning Training")]
+        resolution.publications[
+            resolution.publication_titled("Multi-Resource Interleaving for Deep Learning Training")
+        ]
     )
-    assert 'citation_conference_title" content="ACM Special Interest Group on Data Communication' in published
+    assert (
+        'citation_conference_title" content="ACM Special Interest Group on Data Communication'
+        in published
+    )
     assert 'citation_publication_date" content="2022"' in published
 
 
@@ -379,11 +416,15 @@ def test_group_authored_report_reaches_the_member_who_lists_it(graph, seed_build
 def test_small_facts_are_kept_and_none_invented(graph):
     # "advised by Prof. Wei Wang", "Advisor: Prof. Arvind Krishnamurthy"
     assert graph.value(URIRef(person("wei-wang-hkust")), SCHEMA.honorificPrefix) == Literal("Prof.")
-    assert graph.value(URIRef(person("arvind-krishnamurthy")), SCHEMA.honorificPrefix) == Literal("Prof.")
+    assert graph.value(URIRef(person("arvind-krishnamurthy")), SCHEMA.honorificPrefix) == Literal(
+        "Prof."
+    )
     # no document marks a corresponding author: no authorship says false
     assert not list(graph.subject_objects(KG.corresponding))
     # no document says where the six courses were taught
-    courses = list(graph.subjects(URIRef("http://www.w3.org/1999/02/22-rdf-syntax-ns#type"), SCHEMA.Course))
+    courses = list(
+        graph.subjects(URIRef("http://www.w3.org/1999/02/22-rdf-syntax-ns#type"), SCHEMA.Course)
+    )
     assert len(courses) == 6 and not any(graph.value(c, SCHEMA.provider) for c in courses)
     # ICLR publishes no proceedings volume
     assert (URIRef(f"{B}venue/iclr/2021/proceedings"), None, None) not in graph
@@ -427,11 +468,20 @@ def test_topics_do_not_collide_and_case_variants_are_one(graph):
     assert len(set(graph.objects(topic, SCHEMA.name))) == 1
     assert (URIRef(person("hanyu-zhao")), SCHEMA.knowsAbout, topic) in graph
     assert (URIRef(person("yinmin-zhong")), SCHEMA.knowsAbout, topic) in graph
-    assert (URIRef(person("yihao-zhao")), SCHEMA.knowsAbout, URIRef(f"{B}topic/c-plus-plus")) in graph
+    assert (
+        URIRef(person("yihao-zhao")),
+        SCHEMA.knowsAbout,
+        URIRef(f"{B}topic/c-plus-plus"),
+    ) in graph
 
 
 def test_merged_elasticflow_says_which_listing_printed_the_marks(graph):
-    paper = URIRef(_paper(graph, "ElasticFlow: An Elastic Serverless Training Platform for Distributed Deep Learning"))
+    paper = URIRef(
+        _paper(
+            graph,
+            "ElasticFlow: An Elastic Serverless Training Platform for Distributed Deep Learning",
+        )
+    )
     assert set(graph.objects(paper, KG.listedIn)) == {
         URIRef(f"{B}profile/yihao-zhao"),
         URIRef(f"{B}profile/yinmin-zhong"),
@@ -443,7 +493,9 @@ def test_merged_elasticflow_says_which_listing_printed_the_marks(graph):
 
 def test_identity_basis_in_the_graph_and_the_report(graph, resolution, capsys):
     def basis(slug):
-        return {str(o).rsplit("#", 1)[1] for o in graph.objects(URIRef(person(slug)), KG.identityBasis)}
+        return {
+            str(o).rsplit("#", 1)[1] for o in graph.objects(URIRef(person(slug)), KG.identityBasis)
+        }
 
     # "Peng Sun" in Yihao's and Yinmin's documents: nothing but the name joins them
     assert "NameOnly" in basis("peng-sun")
