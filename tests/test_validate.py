@@ -36,7 +36,7 @@ EDITION = "<https://kg.example.org/venue/osdi/2024>"
 PAPER = "b:publication/paper-one"
 TOPIC = "b:topic/distributed-systems"
 ACCOUNT = "<https://kg.example.org/person/a-b/account/github>"
-PROJECT = "<https://kg.example.org/person/a-b/project/tool>"
+PROJECT = "<https://kg.example.org/person/c-d/project/tool>"
 PROFILE = "b:profile/a-b"
 
 
