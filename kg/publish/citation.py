@@ -53,7 +53,7 @@ class CiteAuthor:
     family: str
     group: bool
     equal_contribution: bool
-    corresponding: bool
+    corresponding: bool | None  # None: the listing does not say
     annotation: str | None
 
 
@@ -148,7 +148,7 @@ def citable(
     own = listing is not None
     source = listing or pub.listings[0][1]
     venue_key = r.venue(source.venue)[0] if source.venue else pub.venue
-    status = source.status if own else pub.status
+    status = (source.status or pub.status) if own else pub.status
     printed = source.venue_as_printed if own else next(iter(pub.venue_as_printed), None)
     return Citable(
         key=key,

@@ -12,7 +12,7 @@ from rdflib.term import Node
 
 from kg.display import terminal_safe
 from kg.graph.namespaces import PREFIXES
-from kg.publish.export import to_jsonld, to_turtle
+from kg.publish.export import ntriples_term, to_jsonld, to_turtle
 from kg.query.stored import Answer
 
 FORMATS = ("table", "csv", "tsv", "json", "ttl")
@@ -69,8 +69,9 @@ def _delimited(answer: Answer, fmt: str) -> str:
         for row in answer.rows:
             writer.writerow([_plain(t) for t in row])
         return buffer.getvalue()
-    lines = ["\t".join(f"?{v}" for v in answer.variables)]  # SPARQL 1.1 TSV: RDF terms
-    lines += ["\t".join("" if t is None else t.n3() for t in row) for row in answer.rows]
+    # SPARQL 1.1 TSV: RDF terms in N-Triples form (tabs and newlines escaped), one row a line
+    lines = ["\t".join(f"?{v}" for v in answer.variables)]
+    lines += ["\t".join("" if t is None else ntriples_term(t) for t in row) for row in answer.rows]
     return "\n".join(lines) + "\n"
 
 
