@@ -501,7 +501,7 @@ def _run(args: argparse.Namespace) -> int:
     if args.command == "bench" and args.bench_command == "run":
         return _bench_run(args)
     if args.command == "bench" and args.bench_command == "serve":
-        from kg.serve import bench
+        from kg.bench import serve as bench
 
         figures = bench.run(args.people, args.seconds, args.clients, _progress)
         if args.json:
@@ -784,7 +784,7 @@ def _init(args: argparse.Namespace) -> int:
 
 
 def _import(config, args: argparse.Namespace) -> int:
-    from kg.ingest.importer import import_file
+    from kg.imports.importer import import_file
 
     result = import_file(
         config, args.source, args.file, args.person, dry_run=args.dry_run, skip_bad=args.skip_bad

@@ -14,7 +14,7 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 
 from kg.errors import ProjectError
-from kg.ingest.iri import http_problem, iri_problem
+from kg.iri import http_problem, iri_problem
 
 PACKAGE_DIR = Path(__file__).resolve().parent
 CONFIG_FILE = "kg.toml"

@@ -22,7 +22,7 @@ from rdflib import Literal, URIRef
 from kg import pipeline
 from kg.cli import main
 from kg.errors import QueryError
-from kg.ingest.iri import encode_path, encode_segment, iri_problem
+from kg.iri import encode_path, encode_segment, iri_problem
 from kg.publish.outdir import CRASH_ENV
 from kg.query.stored import load_queries, parse_query, run_embedded, uses_service
 

@@ -13,8 +13,8 @@ from conftest import REPO
 from kg.cli import main
 from kg.config import load_config
 from kg.errors import BadRecordsError, InputError
-from kg.ingest.bibtex import parse_bibtex
-from kg.ingest.importer import import_file, read_records
+from kg.imports.bibtex import parse_bibtex
+from kg.imports.importer import import_file, read_records
 from kg.pipeline import build_graph, resolve_project
 from kg.publish.citation import bibtex_file, csl_file
 

@@ -16,8 +16,8 @@ from rdflib.term import Node
 
 from kg.graph.namespaces import FOAF, KG, RDF, SCHEMA, WD, XSD
 from kg.graph.triples import Triples
-from kg.ingest.iri import encode_path, encode_segment
 from kg.ingest.names import slugify, topic_slugs
+from kg.iri import encode_path, encode_segment
 from kg.model import (
     ACCOUNT_SERVICES,
     PRESENT,

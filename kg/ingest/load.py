@@ -20,9 +20,9 @@ from typing import Any, Union
 
 from kg import model
 from kg.errors import InputError, Problem
-from kg.ingest.iri import http_problem, iri_problem
 from kg.ingest.names import name_key
 from kg.ingest.yamlsafe import MappingNode, Node, ScalarNode, SequenceNode, read_node, source_of
+from kg.iri import http_problem, iri_problem
 from kg.model import PRESENT, Dataset, PartialDate, Present, Source
 
 _EMAIL_PART = r"[^@\s<>()\"\\{}|^`\x00-\x1f\x7f-\x9f]+"

@@ -20,6 +20,7 @@ from rdflib.term import Identifier, Node
 
 from kg.errors import ProjectError
 from kg.graph.namespaces import DCAT, DCTERMS, FOAF, KG, PREFIXES, RDF, SCHEMA, VOID, XSD, curie
+from kg.graph.ntriples import nt_object, nt_string, to_ntriples
 from kg.graph.triples import GraphLike, Triple, Triples
 from kg.publish.jsontext import dumps
 from kg.publish.outdir import MARKER, replace_tree
@@ -60,54 +61,6 @@ def _colliding_prefixes(graph: Iterable[Triple]) -> set[str]:
 # each distinct term once.
 
 
-def to_ntriples(graph: Iterable[Triple]) -> str:
-    return "".join(ntriples_lines(graph))
-
-
-def ntriples_lines(graph: Iterable[Triple]) -> list[str]:
-    """The N-Triples lines (each ending in a newline) of the triples, sorted."""
-    memo: dict[Node, str] = {}
-
-    def term(t: Node) -> str:
-        text = memo.get(t)
-        if text is None:
-            text = memo[t] = _nt_object(t)
-        return text
-
-    return sorted(f"{term(s)} {term(p)} {term(o)} .\n" for s, p, o in graph)
-
-
-_NT_ESCAPES = {"\\": "\\\\", '"': '\\"', "\n": "\\n", "\r": "\\r", "\t": "\\t"}
-_NT_SPECIAL = re.compile(r'[\x00-\x1f\x7f"\\]')
-
-
-def _nt_escape(match: re.Match) -> str:
-    char = match.group()
-    return _NT_ESCAPES.get(char) or f"\\u{ord(char):04X}"
-
-
-def _nt_string(text: str) -> str:
-    return '"' + _NT_SPECIAL.sub(_nt_escape, text) + '"'
-
-
-def _nt_object(o: Node) -> str:
-    """N-Triples form of a term: one line, always (never Turtle's long strings)."""
-    if not isinstance(o, Literal):
-        return o.n3()
-    text = _nt_string(str(o))
-    if o.language:
-        return f"{text}@{o.language}"
-    if o.datatype is not None and o.datatype != XSD.string:
-        return f"{text}^^<{o.datatype}>"
-    return text
-
-
-def ntriples_term(t: Node) -> str:
-    """A term as N-Triples writes it: one line (newlines and tabs escaped); `_:id` for a
-    blank node. Also the SPARQL 1.1 TSV form of a term."""
-    return _nt_object(t)
-
-
 _PN_LOCAL = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*$")
 _INTEGER = re.compile(r"^[+-]?[0-9]+$")
 
@@ -142,8 +95,8 @@ class _TurtleTerms:
             return str(t), None
         if isinstance(t, Literal) and t.datatype is not None and t.datatype != XSD.string:
             datatype, used = self._format(t.datatype)  # the prefix the literal uses
-            return f"{_nt_string(str(t))}^^{datatype}", used
-        return _nt_object(t), None
+            return f"{nt_string(str(t))}^^{datatype}", used
+        return nt_object(t), None
 
 
 class NodeBlocks:

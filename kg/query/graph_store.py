@@ -120,7 +120,7 @@ def publish(
     if graph_iri is not None:
         check_graph_iri(graph_iri)
     if isinstance(graph, Graph):
-        from kg.publish.export import to_ntriples
+        from kg.graph.ntriples import to_ntriples
 
         graph = to_ntriples(graph).encode("utf-8")
     credentials = net.Credentials(user, password or "") if user is not None else None

@@ -12,7 +12,8 @@ from rdflib.term import Node
 
 from kg.display import terminal_safe
 from kg.graph.namespaces import PREFIXES
-from kg.publish.export import ntriples_term, to_jsonld, to_turtle
+from kg.graph.ntriples import ntriples_term
+from kg.publish.export import to_jsonld, to_turtle
 from kg.query.stored import Answer
 
 FORMATS = ("table", "csv", "tsv", "json", "ttl")

@@ -39,7 +39,7 @@ class QueryStore:
 
     @classmethod
     def from_graph(cls, graph: GraphLike) -> QueryStore:
-        from kg.publish.export import to_ntriples
+        from kg.graph.ntriples import to_ntriples
 
         store = ox.Store()
         store.bulk_load(to_ntriples(graph).encode("utf-8"), format=ox.RdfFormat.N_TRIPLES)

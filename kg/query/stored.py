@@ -28,7 +28,7 @@ from rdflib.namespace import XSD
 from rdflib.term import Node
 
 from kg.errors import QueryError, RemoteError, UsageError
-from kg.ingest.iri import iri_problem
+from kg.iri import iri_problem
 
 if TYPE_CHECKING:
     import pyoxigraph as ox

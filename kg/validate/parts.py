@@ -33,8 +33,8 @@ from rdflib import Graph, Literal, URIRef
 from rdflib.term import Node
 
 from kg.graph.namespaces import RDF, SH
+from kg.graph.ntriples import ntriples_lines
 from kg.graph.triples import Triple, Triples
-from kg.publish.export import ntriples_lines
 from kg.workers import fork_map
 
 REGISTRY_GROUPS = ("org", "venue")

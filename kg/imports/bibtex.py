@@ -20,7 +20,7 @@ import bibtexparser
 from bibtexparser.model import DuplicateBlockKeyBlock, Entry, ParsingFailedBlock
 from pylatexenc.latex2text import LatexNodes2Text
 
-from kg.ingest.record import (
+from kg.imports.record import (
     Author,
     Bad,
     NotAPaper,

@@ -17,9 +17,9 @@ from typing import Any
 
 from ruamel.yaml.comments import CommentedMap
 
+from kg.imports.record import GENERIC_VENUE, Affiliation, Work, squash
+from kg.imports.yamledit import dump, styled
 from kg.ingest.names import name_key, slugify, text_key
-from kg.ingest.record import GENERIC_VENUE, Affiliation, Work, squash
-from kg.ingest.yamledit import dump, styled
 from kg.model import Education, Position, Profile, Publication
 from kg.publish.citation import publication_type
 from kg.resolve.identity import Resolution

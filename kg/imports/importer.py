@@ -1,8 +1,8 @@
 """Importers: BibTeX, CSL-JSON, ORCID and dblp records merged into a profile.
 
 `import_file` is the one entry point: parse the file into records
-(`kg.ingest.record`), plan the merge against the profile (`kg.ingest.merge`), edit the
-YAML text in place (`kg.ingest.yamledit`), check that the project still loads and
+(`kg.imports.record`), plan the merge against the profile (`kg.imports.merge`), edit the
+YAML text in place (`kg.imports.yamledit`), check that the project still loads and
 resolves with the edited profile, then replace the file atomically (or, with
 `dry_run`, only return the diff).
 """
@@ -20,20 +20,20 @@ from pathlib import Path
 
 from kg.config import Config
 from kg.errors import BadRecordsError, Problem, UsageError
-from kg.ingest.bibtex import parse_bibtex
-from kg.ingest.csl import parse_csl
-from kg.ingest.dblp import parse_dblp_xml, with_dblp_names
-from kg.ingest.load import load_dataset, load_file
-from kg.ingest.merge import (
+from kg.imports.bibtex import parse_bibtex
+from kg.imports.csl import parse_csl
+from kg.imports.dblp import parse_dblp_xml, with_dblp_names
+from kg.imports.merge import (
     Plan,
     PublicationMerger,
     insertion_index,
     merge_affiliations,
     newest_first,
 )
-from kg.ingest.orcid import parse_orcid
-from kg.ingest.record import Parsed
-from kg.ingest.yamledit import ProfileText
+from kg.imports.orcid import parse_orcid
+from kg.imports.record import Parsed
+from kg.imports.yamledit import ProfileText
+from kg.ingest.load import load_dataset, load_file
 from kg.model import Dataset, Profile, Source
 from kg.resolve.identity import resolve
 

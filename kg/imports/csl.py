@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from kg.ingest.record import (
+from kg.imports.record import (
     Author,
     Bad,
     NotAPaper,

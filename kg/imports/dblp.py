@@ -1,5 +1,5 @@
 """dblp person XML (`https://dblp.org/pid/….xml`) -> records. dblp's BibTeX goes
-through `kg.ingest.bibtex`.
+through `kg.imports.bibtex`.
 
 dblp quirks handled: titles end with a period; names carry a homonym number
 (`Wei Wang 0001`), kept apart from the printed name; CoRR entries
@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass, field, replace
 from xml.parsers import expat
 
-from kg.ingest.record import (
+from kg.imports.record import (
     Author,
     Bad,
     Origin,

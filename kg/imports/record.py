@@ -1,7 +1,7 @@
 """What every importer produces: source-neutral records of works and affiliations.
 
 An importer reads one file (BibTeX, CSL-JSON, ORCID JSON, dblp XML) into a `Parsed`
-value; `kg.ingest.merge` then matches those records against a profile. Records keep
+value; `kg.imports.merge` then matches those records against a profile. Records keep
 where they came from (file, line, citation key) so every message can point at them.
 """
 

@@ -1,0 +1,61 @@
+"""N-Triples: one line per triple, every string escaped on one line (the canonical,
+sortable form the whole-graph dump, the validation cache keys and the writers share)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from rdflib import Literal
+from rdflib.term import Node
+
+from kg.graph.namespaces import XSD
+from kg.graph.triples import Triple
+
+
+def to_ntriples(graph: Iterable[Triple]) -> str:
+    return "".join(ntriples_lines(graph))
+
+
+def ntriples_lines(graph: Iterable[Triple]) -> list[str]:
+    """The N-Triples lines (each ending in a newline) of the triples, sorted."""
+    memo: dict[Node, str] = {}
+
+    def term(t: Node) -> str:
+        text = memo.get(t)
+        if text is None:
+            text = memo[t] = nt_object(t)
+        return text
+
+    return sorted(f"{term(s)} {term(p)} {term(o)} .\n" for s, p, o in graph)
+
+
+_NT_ESCAPES = {"\\": "\\\\", '"': '\\"', "\n": "\\n", "\r": "\\r", "\t": "\\t"}
+_NT_SPECIAL = re.compile(r'[\x00-\x1f\x7f"\\]')
+
+
+def _nt_escape(match: re.Match) -> str:
+    char = match.group()
+    return _NT_ESCAPES.get(char) or f"\\u{ord(char):04X}"
+
+
+def nt_string(text: str) -> str:
+    return '"' + _NT_SPECIAL.sub(_nt_escape, text) + '"'
+
+
+def nt_object(o: Node) -> str:
+    """N-Triples form of a term: one line, always (never Turtle's long strings)."""
+    if not isinstance(o, Literal):
+        return o.n3()
+    text = nt_string(str(o))
+    if o.language:
+        return f"{text}@{o.language}"
+    if o.datatype is not None and o.datatype != XSD.string:
+        return f"{text}^^<{o.datatype}>"
+    return text
+
+
+def ntriples_term(t: Node) -> str:
+    """A term as N-Triples writes it: one line (newlines and tabs escaped); `_:id` for a
+    blank node. Also the SPARQL 1.1 TSV form of a term."""
+    return nt_object(t)
