@@ -6,6 +6,7 @@ Exit codes: 0 success, 1 the data does not conform to the shapes, 2 bad input or
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
 from pathlib import Path
@@ -164,6 +165,30 @@ def _parser() -> argparse.ArgumentParser:
     site.add_argument("--out", type=Path, help="output directory (default: dist/site)")
     _jobs_argument(site)
 
+    serve = sub.add_parser(
+        "serve",
+        help="serve the site, the data and a SPARQL endpoint over HTTP",
+        description="Serve the built site (dist/site) with content negotiation (HTML, "
+        "Turtle, JSON-LD, N-Triples at every IRI), a SPARQL 1.1 endpoint at /sparql on the "
+        "embedded store, and the stored queries at /queries/<name>. Builds first when "
+        "there is no build; with --watch, rebuilds after every edit.",
+    )
+    serve.add_argument("--host", default="127.0.0.1", help="address to listen on")
+    serve.add_argument("--port", type=_port, default=8000, help="port (default 8000)")
+    serve.add_argument(
+        "--watch", action="store_true", help="rebuild and serve the new build after every edit"
+    )
+    serve.add_argument(
+        "--timeout", type=float, default=10.0, help="seconds a SPARQL query may run (default 10)"
+    )
+    serve.add_argument(
+        "--max-results",
+        type=_jobs,
+        default=10_000,
+        metavar="N",
+        help="rows or triples a SPARQL answer may hold (default 10000)",
+    )
+
     embed = sub.add_parser(
         "embed",
         help="print a JSON-LD <script> block for a homepage",
@@ -206,6 +231,23 @@ def _parser() -> argparse.ArgumentParser:
         type=Path,
         help="update this Markdown file's generated table (e.g. docs/performance.md)",
     )
+
+    bench_serve = bench_sub.add_parser(
+        "serve",
+        help="load-test kg serve on a synthetic corpus with wrk",
+        description="Generate and build a synthetic corpus, run kg serve on it, and load "
+        "it from wrk (Debian package) on 127.0.0.1: HTML pages, .ttl descriptions, and "
+        "stored queries while pages load. Prints requests/s, p50/p99 latency, errors and "
+        "the server's memory.",
+    )
+    bench_serve.add_argument("--people", type=_jobs, default=1000, help="profiles (default 1000)")
+    bench_serve.add_argument(
+        "--seconds", type=_jobs, default=60, help="length of the page phase (default 60)"
+    )
+    bench_serve.add_argument(
+        "--clients", type=_jobs, default=16, help="concurrent connections (default 16)"
+    )
+    bench_serve.add_argument("--json", type=Path, help="also write the raw figures to this file")
 
     schema = sub.add_parser(
         "schema",
@@ -273,6 +315,12 @@ def _cache_argument(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _port(text: str) -> int:
+    if not text.isdigit() or not 0 < int(text) < 65536:
+        raise argparse.ArgumentTypeError(f"expected a port number 1-65535, got {text!r}")
+    return int(text)
+
+
 def _jobs(text: str) -> int:
     if not text.isdigit() or int(text) < 1:
         raise argparse.ArgumentTypeError(f"expected a positive whole number, got {text!r}")
@@ -326,6 +374,14 @@ def _run(args: argparse.Namespace) -> int:
         return EXIT_OK
     if args.command == "bench" and args.bench_command == "run":
         return _bench_run(args)
+    if args.command == "bench" and args.bench_command == "serve":
+        from kg.serve import bench
+
+        figures = bench.run(args.people, args.seconds, args.clients, _progress)
+        if args.json:
+            args.json.write_text(json.dumps(figures, indent=2) + "\n", encoding="utf-8")
+        print(bench.table(figures))
+        return EXIT_OK
     if args.command == "bench":
         from kg.synth import generate
 
@@ -380,6 +436,19 @@ def _run(args: argparse.Namespace) -> int:
             out, _pipeline().site_parts(config, progress=_progress, jobs=args.jobs)
         )
         print(f"wrote {out} ({len(files)} files)")
+        return EXIT_OK
+    if args.command == "serve":
+        from kg.serve import Limits, serve
+
+        with contextlib.suppress(KeyboardInterrupt):
+            serve(
+                config,
+                args.host,
+                args.port,
+                args.watch,
+                lambda message: print(message, file=sys.stderr, flush=True),
+                Limits(args.timeout, args.max_results),
+            )
         return EXIT_OK
     if args.command == "embed":
         from kg.markup import escape_json_for_html, script_tag

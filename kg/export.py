@@ -367,6 +367,14 @@ def person_subset(graph: Triples, person: URIRef, own: list[Node]) -> Triples:
     owned = set(own) | set(graph.subjects(SCHEMA.mainEntity, person))
     works = set(graph.objects(person, FOAF.made))
     owned |= works | {a for w in works for a in graph.objects(w, KG.authorship)}
+    return described(graph, owned)
+
+
+def described(graph: Triples, owned: Collection[Node]) -> Triples:
+    """The triples of the `owned` nodes, the triples pointing at them, and the type,
+    name and URL of every node those reach: a thing's description in the site
+    (docs/decisions/0011-dereferenceable-iris.md)."""
+    owned = owned if isinstance(owned, set | frozenset) else set(owned)
     sub = Triples()
     for s in owned:
         for p, o in graph.predicate_objects(s):
@@ -376,9 +384,9 @@ def person_subset(graph: Triples, person: URIRef, own: list[Node]) -> Triples:
                 sub.add((s2, p, s))
     nodes = {o for o in sub.objects() if isinstance(o, URIRef)} | set(sub.subjects())
     for node in nodes:
-        described = graph.describe(node)
+        facts = graph.describe(node)
         for p in (RDF.type, SCHEMA.name, SCHEMA.url):
-            for o in described.get(p, ()):
+            for o in facts.get(p, ()):
                 sub.add((node, p, o))
     return sub
 
@@ -394,10 +402,11 @@ def dataset_description(
     license: str,
     endpoint: str | None,
     examples: list[URIRef],
+    dump: str = "graph",
 ) -> Triples:
     """VoID + DCAT: what the dataset is, its dumps and its size by class."""
     d = Triples()
-    ds = URIRef(base + "dataset")
+    ds = URIRef(base + "dataset")  # kg.layout.DATASET
     for t in (VOID.Dataset, DCAT.Dataset):
         d.add((ds, RDF.type, t))
     d.add((ds, DCTERMS.title, Literal(title)))
@@ -409,12 +418,12 @@ def dataset_description(
     for ns in (SCHEMA, FOAF, KG):
         d.add((ds, VOID.vocabulary, URIRef(str(ns))))
     for name, (media, _) in SERIALIZERS.items():
-        dump = URIRef(f"{base}graph.{name}")
+        url = URIRef(f"{base}{dump}.{name}")
         dist = URIRef(f"{base}dataset/distribution/{name}")
-        d.add((ds, VOID.dataDump, dump))
+        d.add((ds, VOID.dataDump, url))
         d.add((ds, DCAT.distribution, dist))
         d.add((dist, RDF.type, DCAT.Distribution))
-        d.add((dist, DCAT.downloadURL, dump))
+        d.add((dist, DCAT.downloadURL, url))
         d.add((dist, DCAT.mediaType, Literal(media)))
     counts = Counter(o for o in graph.objects(None, RDF.type))
     for cls, n in sorted(counts.items()):

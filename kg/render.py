@@ -21,19 +21,22 @@ from kg.export import (
     SERIALIZERS,
     NodeBlocks,
     dataset_description,
+    described,
     jsonld_context,
     owned_nodes,
     person_subset,
     to_jsonld,
+    to_ntriples,
     to_turtle,
 )
+from kg.layout import DATASET, DUMP, SPARQL, page_things, path_of
 from kg.resolve import Resolution
 from kg.site import SiteBuilder
 from kg.triples import Triples
 from kg.workers import fork_map
 
 PEOPLE_PER_TASK = 50
-PUBLICATIONS_PER_TASK = 200
+THINGS_PER_TASK = 200
 
 Task = tuple[str, int, int]  # kind, start, stop
 
@@ -44,6 +47,8 @@ class _State:
     resolution: Resolution
     graph: Triples
     owned: dict[URIRef, list[Node]]
+    things: list[URIRef]  # every thing with a page but the profiled people and profiles
+    pages: frozenset[str]  # the path of every thing with a page
     site: SiteBuilder
     blocks: NodeBlocks  # filled by each worker process for the files it renders
 
@@ -80,15 +85,19 @@ def render_parts(
     global _state
     people = [_person(config, p.slug) for p in resolution.dataset.profiles]
     graph.reverse()  # build the shared index once, before any fork
+    tops = page_things(graph.subjects(), config.base_iri)
+    profiled = set(people) | {_profile(config, p.slug) for p in resolution.dataset.profiles}
     _state = _State(
         config,
         resolution,
         graph,
-        owned_nodes(graph, people),
+        owned_nodes(graph, tops),
+        [t for t in tops if t not in profiled],
+        frozenset(path_of(str(t), config.base_iri) or "" for t in tops) | {DATASET},
         SiteBuilder(resolution, graph, config.base_iri),
         NodeBlocks(graph),
     )
-    tasks = list(_tasks(resolution))
+    tasks = list(_tasks(resolution, len(_state.things)))
     try:
         for done, part in enumerate(fork_map(_render, tasks, jobs), start=1):
             yield part
@@ -99,28 +108,57 @@ def render_parts(
     yield {"context.jsonld": json.dumps({"@context": jsonld_context()}, indent=2) + "\n"}
 
 
-def _tasks(resolution: Resolution) -> Iterator[Task]:
+def _tasks(resolution: Resolution, things: int) -> Iterator[Task]:
     yield from (("graph.jsonld", 0, 0), ("graph.ttl", 0, 0), ("graph.nt", 0, 0))
     yield ("void", 0, 0)
     profiles = len(resolution.dataset.profiles)
     for start in range(0, max(profiles, 1), PEOPLE_PER_TASK):  # the index page comes with 0
         yield ("people", start, min(start + PEOPLE_PER_TASK, profiles))
-    publications = len(resolution.publications)
-    for start in range(0, publications, PUBLICATIONS_PER_TASK):
-        yield ("publications", start, min(start + PUBLICATIONS_PER_TASK, publications))
+    for start in range(0, things, THINGS_PER_TASK):
+        yield ("things", start, min(start + THINGS_PER_TASK, things))
 
 
 def _render(task: Task) -> dict[str, str]:
     assert _state is not None
     kind, start, stop = task
     if kind.startswith("graph."):
-        return {kind: SERIALIZERS[kind.removeprefix("graph.")][1](_state.graph)}
+        text = SERIALIZERS[kind.removeprefix("graph.")][1](_state.graph)
+        return {kind: text, f"site/{kind}": text}  # the same string: a hard link
     if kind == "void":
         return _void(_state)
     if kind == "people":
         return _people(_state, start, stop)
-    pubs = list(_state.resolution.publications.values())[start:stop]
-    return {f"site/{k}": v for k, v in _state.site.publication_pages(pubs).items()}
+    files: dict[str, str] = {}
+    for thing in _state.things[start:stop]:
+        files.update(_thing(_state, thing))
+    return files
+
+
+def _descriptions(path: str, subset: Triples, turtle: str | None = None) -> dict[str, str]:
+    """`site/<path>.ttl|.jsonld|.nt` of one thing."""
+    return {
+        f"site/{path}.ttl": turtle if turtle is not None else to_turtle(subset),
+        f"site/{path}.jsonld": to_jsonld(subset),
+        f"site/{path}.nt": to_ntriples(subset),
+    }
+
+
+def _thing(state: _State, thing: URIRef) -> dict[str, str]:
+    """The description files and the page of one thing (not a profiled person)."""
+    path = path_of(str(thing), state.config.base_iri) or ""
+    own = state.owned[thing]
+    kind = path.split("/", 1)[0]
+    subset = (
+        person_subset(state.graph, thing, own) if kind == "person" else described(state.graph, own)
+    )
+    files = _descriptions(path, subset)
+    key = path.split("/", 1)[-1]
+    if kind == "publication" and key in state.resolution.publications:
+        page = state.site.publication_pages([state.resolution.publications[key]])
+        files.update({f"site/{k}": v for k, v in page.items()})
+    else:
+        files[f"site/{path}.html"] = state.site.thing_page(thing, subset, state.pages)
+    return files
 
 
 def _people(state: _State, start: int, stop: int) -> dict[str, str]:
@@ -133,8 +171,15 @@ def _people(state: _State, start: int, stop: int) -> dict[str, str]:
         turtle, jsonld = to_turtle(subset, state.blocks), to_jsonld(subset, state.blocks)
         for ext, text in (("ttl", turtle), ("jsonld", jsonld)):
             files[f"people/{profile.slug}.{ext}"] = text
-            files[f"site/data/{profile.slug}.{ext}"] = text  # the same string: a hard link
-    files.update({f"site/{k}": v for k, v in state.site.person_pages(profiles).items()})
+            files[f"site/person/{profile.slug}.{ext}"] = text  # the same string: a hard link
+        files[f"site/person/{profile.slug}.nt"] = to_ntriples(subset)
+        page = state.site.person_page(profile)
+        files[f"site/person/{profile.slug}.html"] = page
+        files[f"site/profile/{profile.slug}.html"] = page  # the profile document: same page
+        profile_iri = _profile(state.config, profile.slug)
+        files.update(
+            _descriptions(f"profile/{profile.slug}", described(state.graph, [profile_iri]))
+        )
     if start == 0:
         files["site/index.html"] = state.site.index_page()
     return files
@@ -149,11 +194,21 @@ def _void(state: _State) -> dict[str, str]:
         config.title,
         config.description,
         config.license,
-        config.sparql_endpoint,
+        config.sparql_endpoint or config.base_iri + SPARQL,
         examples,
+        DUMP,
     )
-    return {"void.ttl": to_turtle(void)}
+    turtle = to_turtle(void)
+    files = {"void.ttl": turtle, "site/void.ttl": turtle}
+    files.update(_descriptions(DATASET, void, turtle))
+    dataset = URIRef(config.base_iri + DATASET)
+    files[f"site/{DATASET}.html"] = state.site.thing_page(dataset, void, state.pages)
+    return files
 
 
 def _person(config: Config, slug: str) -> URIRef:
     return URIRef(f"{config.base_iri}person/{slug}")
+
+
+def _profile(config: Config, slug: str) -> URIRef:
+    return URIRef(f"{config.base_iri}profile/{slug}")

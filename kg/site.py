@@ -1,9 +1,10 @@
 """HTML profile pages with embedded JSON-LD, rendered on the server (Jinja, autoescape on).
 
-`site/index.html`, `site/people/<slug>.html`, `site/publications/<key>.html`, and the
-person's downloads under `site/data/`. No page loads anything from elsewhere: styles are
-inline and the two figures (co-authorship network, publications per year) are SVG drawn
-here.
+`site/index.html`, and one page per thing with an IRI (`kg.layout`): `site/person/<slug>.html`,
+`site/publication/<key>.html`, and simple pages for organizations, venues, topics,
+courses and the dataset. Every page links its description files (`<link
+rel="alternate">`). No page loads anything from elsewhere: styles are inline and the
+two figures (co-authorship network, publications per year) are SVG drawn here.
 """
 
 from __future__ import annotations
@@ -18,10 +19,12 @@ from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescap
 from markupsafe import Markup, escape
 from rdflib import URIRef
 
+from kg.layout import DATASET, alternates, owner_path, path_of, relative_root
 from kg.markup import article_markup, profile_markup, script_tag
 from kg.model import PartialDate, PersonRef, Present, Profile
+from kg.namespaces import DCTERMS, FOAF, RDF, RDFS, SCHEMA, curie
 from kg.resolve import PublicationEntity, Resolution
-from kg.triples import GraphLike
+from kg.triples import GraphLike, Triples
 
 STATUS_LABELS = {
     "submitted": "Submitted",
@@ -84,7 +87,7 @@ class SiteBuilder:
     # ------------------------------------------------------------ views
 
     def person_href(self, key: str | None, prefix: str) -> str | None:
-        return f"{prefix}people/{key}.html" if key in self.profiled else None
+        return f"{prefix}person/{key}.html" if key in self.r.persons else None
 
     def refs(self, refs: list[PersonRef], prefix: str) -> list[tuple[str, str | None]]:
         return [(ref.name, self.person_href(self.r.person(ref), prefix)) for ref in refs]
@@ -157,6 +160,7 @@ class SiteBuilder:
             chart=Markup(per_year_svg(Counter(p.year for p in pubs if p.year))),
             jsonld=Markup(script_tag(markup)),
             root="../",
+            alternates=alternates(f"person/{profile.slug}"),
         )
 
     def publication_page(self, pub: PublicationEntity) -> str:
@@ -168,13 +172,17 @@ class SiteBuilder:
             venue=venue,
             jsonld=Markup(script_tag(markup)),
             root="../",
+            alternates=alternates(f"publication/{pub.key}"),
             listed_by=[(s, self.r.persons[s].name) for s, _ in pub.listings],
         )
 
     def index_page(self) -> str:
         people = sorted(self.r.dataset.profiles, key=lambda p: p.name.casefold())
         return self.env.get_template("index.html.j2").render(
-            people=people, publications=len(self.r.publications), root=""
+            people=people,
+            publications=len(self.r.publications),
+            root="",
+            alternates=alternates(DATASET),
         )
 
     def org_name(self, ref: str | None) -> str:
@@ -192,22 +200,113 @@ class SiteBuilder:
                     counts[self.r.persons[slot.person].name] += 1
         return sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
 
-    def pages(self) -> dict[str, str]:
-        files = {"index.html": self.index_page()}
-        files.update(self.person_pages(self.r.dataset.profiles))
-        files.update(self.publication_pages(list(self.r.publications.values())))
-        return files
-
     def person_pages(self, profiles: Sequence[Profile]) -> dict[str, str]:
-        return {f"people/{p.slug}.html": self.person_page(p) for p in profiles}
+        return {f"person/{p.slug}.html": self.person_page(p) for p in profiles}
 
     def publication_pages(self, pubs: Sequence[PublicationEntity]) -> dict[str, str]:
-        return {f"publications/{pub.key}.html": self.publication_page(pub) for pub in pubs}
+        return {f"publication/{pub.key}.html": self.publication_page(pub) for pub in pubs}
+
+    # ------------------------------------------------------------ simple pages
+
+    def thing_page(self, thing: URIRef, description: Triples, pages: frozenset[str]) -> str:
+        """A simple page for a thing without its own template (organization, venue,
+        topic, course, co-author, dataset): its facts, its parts (nodes minted under
+        it), and what refers to it."""
+        path = path_of(str(thing), self.base) or ""
+        links = _Links(self.base, pages, relative_root(path), self.graph, str(thing))
+        own = sorted(
+            (s for s in description.subjects() if s == thing or str(s).startswith(f"{thing}/")),
+            key=str,
+        )
+        sections = [links.section(s, description) for s in own]
+        return self.env.get_template("thing.html.j2").render(
+            title=links.label(thing, description),
+            kinds=", ".join(links.kinds(thing, description)),
+            sections=sections,
+            referrers=links.referrers(set(own), description),
+            root=links.root,
+            alternates=alternates(path),
+        )
 
 
-def build_site(resolution: Resolution, graph: GraphLike, base_iri: str) -> dict[str, str]:
-    """Every page of the site, by path relative to `site/`."""
-    return SiteBuilder(resolution, graph, base_iri).pages()
+@dataclass(frozen=True)
+class LinkView:
+    text: str
+    href: str | None
+
+
+@dataclass(frozen=True)
+class SectionView:
+    anchor: str
+    title: str
+    facts: list[tuple[str, list[LinkView]]]
+
+
+class _Links:
+    """Labels and relative links of the nodes on one simple page."""
+
+    def __init__(
+        self, base: str, pages: frozenset[str], root: str, graph: GraphLike, this: str
+    ) -> None:
+        self.base, self.pages, self.root, self.graph, self.this = base, pages, root, graph, this
+
+    def anchor(self, iri: str) -> str:
+        """`2024-proceedings` for `<this>/2024/proceedings`."""
+        return iri[len(self.this) + 1 :].replace("/", "-")
+
+    def href(self, iri: str) -> str:
+        """A page for IRIs under the base (the owner's for nodes minted under a thing),
+        the file for other paths under the base (dumps), else the IRI itself."""
+        if iri.startswith(self.this + "/"):
+            return "#" + self.anchor(iri)
+        path = path_of(iri, self.base)
+        if path is None:
+            return iri
+        if path in self.pages:
+            return f"{self.root}{path}.html"
+        owner = owner_path(path, self.pages)
+        return f"{self.root}{owner}.html" if owner else f"{self.root}{path}"
+
+    def label(self, node, description: Triples) -> str:
+        for source in (description, self.graph):
+            for p in (SCHEMA.name, FOAF.name, DCTERMS.title, RDFS.label):
+                value = source.value(node, p)  # type: ignore[attr-defined]
+                if value is not None:
+                    return str(value)
+        return str(node).rsplit("/", 1)[-1]
+
+    def kinds(self, node, description: Triples) -> list[str]:
+        return sorted(curie(str(t)) or str(t) for t in description.objects(node, RDF.type))
+
+    def value(self, node, description: Triples) -> LinkView:
+        if isinstance(node, URIRef):
+            return LinkView(self.label(node, description), self.href(str(node)))
+        language = getattr(node, "language", None)
+        return LinkView(f"{node} ({language})" if language else str(node), None)
+
+    def section(self, node, description: Triples) -> SectionView:
+        facts = description.describe(node)
+        rows = [("type", [LinkView(k, None) for k in self.kinds(node, description)])]
+        for p in sorted(facts, key=str):
+            if p != RDF.type:
+                values = sorted((self.value(o, description) for o in facts[p]), key=_by_text)
+                rows.append((curie(str(p)) or str(p), values))
+        return SectionView(self.anchor(str(node)), self.label(node, description), rows)
+
+    def referrers(self, own: set, description: Triples) -> list[LinkView]:
+        """The things (their owners, for nodes minted under a thing) that point here."""
+        found: dict[str, LinkView] = {}
+        for s, _, o in description:
+            if o in own and s not in own:
+                path = path_of(str(s), self.base) or ""
+                owner = path if path in self.pages else owner_path(path, self.pages)
+                iri = URIRef(self.base + owner) if owner else s
+                found.setdefault(str(iri), self.value(iri, description))
+        return sorted(found.values(), key=_by_text)
+
+
+def _by_text(view: LinkView) -> tuple[str, str]:
+    return view.text.casefold(), view.href or ""
 
 
 # ---------------------------------------------------------------- figures

@@ -116,9 +116,15 @@ def test_site_downloads_are_hard_links_to_the_per_person_files(built):
     for profile in result.resolution.dataset.profiles:
         for fmt in ("ttl", "jsonld"):
             person_file = out / "people" / f"{profile.slug}.{fmt}"
-            download = out / "site" / "data" / f"{profile.slug}.{fmt}"
+            download = out / "site" / "person" / f"{profile.slug}.{fmt}"
             assert download.read_bytes() == person_file.read_bytes()
             assert download.stat().st_ino == person_file.stat().st_ino, download
+        page = out / "site" / "person" / f"{profile.slug}.html"
+        assert page.stat().st_ino == (out / "site" / "profile" / page.name).stat().st_ino
+    for fmt in ("ttl", "jsonld", "nt"):
+        dump = out / "site" / f"graph.{fmt}"
+        assert dump.stat().st_ino == (out / f"graph.{fmt}").stat().st_ino
+    assert (out / "site" / "void.ttl").read_bytes() == (out / "void.ttl").read_bytes()
 
 
 def test_equal_texts_from_different_strings_are_separate_files(tmp_path):

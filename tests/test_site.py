@@ -42,16 +42,47 @@ def pages(out: Path) -> list[Path]:
     return sorted((out / "site").rglob("*.html"))
 
 
+MARKED_UP = ("person", "publication", "profile")  # pages with JSON-LD for search engines
+
+
+def marked_up(out: Path) -> list[Path]:
+    """The profiled people's pages (under person/ and profile/) and the publication pages
+    (the other pages are simple pages without JSON-LD)."""
+    profiled = {p.name for p in (out / "site" / "profile").glob("*.html")}
+    return [
+        p
+        for p in pages(out)
+        if p.parent.name == "publication"
+        or (p.parent.name in ("person", "profile") and p.name in profiled)
+    ]
+
+
+def browser_sample(out: Path) -> list[Path]:
+    """Every marked-up page, the index, and the first page of every other kind (the
+    simple pages share one template)."""
+    site = out / "site"
+    sample = [site / "index.html", *marked_up(out)]
+    for folder in sorted(p for p in site.iterdir() if p.is_dir()):
+        if folder.name not in MARKED_UP:
+            sample.append(sorted(folder.rglob("*.html"))[0])
+    return sample
+
+
 def test_site_has_index_person_and_publication_pages(built):
     _, out, _, result = built
     names = {p.relative_to(out / "site").as_posix() for p in pages(out)}
     assert "index.html" in names
     for profile in result.resolution.dataset.profiles:
-        assert f"people/{profile.slug}.html" in names
-        assert (out / "site" / "data" / f"{profile.slug}.ttl").is_file()
-    assert len([n for n in names if n.startswith("publications/")]) == len(
+        assert f"person/{profile.slug}.html" in names
+        assert f"profile/{profile.slug}.html" in names
+        for ext in ("ttl", "jsonld", "nt"):
+            assert (out / "site" / "person" / f"{profile.slug}.{ext}").is_file()
+    assert len([n for n in names if n.startswith("publication/")]) == len(
         result.resolution.publications
     )
+    for kind in ("org", "venue", "topic"):
+        assert any(n.startswith(f"{kind}/") for n in names), kind
+    assert "dataset.html" in names
 
 
 def test_every_page_parses_as_html_without_errors(built):
@@ -71,13 +102,13 @@ def test_page_jsonld_gives_only_triples_of_the_graph(built):
             assert triples, page
             assert not triples - set(graph), (page, sorted(triples - set(graph))[:5])
             checked += 1
-    assert checked == len(pages(out)) - 1  # every page but the index
+    assert checked == len(marked_up(out))
 
 
 def test_person_markup_has_profile_page_person_and_ordered_authors(built):
     name, out, graph, result = built
     profile = result.resolution.dataset.profiles[0]
-    text = (out / "site" / "people" / f"{profile.slug}.html").read_text(encoding="utf-8")
+    text = (out / "site" / "person" / f"{profile.slug}.html").read_text(encoding="utf-8")
     document = json.loads(JSONLD_BLOCK.findall(text)[0])
     page, *articles = document["@graph"]
     assert page["@type"] == "ProfilePage" and "dateModified" in page
@@ -108,7 +139,7 @@ def test_person_markup_has_profile_page_person_and_ordered_authors(built):
 def test_publication_pages_have_highwire_tags_in_order(built):
     _, out, _, result = built
     for pub in result.resolution.publications.values():
-        text = (out / "site" / "publications" / f"{pub.key}.html").read_text(encoding="utf-8")
+        text = (out / "site" / "publication" / f"{pub.key}.html").read_text(encoding="utf-8")
         authors = re.findall(r'<meta name="citation_author" content="([^"]*)">', text)
         assert authors == [html_escape(a.printed[0]) for a in pub.authors]
         assert f'<meta name="citation_title" content="{html_escape(pub.title)}">' in text
@@ -177,7 +208,7 @@ def hostile_site(tmp_path_factory):
 
 
 def test_hostile_profile_renders_harmlessly_with_valid_jsonld(hostile_site):
-    page = (hostile_site / "site" / "people" / "a-b.html").read_text(encoding="utf-8")
+    page = (hostile_site / "site" / "person" / "a-b.html").read_text(encoding="utf-8")
     assert "<script>window.__pwned" not in page
     assert "<img src=x onerror" not in page
     blocks = JSONLD_BLOCK.findall(page)
@@ -196,7 +227,7 @@ def _check_site_in_browser(instance, out: Path, tag: str) -> list[dict]:
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     reports = []
     with serve(out / "site") as origin:
-        for page in pages(out):
+        for page in browser_sample(out):
             rel = page.relative_to(out / "site").as_posix()
             shot = SCREENSHOTS / f"{tag}-{rel.replace('/', '-')}.png"
             report = visit(instance, origin + rel, origin, shot)
@@ -212,15 +243,16 @@ def _check_site_in_browser(instance, out: Path, tag: str) -> list[dict]:
 def test_every_page_in_chromium(chromium, built):
     name, out, _, _ = built
     reports = _check_site_in_browser(chromium, out, name)
+    assert {out / "site" / r["page"] for r in reports} >= set(marked_up(out))
     for report in reports:
-        if report["page"] != "index.html":
+        if out / "site" / report["page"] in marked_up(out):
             assert len(report["jsonld"]) == 1
             assert report["jsonld"][0]["@context"] == "https://schema.org"
 
 
 def test_hostile_profile_cannot_run_script_in_chromium(chromium, hostile_site):
     reports = _check_site_in_browser(chromium, hostile_site, "hostile")
-    person = next(r for r in reports if r["page"] == "people/a-b.html")
+    person = next(r for r in reports if r["page"] == "person/a-b.html")
     assert person["jsonld"][0]["@graph"][0]["mainEntity"]["description"] == HOSTILE
 
 
