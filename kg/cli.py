@@ -743,14 +743,24 @@ def _progress(message: str) -> None:
     print(f"... {message}", file=sys.stderr)
 
 
+REPORT_SECTIONS = (
+    ("merged", "Merges"),
+    ("unconfirmed", "Unconfirmed merges (the same name alone; decide in data/people.yaml)"),
+    ("near-miss", "Near misses (kept apart; confirm or split)"),
+)
+
+
 def _print_report(resolution, full: bool) -> None:
-    merged = [n for n in resolution.notes if n.kind == "merged"]
-    near = [n for n in resolution.notes if n.kind == "near-miss"]
+    kinds = {kind: [n for n in resolution.notes if n.kind == kind] for kind, _ in REPORT_SECTIONS}
+    merges = len(kinds["merged"]) + len(kinds["unconfirmed"])
     print(
         f"resolved {len(resolution.persons)} people, {len(resolution.publications)} "
         f"publications, {len(resolution.organizations)} organizations, "
-        f"{len(resolution.venues)} venues; {len(merged)} merges, {len(near)} near misses"
+        f"{len(resolution.venues)} venues; {merges} merges ({len(kinds['unconfirmed'])} "
+        f"unconfirmed), {len(kinds['near-miss'])} near misses"
     )
     if full:
-        for note in resolution.notes:
-            print(f"{note.kind:9} {note.subject}: {note.detail}")
+        for kind, heading in REPORT_SECTIONS:
+            print(f"\n{heading}: {len(kinds[kind])}")
+            for note in kinds[kind]:
+                print(f"  {note.subject}: {note.detail}")

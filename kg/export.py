@@ -30,12 +30,28 @@ T = TypeVar("T")
 CONTEXT_PREFIXES = ("foaf", "kg", "xsd", "rdfs", "dcterms", "dcat", "void", "skos")
 
 
-def jsonld_context() -> dict:
-    """The compaction context: `@vocab` is schema.org (http), other vocabularies by prefix."""
+def jsonld_context(unusable: Collection[str] = ()) -> dict:
+    """The compaction context: `@vocab` is schema.org (http), other vocabularies by prefix
+    (except `unusable` ones: a graph with an IRI like `kg:x` cannot use the prefix `kg`)."""
     context: dict = {"@vocab": str(SCHEMA)}
     for prefix in CONTEXT_PREFIXES:
-        context[prefix] = str(PREFIXES[prefix])
+        if prefix not in unusable:
+            context[prefix] = str(PREFIXES[prefix])
     return context
+
+
+def _colliding_prefixes(graph: Iterable[Triple]) -> set[str]:
+    """Context prefixes that are the scheme of an IRI in the graph (JSON-LD would read
+    `kg:x` as a compact IRI); such a graph is written without them."""
+    schemes = tuple(f"{prefix}:" for prefix in CONTEXT_PREFIXES)
+    found = set()
+    for triple in graph:
+        for term in triple:
+            t = term.datatype if isinstance(term, Literal) else term
+            text = str(t) if isinstance(t, URIRef) else ""
+            if text.startswith(schemes):  # (str: rdflib's URIRef.startswith takes no tuple)
+                found.add(text[: text.find(":")])
+    return found
 
 
 # --------------------------------------------------------------------------- serializers
@@ -86,6 +102,12 @@ def _nt_object(o: Node) -> str:
     if o.datatype is not None and o.datatype != XSD.string:
         return f"{text}^^<{o.datatype}>"
     return text
+
+
+def ntriples_term(t: Node) -> str:
+    """A term as N-Triples writes it: one line (newlines and tabs escaped); `_:id` for a
+    blank node. Also the SPARQL 1.1 TSV form of a term."""
+    return _nt_object(t)
 
 
 _PN_LOCAL = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*$")
@@ -227,32 +249,47 @@ def _turtle_block(s: Node, described: Described, term: _TurtleTerms) -> str:
     return f"{term(s)} " + " ;\n    ".join(lines) + " .\n"
 
 
+_TERM = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]*$")
+_CANONICAL_INTEGER = re.compile(r"^(0|-?[1-9][0-9]*)$")
+JSON_SAFE_INTEGER = 10**21  # JSON-LD reads a larger whole number as an xsd:double
+
+
 def _compact_iri(iri: str, context: dict) -> str:
+    """A key or type: a term of `@vocab` when that reads back as the same IRI, else a
+    compact IRI with a prefix of the context, else the full IRI."""
     vocab = context["@vocab"]
-    if iri.startswith(vocab) and "/" not in iri[len(vocab) :] and ":" not in iri[len(vocab) :]:
-        return iri[len(vocab) :]
+    local = iri[len(vocab) :]
+    if iri.startswith(vocab) and _TERM.match(local) and local not in context:
+        return local
     for prefix in CONTEXT_PREFIXES:
-        ns = context[prefix]
-        if iri.startswith(ns) and iri[len(ns) :]:
+        ns = context.get(prefix)
+        if ns and iri.startswith(ns) and iri[len(ns) :] and not iri[len(ns) :].startswith("//"):
             return f"{prefix}:{iri[len(ns) :]}"
     return iri
 
 
+def _node_id(node: Node) -> str:
+    return f"_:{node}" if isinstance(node, BNode) else str(node)
+
+
 def _json_value(o: Node, context: dict) -> object:
-    if isinstance(o, URIRef):
-        return {"@id": str(o)}
-    if isinstance(o, BNode):
-        raise ValueError("blank nodes are not exported")
+    if isinstance(o, URIRef | BNode):
+        return {"@id": _node_id(o)}
     assert isinstance(o, Literal)
     if o.language:
         return {"@value": str(o), "@language": o.language}
     if o.datatype is None or o.datatype == XSD.string:
         return str(o)
-    if o.datatype == XSD.boolean:
-        return bool(o.toPython())
-    if o.datatype == XSD.integer:
-        return int(o)
-    return {"@value": str(o), "@type": _compact_iri(str(o.datatype), context)}
+    text = str(o)
+    if o.datatype == XSD.boolean and text in ("true", "false"):
+        return text == "true"
+    if (
+        o.datatype == XSD.integer
+        and _CANONICAL_INTEGER.match(text)
+        and abs(int(text)) < JSON_SAFE_INTEGER
+    ):
+        return int(text)
+    return {"@value": text, "@type": _compact_iri(str(o.datatype), context)}
 
 
 def _sort_key(value: object) -> str:
@@ -262,8 +299,8 @@ def _sort_key(value: object) -> str:
 class _JsonTerms:
     """JSON-LD values and their sort keys, each distinct term converted once."""
 
-    def __init__(self) -> None:
-        self.context = jsonld_context()
+    def __init__(self, unusable: Collection[str] = ()) -> None:
+        self.context = jsonld_context(unusable)
         self.keys: dict[Node, str] = {}
         self.values: dict[Node, tuple[str, object]] = {}
 
@@ -283,7 +320,7 @@ class _JsonTerms:
 
 def to_jsonld_document(graph: Iterable[Triple]) -> dict:
     """A compacted, flattened JSON-LD document: one node object per subject, sorted."""
-    terms = _JsonTerms()
+    terms = _JsonTerms(_colliding_prefixes(graph))
     nodes = sorted(_by_subject(graph).items(), key=_subject_order)
     out = [_node_object(s, _json_values(predicates, terms)) for s, predicates in nodes]
     return {"@context": terms.context, "@graph": out}
@@ -291,7 +328,11 @@ def to_jsonld_document(graph: Iterable[Triple]) -> dict:
 
 def to_jsonld(graph: Iterable[Triple], blocks: NodeBlocks | None = None) -> str:
     """`to_jsonld_document` as indented JSON text (node texts shared through `blocks`)."""
-    terms = blocks.json_terms if blocks is not None else _JsonTerms()
+    unusable = _colliding_prefixes(graph)
+    if blocks is not None and not unusable:
+        terms = blocks.json_terms
+    else:
+        terms, blocks = _JsonTerms(unusable), None
     texts = []
 
     def node(s: Node, predicates: Described) -> str:
@@ -312,15 +353,19 @@ _JsonValues = dict[str, list[tuple[str, object]]]
 def _json_values(predicates: Described, terms: _JsonTerms) -> _JsonValues:
     values: _JsonValues = {}
     for p, objects in predicates.items():
-        if p == RDF.type:
-            values["@type"] = [(terms.key(o),) * 2 for o in objects]
+        if p == RDF.type and all(isinstance(o, URIRef | BNode) for o in objects):
+            values["@type"] = [
+                (_node_id(o),) * 2 if isinstance(o, BNode) else (terms.key(o),) * 2 for o in objects
+            ]
+        elif p == RDF.type:  # a literal "type" is not a class: written as a plain property
+            values.setdefault(str(p), []).extend(terms.value(o) for o in objects)
         else:
             values.setdefault(terms.key(p), []).extend(terms.value(o) for o in objects)
     return values
 
 
 def _node_object(subject: Node, values: _JsonValues) -> dict:
-    obj: dict = {"@id": str(subject)}
+    obj: dict = {"@id": _node_id(subject)}
     for key in sorted(values, key=lambda k: (k != "@type", k)):
         ordered = [v for _, v in sorted(values[key], key=_first)]
         obj[key] = ordered[0] if len(ordered) == 1 else ordered

@@ -17,6 +17,8 @@ from rdflib.term import Node
 from kg.model import (
     ACCOUNT_SERVICES,
     PRESENT,
+    STATUSES_WITH_DATE,
+    STATUSES_WITH_VENUE,
     Award,
     Education,
     Organization,
@@ -31,9 +33,9 @@ from kg.model import (
     Teaching,
     Venue,
 )
-from kg.names import slugify
+from kg.names import slugify, topic_slugs
 from kg.namespaces import FOAF, KG, RDF, SCHEMA, WD, XSD
-from kg.resolve import PublicationEntity, Resolution
+from kg.resolve import PublicationEntity, Resolution, project_papers
 from kg.triples import Triples
 
 ORG_TYPES = {
@@ -49,7 +51,14 @@ VENUE_TYPES = {
     "report-series": SCHEMA.CreativeWorkSeries,
 }
 WORK_TYPES = {"report": SCHEMA.Report, "thesis": SCHEMA.Thesis}
-PUBLISHED = ("published", "accepted")
+POSTING_VENUES = ("preprint-server", "report-series")  # where a work is posted, not reviewed
+ONGOING = ("in-progress", "expected")
+IDENTITY_BASES = {
+    "single-document": KG.SingleDocument,
+    "decision": KG.IdentityDecision,
+    "shared-publication": KG.SharedPublication,
+    "name-only": KG.NameOnly,
+}  # education statuses of a programme not yet ended
 
 
 def date_literal(value: PartialDate) -> Literal:
@@ -78,6 +87,7 @@ class _Mapper:
         self.modified = modified
         self.graph = Triples()
         self.sources: dict[URIRef, Source] = {}
+        self.topics = topic_slugs(_topic_labels(resolution), topic_key)
 
     # ---------------------------------------------------------------- primitives
 
@@ -230,6 +240,10 @@ class _Mapper:
             for printed in entity.printed:
                 if printed != entity.name:
                     self.add(s, SCHEMA.alternateName, printed)
+            for title in entity.honorifics:
+                self.add(s, SCHEMA.honorificPrefix, title)
+            for basis in entity.basis:
+                self.add(s, KG.identityBasis, self.basis(basis))
         for known in self.r.dataset.people:
             s = self.person(known.key)
             self.sources[s] = known.source  # type: ignore[assignment]
@@ -242,6 +256,13 @@ class _Mapper:
                 self.add(s, SCHEMA.url, URIRef(known.homepage))
                 self.add(s, FOAF.homepage, URIRef(known.homepage))
             self.add(s, SCHEMA.description, known.note)
+
+    def basis(self, name: str) -> URIRef:
+        """A kg:IdentityBasis individual, typed and named in the graph it is used in."""
+        term = IDENTITY_BASES[name]
+        self.graph.add((term, RDF.type, KG.IdentityBasis))
+        self.add(term, SCHEMA.name, name)
+        return term
 
     def profile(self, p: Profile) -> None:
         s = self.node(self.person(p.slug), [SCHEMA.Person, FOAF.Person], p.source)
@@ -286,12 +307,12 @@ class _Mapper:
         self.add(s, SCHEMA.address, p.address)
         self.add(s, SCHEMA.description, p.bio)
         for topic in p.interests:
-            t = self.topic(topic, None)
+            t = self.topic(topic, None, p.source)
             self.add(s, SCHEMA.knowsAbout, t)
             self.add(s, FOAF.topic_interest, t)
         for group in p.skills:
             for item in group.items:
-                self.add(s, SCHEMA.knowsAbout, self.topic(item, group.category))
+                self.add(s, SCHEMA.knowsAbout, self.topic(item, group.category, group.source))
         for i, link in enumerate(p.links):
             page = self.node(
                 self.iri("person", p.slug, "link", i + 1), [SCHEMA.WebPage], link.source
@@ -320,13 +341,14 @@ class _Mapper:
             self.add(s, SCHEMA.sameAs, URIRef(url))
             self.add(a, SCHEMA.url, URIRef(url))
 
-    def topic(self, label: str, category: str | None) -> URIRef:
-        t = self.iri("topic", slugify(label))
-        self.node(t, [SCHEMA.DefinedTerm], None)
-        self.named(t, label)
+    def topic(self, label: str, category: str | None, source: Source | None) -> URIRef:
+        slug, preferred = self.topics[topic_key(label)]
+        t = self.iri("topic", slug)
+        self.node(t, [SCHEMA.DefinedTerm], source)
+        self.named(t, preferred)
         if category:
             term_set = self.iri("topic-set", slugify(category))
-            self.node(term_set, [SCHEMA.DefinedTermSet], None)
+            self.node(term_set, [SCHEMA.DefinedTermSet], source)
             self.named(term_set, category)
             self.add(t, SCHEMA.inDefinedTermSet, term_set)
         return t
@@ -339,10 +361,18 @@ class _Mapper:
             self.add(person, SCHEMA.knows, other)
             self.add(person, FOAF.knows, other)
 
-    def period(self, s: URIRef, start: PartialDate | None, end: PartialDate | Present | None):
+    def period(
+        self,
+        s: URIRef,
+        start: PartialDate | None,
+        end: PartialDate | Present | None,
+        ongoing: bool = False,
+    ):
+        """Dates; `kg:current` when the end is `present` or the document says it is ongoing
+        (a programme that ends at a planned date, like a Ph.D. expected in 2027)."""
         self.add_date(s, SCHEMA.startDate, start)
         self.add_date(s, SCHEMA.endDate, end)
-        if end == PRESENT:
+        if end == PRESENT or ongoing:
             self.add(s, KG.current, True)
 
     def education(self, s: URIRef, slug: str, i: int, e: Education) -> None:
@@ -353,7 +383,7 @@ class _Mapper:
         self.add(s, SCHEMA.alumniOf, role)
         self.add(role, SCHEMA.alumniOf, institution)
         self.add(role, SCHEMA.roleName, e.degree or "Student")
-        self.period(role, e.start, e.end)
+        self.period(role, e.start, e.end, e.status in ONGOING)
         self.add(role, KG.department, e.unit)
         self.add(role, KG.program, e.program)
         self.add(role, KG.location, e.location)
@@ -411,8 +441,13 @@ class _Mapper:
         self.add(w, KG.category, proj.category)
         for org in proj.deployed_at:
             self.add(w, KG.deployedAt, self.org(org))
-        if proj.publication:
-            self.add(w, KG.describedIn, proj.publication)
+        if proj.team:
+            self.add(w, SCHEMA.sourceOrganization, self.org(proj.team))
+        for title in project_papers(proj):
+            paper = self.iri("publication", self.r.publication_titled(title))
+            self.add(w, KG.describedIn, paper)
+            self.add(w, SCHEMA.subjectOf, paper)
+            self.add(paper, SCHEMA.about, w)
         for link in proj.links:
             self.add(w, SCHEMA.url, URIRef(link.url) if link.url else None)
         for note in proj.notes:
@@ -422,7 +457,7 @@ class _Mapper:
         receipt = self.node(
             self.iri("person", slug, "award", i + 1), [KG.AwardReceipt], award.source
         )
-        self.add(s, SCHEMA.award, award.name)
+        self.add(s, SCHEMA.award, self.award_text(award))
         self.add(s, KG.received, receipt)
         self.named(receipt, award.name)
         self.add(receipt, KG.recipient, s)
@@ -431,17 +466,32 @@ class _Mapper:
         self.add_date(receipt, KG.awardDate, award.date)
         self.add(receipt, SCHEMA.description, award.note)
 
+    def award_text(self, award: Award) -> str:
+        """The award as one text with its qualification, giver and date: repeated awards
+        (a Merit Student Award in 2018 and in 2020) stay two values of `schema:award`."""
+        details = [award.note] if award.note else []
+        if award.awarded_by:
+            giver = self.r.organizations[self.r.org(award.awarded_by)]
+            details.append(giver.name)
+        if award.date:
+            details.append(str(award.date))
+        return f"{award.name} ({', '.join(details)})" if details else award.name
+
+    def course_iri(self, slug: str, i: int, course: Teaching, *rest: str) -> URIRef:
+        """A course at a named institution is shared; one whose institution the document
+        does not name stays the person's own (no institution is invented)."""
+        if course.institution:
+            return self.iri("course", self.r.org(course.institution), slugify(course.course), *rest)
+        return self.iri("person", slug, "teaching", i + 1, "course", *rest)
+
     def teaching(self, s: URIRef, slug: str, i: int, course: Teaching) -> None:
-        inst = self.r.org(course.institution) if course.institution else "unknown"
-        c = self.node(
-            self.iri("course", inst, slugify(course.course)), [SCHEMA.Course], course.source
-        )
+        c = self.node(self.course_iri(slug, i, course), [SCHEMA.Course], course.source)
         self.named(c, course.course)
         if course.institution:
             self.add(c, SCHEMA.provider, self.org(course.institution))
         for term in course.terms or ["unspecified term"]:
             ci = self.node(
-                self.iri("course", inst, slugify(course.course), slugify(term)),
+                self.course_iri(slug, i, course, slugify(term)),
                 [SCHEMA.CourseInstance],
                 course.source,
             )
@@ -523,8 +573,9 @@ class _Mapper:
         self.named(w, pub.title)
         self.add(w, KG.publicationType, work_type)
         self.add(w, SCHEMA.creativeWorkStatus, pub.status)
-        for _, listing in pub.listings:
+        for slug, listing in pub.listings:
             self.sources.setdefault(w, listing.source)  # type: ignore[arg-type]
+            self.add(w, KG.listedIn, self.iri("profile", slug))
         self.place(w, pub)
         for note in pub.notes:
             self.add(w, KG.note, note)
@@ -557,26 +608,37 @@ class _Mapper:
         )
 
     def place(self, w: URIRef, pub: PublicationEntity) -> None:
-        """Where the work appeared (or was submitted), and when."""
+        """Where and when the work appeared, by status (docs/mapping.md#publication-status).
+
+        Only `published` and `accepted` works have a venue (`kg:venue`, proceedings,
+        `schema:workFeatured`); a preprint server or report series is where a work is
+        posted (`schema:isPartOf`), not a venue; a conference or journal named for any
+        other status is only a target (`kg:submittedTo`, `kg:targetYear`).
+        """
         venue = self.r.venues[pub.venue] if pub.venue else None
-        if pub.status in PUBLISHED or pub.status == "preprint":
-            if pub.year:
-                self.add(w, SCHEMA.datePublished, Literal(f"{pub.year:04d}", datatype=XSD.gYear))
-        elif pub.year:
-            self.add(w, KG.targetYear, Literal(f"{pub.year:04d}", datatype=XSD.gYear))
+        year = Literal(f"{pub.year:04d}", datatype=XSD.gYear) if pub.year else None
+        dated = pub.status in STATUSES_WITH_DATE
+        self.add(w, SCHEMA.datePublished if dated else KG.targetYear, year)
         if venue is None:
             return
         series = self.iri("venue", venue.key)
-        if pub.status not in PUBLISHED and pub.status != "preprint":
+        if venue.kind in POSTING_VENUES:
+            self.add(w, SCHEMA.isPartOf, series)
+        elif pub.status not in STATUSES_WITH_VENUE:
             event = self.edition(venue.key, pub.year) if pub.year else series
             self.add(w, KG.submittedTo, event)
-        elif venue.kind in ("conference", "workshop") and pub.year:
-            proceedings = self.proceedings(venue.key, pub.year)
-            self.add(w, SCHEMA.isPartOf, proceedings)
-            self.add(self.edition(venue.key, pub.year), SCHEMA.workFeatured, w)
         else:
-            self.add(w, SCHEMA.isPartOf, series)
+            self.venue_of(w, venue, pub.year)
+
+    def venue_of(self, w: URIRef, venue: Venue, year: int | None) -> None:
+        series = self.iri("venue", venue.key)
         self.add(w, KG.venue, series)
+        if venue.kind not in ("conference", "workshop") or not year:
+            self.add(w, SCHEMA.isPartOf, series)
+            return
+        self.add(self.edition(venue.key, year), SCHEMA.workFeatured, w)
+        if venue.proceedings:
+            self.add(w, SCHEMA.isPartOf, self.proceedings(venue.key, year))
 
     def authorship(self, w: URIRef, pub: PublicationEntity, slot) -> None:
         printed_ref = pub.listings[0][1].authors[slot.rank - 1]
@@ -590,9 +652,25 @@ class _Mapper:
         self.add(a, KG.equalContribution, slot.equal_contribution)
         self.add(a, KG.corresponding, slot.corresponding)
         self.add(a, KG.annotation, slot.annotation)
+        if len(pub.listings) > 1:  # which listing printed the marks
+            for slug in slot.marked_by:
+                self.add(a, KG.markedIn, self.iri("profile", slug))
         self.add(w, SCHEMA.author, agent)
         self.add(w, FOAF.maker, agent)
         self.add(agent, FOAF.made, w)
+        for member in slot.members:
+            self.group_member(w, a, agent, member)
+
+    def group_member(self, w: URIRef, a: URIRef, group: URIRef, slug: str) -> None:
+        """The owner of a profile that lists a group-authored work is a member of the group
+        and a contributor to the work, so the work reaches them."""
+        person = self.person(slug)
+        self.add(a, KG.memberAuthor, person)
+        self.add(group, SCHEMA.member, person)
+        self.add(person, SCHEMA.memberOf, group)
+        self.add(w, SCHEMA.contributor, person)
+        self.add(w, FOAF.maker, person)
+        self.add(person, FOAF.made, w)
 
     def group(self, slot) -> URIRef:
         name = slot.printed[0]
@@ -604,6 +682,20 @@ class _Mapper:
             )
             self.named(g, name)
             return g
+
+
+def topic_key(label: str) -> str:
+    """Case and spacing make no other topic ("Distributed Systems" = "distributed systems")."""
+    return " ".join(label.casefold().split())
+
+
+def _topic_labels(resolution: Resolution) -> list[str]:
+    """Every topic label in the profiles, in order (interests, then skills)."""
+    labels = []
+    for p in resolution.dataset.profiles:
+        labels += p.interests
+        labels += [item for group in p.skills for item in group.items]
+    return labels
 
 
 def _opt(value: URIRef | None) -> list[URIRef]:

@@ -136,8 +136,12 @@ def article(graph: GraphLike, work: URIRef) -> dict:
 
 
 def works_of(graph: GraphLike, person: URIRef) -> list[URIRef]:
-    """The person's works, newest first, then by title."""
+    """The person's works (as author, or as a member of a group author), newest first."""
     works = set(cast("Iterator[URIRef]", graph.subjects(SCHEMA.author, person)))
+    # and works by a group the person is a member of, which they list as their own
+    works |= {
+        w for w in graph.subjects(SCHEMA.contributor, person) if graph.value(w, KG.authorship)
+    }
 
     def key(w: URIRef) -> tuple:
         date = graph.value(w, SCHEMA.datePublished)

@@ -125,6 +125,11 @@ PUBLICATION_STATUSES = (
     "preprint",
     "report",
 )
+# The status model (docs/mapping.md#publication-status). `in-submission` is another
+# spelling of `submitted` ("under review"); the graph only ever says `submitted`.
+STATUS_SYNONYMS = {"in-submission": "submitted"}
+STATUSES_WITH_VENUE = ("published", "accepted")  # appeared (or will) at a peer-reviewed venue
+STATUSES_WITH_DATE = ("published", "accepted", "preprint", "report")  # has a publication date
 ORGANIZATION_KINDS = (
     "university",
     "company",
@@ -180,7 +185,11 @@ class PersonRef:
 
     name: str = f("The name exactly as printed, without markers such as `*`.", required=True)
     equal_contribution: bool = f("Marked as equal contribution (`*`, co-first author).", False)
-    corresponding: bool = f("Marked as corresponding author.", False)
+    corresponding: bool | None = f(
+        "Marked (`true`) or explicitly not marked (`false`) as corresponding author; "
+        "omitted when the listing does not say (unknown, not false).",
+        None,
+    )
     annotation: str | None = f(
         "A note printed beside the name, kept apart from it, e.g. `Advisor`.",
         example="Advisor",
@@ -317,9 +326,12 @@ class Publication:
     venue: str | None = f("The venue: key, name or alias from `data/venues.yaml`.", example="OSDI")
     venue_as_printed: str | None = f("The venue text exactly as printed.", example="OSDI '24")
     year: int | None = f("Year of the venue edition or of publication.", example=2024)
-    status: str = f(
-        "Publication status.",
-        "published",
+    status: str | None = f(
+        "Publication status: `published`, `accepted` (to appear), `submitted` (under review; "
+        "`in-submission` says the same), `preprint` or `report` (technical report). Omitted: "
+        "`preprint` at a preprint server, `report` in a report series, else `published`.",
+        None,
+        example="submitted",
         choices=PUBLICATION_STATUSES,
     )
     notes: list[str] = f("Tags printed with the entry, e.g. CCF ranks.", [], example=["CCF-A"])
@@ -346,7 +358,15 @@ class Project:
     )
     description: str | None = f("Description as written.")
     deployed_at: list[str] = f("Organizations (registry references) where it is deployed.", [])
-    publication: str | None = f("Title of the publication that describes it.")
+    team: str | None = f(
+        "The team or lab (registry reference) the project was built in.", example="alibaba-roll"
+    )
+    publication: str | None = f(
+        "Title of the publication that describes it (one of the profile's publications)."
+    )
+    publications: list[str] = f(
+        "Titles of further publications about it (each one of the profile's publications).", []
+    )
     links: list[Link] = f("Links.", [])
     notes: list[str] = f("Other facts, as written.", [])
     source: Source | None = SOURCE
@@ -530,6 +550,11 @@ class Venue:
     )
     ranks: dict[str, str] = f("Rank lists, e.g. `{CCF: A}`.", {}, example={"CCF": "A"})
     editions: dict[int, Edition] = f("Editions by year.", {})
+    proceedings: bool = f(
+        "Whether a conference publishes proceedings (a book its papers are part of); `false` "
+        "for one that only posts papers online, like ICLR on OpenReview.",
+        True,
+    )
     homepage: str | None = f("Homepage address.", fmt="url")
     dblp: str | None = f(
         "dblp venue key; published as `schema:sameAs` the dblp venue page.",
@@ -555,6 +580,19 @@ class KnownPerson:
     affiliation: str | None = f("Organization (registry reference).", example="HKUST")
     homepage: str | None = f("Homepage address.", fmt="url")
     note: str | None = f("Who this is, for a human reader.")
+    same_as: list[str] = f(
+        "A decision that confirms a merge: the profiles (slugs) whose mentions of this name "
+        "are this person, checked by a human. Those mentions resolve here without `person:`, "
+        "even when several registered people share the name.",
+        [],
+        example=["yihao-zhao", "yinmin-zhong"],
+    )
+    distinct_from: list[str] = f(
+        "A decision that splits: people (profile slugs or keys of people or minted persons) "
+        "this person is not; the pair is no longer reported as a near miss.",
+        [],
+        example=["yihao-zhao"],
+    )
     key: str = field(default="", metadata={"internal": True})
     source: Source | None = SOURCE
 

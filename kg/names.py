@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import re
 import unicodedata
+from collections import Counter
 from functools import lru_cache
 
 _KEYS_KEPT = 1 << 17  # the keys are asked for again and again while resolving (names, titles)
@@ -24,6 +25,15 @@ def clean_person_name(printed: str) -> str:
     while words and words[0].casefold() in HONORIFICS:
         words = words[1:]
     return " ".join(words)
+
+
+def honorific_of(printed: str) -> str | None:
+    """The title printed before a name ("Prof." in "Prof. Xin Jin"), as printed."""
+    words = unicodedata.normalize("NFKC", printed).split()
+    titles = []
+    while words and words[0].casefold() in HONORIFICS:
+        titles.append(words.pop(0))
+    return " ".join(titles) or None
 
 
 @lru_cache(maxsize=_KEYS_KEPT)
@@ -50,3 +60,34 @@ def slugify(text: str, max_length: int = 60) -> str:
         digest = hashlib.sha1(text.encode("utf-8")).hexdigest()[:10]
         slug = f"n-{digest}"
     return slug
+
+
+def topic_slugs(labels: list[str], key) -> dict[str, tuple[str, str]]:
+    """Topic key -> (IRI slug, preferred label) for every label, with no two topics on one slug.
+
+    Symbols that make a different topic are spelled out ("C++" -> `c-plus-plus`, "C#" ->
+    `c-sharp`, so neither becomes `c`); a slug two different topics still share gets a short
+    hash of the key. The preferred label is the spelling written most often (ties: the
+    first in sorted order), so case variants of one topic give it one label.
+    """
+    spellings: dict[str, Counter[str]] = {}
+    for label in labels:
+        spellings.setdefault(key(label), Counter())[label] += 1
+    slugs: dict[str, list[str]] = {}
+    for k in spellings:
+        slugs.setdefault(slugify(_SYMBOLS.sub(lambda m: _SPELLED[m[0]], k)), []).append(k)
+    out = {}
+    for slug, keys in slugs.items():
+        for k in keys:
+            unique = slug if len(keys) == 1 else f"{slug}-{_digest(k)}"
+            preferred = min(spellings[k].items(), key=lambda item: (-item[1], item[0]))[0]
+            out[k] = (unique, preferred)
+    return out
+
+
+_SPELLED = {"+": " plus ", "#": " sharp ", "@": " at ", "&": " and ", ".": " dot "}
+_SYMBOLS = re.compile(r"[+#@&]|(?<![\w])\.|\.(?![\w])")
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha1(text.encode("utf-8")).hexdigest()[:6]

@@ -14,25 +14,29 @@ from __future__ import annotations
 
 import difflib
 import re
+import unicodedata
 from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from kg.errors import InputError, Problem
 from kg.model import (
+    STATUS_SYNONYMS,
     Dataset,
     KnownPerson,
     Organization,
     PersonRef,
     Profile,
+    Project,
     Publication,
     Source,
     Venue,
 )
-from kg.names import clean_person_name, name_key, slugify, text_key
+from kg.names import clean_person_name, honorific_of, name_key, slugify, text_key
 
 NEAR_MISS_RATIO = 0.85
-STATUS_ORDER = ("in-submission", "submitted", "preprint", "report", "accepted", "published")
+FAMILY_ALL_PAIRS = 64  # a family name this common or less: every pair of it is compared
+STATUS_ORDER = ("submitted", "preprint", "report", "accepted", "published")
 _YEAR_SUFFIX = re.compile(r"^(?P<base>.*?[^\s'’‘`-])[\s'’‘`]+(?P<year>\d{4}|\d{2})$")
 
 
@@ -44,6 +48,8 @@ class PersonEntity:
     known: str | None = None
     printed: tuple[str, ...] = ()
     mentioned_in: tuple[str, ...] = ()
+    honorifics: tuple[str, ...] = ()  # titles printed with the name ("Prof.")
+    basis: tuple[str, ...] = ()  # how its mentions were merged (see `identity_basis`)
 
 
 @dataclass(frozen=True)
@@ -53,8 +59,10 @@ class AuthorSlot:
     group: str | None
     printed: tuple[str, ...]
     equal_contribution: bool = False
-    corresponding: bool = False
+    corresponding: bool | None = None  # None: no listing says (unknown, not false)
     annotation: str | None = None
+    members: tuple[str, ...] = ()  # group author: the profiles that list the work as theirs
+    marked_by: tuple[str, ...] = ()  # the profiles whose listing carries the marks
 
 
 @dataclass(frozen=True)
@@ -78,7 +86,7 @@ class PublicationEntity:
 class Note:
     """A line of the merge report."""
 
-    kind: str  # "merged" or "near-miss"
+    kind: str  # "merged", "unconfirmed" (name only) or "near-miss"
     subject: str
     detail: str
 
@@ -95,6 +103,11 @@ class Resolution:
     notes: list[Note] = field(default_factory=list)
     _org_index: dict[str, str] = field(default_factory=dict, repr=False)
     _venue_index: dict[str, str] = field(default_factory=dict, repr=False)
+    _titles: dict[str, str] = field(default_factory=dict, repr=False)
+
+    def publication_titled(self, title: str) -> str:
+        """The key of the publication with this title (project references were checked)."""
+        return self._titles[text_key(title)]
 
     def org(self, ref: str) -> str:
         """The key of the organization a reference names (references were checked)."""
@@ -280,7 +293,7 @@ def reference_problems(data: Dataset) -> list[Problem]:
     people = _PersonIndex(data, problems)
     for profile in data.profiles:
         for ref, path in person_mentions(profile):
-            people.resolve(ref, path)  # in order, as resolve() does: same answers
+            people.resolve(ref, path, profile.slug)  # in order, as resolve() does
     return problems
 
 
@@ -300,8 +313,9 @@ def _check_references(data: Dataset, refs: _Refs) -> None:
         for i, pub in enumerate(p.publications):
             refs.venue(pub.venue, pub.source, f"publications[{i}].venue")
         for i, proj in enumerate(p.projects):
-            for org_key in proj.deployed_at:
-                refs.org(org_key, proj.source, f"projects[{i}].deployed_at")
+            for org in proj.deployed_at:
+                refs.org(org, proj.source, f"projects[{i}].deployed_at")
+            refs.org(proj.team, proj.source, f"projects[{i}].team")
         for i, award in enumerate(p.awards):
             refs.org(award.awarded_by, award.source, f"awards[{i}].awarded_by")
         for i, course in enumerate(p.teaching):
@@ -344,6 +358,8 @@ class _PersonIndex:
         self.by_name: dict[str, list[str]] = defaultdict(list)
         self.entities: dict[str, PersonEntity] = {}
         self.problems = problems
+        self.scoped: dict[tuple[str, str], str] = {}  # (document, name key) -> same_as decision
+        self.slugs = {p.slug for p in data.profiles}
         for profile in data.profiles:
             names = [
                 profile.name,
@@ -366,14 +382,33 @@ class _PersonIndex:
             return
         names = [known.name, *known.aliases]
         self._register(PersonEntity(known.key, known.name, known=known.key), names)
+        for doc in known.same_as:
+            if doc not in self.slugs:
+                message = f"same_as names {doc!r}; expected the slug of a profile"
+                self.problems.append(Problem(known.source or Source("?", 0, 0), known.key, message))
+            for name in names:
+                self.scoped[(doc, name_key(name))] = known.key
 
-    def resolve(self, ref: PersonRef, path: str) -> str | None:
+    def resolve(self, ref: PersonRef, path: str, doc: str) -> tuple[str | None, bool]:
+        """The person a mention in profile `doc` names, and whether a decision says so
+        (a `person:` key or a `same_as` entry) rather than the name alone."""
+        if ref.person is not None:
+            return self._by_key(ref, path), True
+        key = name_key(ref.name)
+        decided = self.scoped.get((doc, key))
+        if decided is not None:
+            return decided, True
+        return self._by_name(ref, path, key), False
+
+    def _by_key(self, ref: PersonRef, path: str) -> str | None:
+        assert ref.person is not None
         if ref.person is not None:
             if ref.person in self.entities:
                 return ref.person
             self._unknown_person(ref, path)
-            return None
-        key = name_key(ref.name)
+        return None
+
+    def _by_name(self, ref: PersonRef, path: str, key: str) -> str | None:
         candidates = self.by_name.get(key, [])
         if len(candidates) > 1:
             self._problem(
@@ -435,21 +470,28 @@ def suggest_person_key(wanted: str, keys: list[str]) -> str | None:
     return close[0] if close else None
 
 
-def _resolve_persons(data: Dataset, problems: list[Problem]) -> tuple[dict, dict, list[Note]]:
+def _resolve_persons(data: Dataset, problems: list[Problem]) -> tuple[dict, dict, dict]:
     index = _PersonIndex(data, problems)
     person_of: dict[Source, str] = {}
     printed: dict[str, set[str]] = defaultdict(set)
     where: dict[str, set[str]] = defaultdict(set)
+    titles: dict[str, set[str]] = defaultdict(set)
+    decided: dict[str, set[str]] = defaultdict(set)
     for profile in data.profiles:
         person_of[_owner_source(profile)] = profile.slug
         printed[profile.slug].update([profile.name, *profile.alternate_names])
         where[profile.slug].add(profile.slug)
         for ref, path in person_mentions(profile):
-            key = index.resolve(ref, path)
+            key, by_decision = index.resolve(ref, path, profile.slug)
             if key is not None and ref.source is not None:
                 person_of[ref.source] = key
                 printed[key].add(ref.name)
                 where[key].add(profile.slug)
+                if by_decision:
+                    decided[key].add(profile.slug)
+                title = ref.honorific or honorific_of(ref.name)
+                if title:
+                    titles[key].add(title)
     persons = {
         key: PersonEntity(
             e.key,
@@ -458,56 +500,186 @@ def _resolve_persons(data: Dataset, problems: list[Problem]) -> tuple[dict, dict
             e.known,
             tuple(sorted(printed[key])),
             tuple(sorted(where[key])),
+            tuple(sorted(titles[key])),
         )
         for key, e in sorted(index.entities.items())
     }
-    return persons, person_of, _person_notes(persons)
+    return persons, person_of, decided
 
 
-def _person_notes(persons: dict[str, PersonEntity]) -> list[Note]:
+def _person_notes(persons: dict[str, PersonEntity], decisions: dict[str, set[str]]) -> list[Note]:
     notes = []
     for p in persons.values():
         if len(p.printed) > 1 or len(p.mentioned_in) > 1:
-            reason = "same name ignoring case, spacing, honorifics and annotations"
-            if p.known:
-                reason = f"registered in data/people.yaml as {p.known!r}"
+            kind = "unconfirmed" if NAME_ONLY in p.basis else "merged"
             detail = (
                 f"printed as {', '.join(map(repr, p.printed))} in "
-                f"{', '.join(p.mentioned_in)}: {reason}"
+                f"{', '.join(p.mentioned_in)}: {_basis_text(p)}"
             )
-            notes.append(Note("merged", f"person/{p.key}", detail))
-    return notes + _near_misses(persons)
+            notes.append(Note(kind, f"person/{p.key}", detail))
+    return notes + near_misses(persons, decisions)
 
 
-def _near_misses(persons: dict[str, PersonEntity]) -> list[Note]:
-    """Different entities whose names are close: for a person to confirm or split."""
-    by_family: dict[str, list[PersonEntity]] = defaultdict(list)
-    for p in persons.values():
-        words = name_key(p.name).split()
-        if words:
-            by_family[words[-1]].append(p)
-    notes = []
-    matcher = difflib.SequenceMatcher(None)
-    for group in by_family.values():
-        keys = [(name_key(p.name).replace(" ", ""), p) for p in group]
-        for i, (a, pa) in enumerate(keys):
-            matcher.set_seq1(a)
-            for b, pb in keys[i + 1 : i + 40]:
-                if pa.known and pb.known:
-                    continue  # both registered: already disambiguated by a person
-                matcher.set_seq2(b)
-                if matcher.real_quick_ratio() < NEAR_MISS_RATIO:
-                    continue  # upper bounds first: most pairs stop here
-                if matcher.quick_ratio() < NEAR_MISS_RATIO:
-                    continue
-                ratio = matcher.ratio()
-                if ratio >= NEAR_MISS_RATIO:
-                    detail = (
-                        f"{pa.name!r} and {pb.name!r} look alike (similarity {ratio:.2f}); "
-                        "kept apart"
-                    )
-                    notes.append(Note("near-miss", f"person/{pa.key} ~ person/{pb.key}", detail))
-    return notes
+def _basis_text(p: PersonEntity) -> str:
+    reasons = {
+        SINGLE_DOCUMENT: "one document, same name ignoring case, spacing, honorifics and "
+        "annotations",
+        SHARED_PUBLICATION: "the same place in the author list of a publication both "
+        "documents list",
+        DECISION: f"a decision in data/people.yaml ({p.known!r})"
+        if p.known
+        else "a `person:` key in the document",
+        NAME_ONLY: "the same name alone; confirm with `same_as` or split with "
+        "`distinct_from` in data/people.yaml",
+    }
+    return "; ".join(reasons[b] for b in p.basis)
+
+
+# --------------------------------------------------------------------------- identity basis
+
+SINGLE_DOCUMENT = "single-document"
+SHARED_PUBLICATION = "shared-publication"
+DECISION = "decision"
+NAME_ONLY = "name-only"
+_REGISTRY = "@registry"  # the registry entry (or profile) itself, as a document
+
+
+def identity_basis(
+    persons: dict[str, PersonEntity],
+    decided: dict[str, set[str]],
+    publications: dict[str, PublicationEntity],
+) -> dict[str, PersonEntity]:
+    """Each person with the basis of the merge of their mentions across documents.
+
+    The documents naming a person are joined when a decision says so (`person:` keys,
+    `same_as`) or when both list the same publication with the person at the same place;
+    documents still apart after that were merged on the name alone (`name-only`).
+    """
+    joins: dict[str, list[tuple[str, str, str]]] = defaultdict(list)
+    for pub in publications.values():
+        docs = list(dict.fromkeys(slug for slug, _ in pub.listings))
+        for slot in pub.authors:
+            if slot.person and len(docs) > 1:
+                joins[slot.person] += [(docs[0], d, SHARED_PUBLICATION) for d in docs[1:]]
+    out = {}
+    for key, p in persons.items():
+        links = joins.get(key, []) + [(_REGISTRY, d, DECISION) for d in decided.get(key, ())]
+        if p.profile:
+            links.append((_REGISTRY, p.profile, ""))
+        nodes = set(p.mentioned_in) | ({_REGISTRY} if p.known or decided.get(key) else set())
+        out[key] = replace(p, basis=_basis(nodes, links))
+    return out
+
+
+def _basis(nodes: set[str], links: list[tuple[str, str, str]]) -> tuple[str, ...]:
+    parent = {n: n for n in nodes}
+
+    def root(n: str) -> str:
+        while parent[n] != n:
+            parent[n] = parent[parent[n]]
+            n = parent[n]
+        return n
+
+    used = set()
+    for a, b, why in links:
+        if a in parent and b in parent and root(a) != root(b):
+            parent[root(a)] = root(b)
+            used.add(why)
+    used.discard("")
+    if len({root(n) for n in nodes}) > 1:
+        used.add(NAME_ONLY)
+    order = (SINGLE_DOCUMENT, DECISION, SHARED_PUBLICATION, NAME_ONLY)
+    return tuple(b for b in order if b in used) or (SINGLE_DOCUMENT,)
+
+
+# --------------------------------------------------------------------------- near misses
+
+# letters of other scripts that look like Latin ones (Cyrillic, Greek), folded for comparison
+_LOOKALIKES = str.maketrans(
+    "аеорсухіјѕԁӏвкмнтАЕОРСУХІЈЅВКМНТαοιρνυκτχΑΒΕΖΗΙΚΜΝΟΡΤΥΧ",
+    "aeopcyxijsdlbkmhtAEOPCYXIJSBKMHTaoipvuktxABEZHIKMNOPTYX",
+)
+
+
+def skeleton(name: str) -> str:
+    """A name as it looks: look-alike letters of other scripts folded to Latin, accents
+    dropped, case and punctuation ignored ("Yіhao Zhao" with a Cyrillic і = "yihao zhao")."""
+    text = unicodedata.normalize("NFKD", name_key(name).translate(_LOOKALIKES))
+    return "".join(c for c in text if not unicodedata.combining(c)).casefold()
+
+
+def near_misses(persons: dict[str, PersonEntity], decisions: dict[str, set[str]]) -> list[Note]:
+    """Different entities a reader could take for one person: for a human to confirm or split.
+
+    Every pair that could be confused is compared, found through blocking keys instead of
+    comparing all pairs: names that become the same string after at most two deletions
+    each (a deletion neighbourhood; look-alike letters of another script and accents
+    folded first), a name written with initials against the full names with that family
+    name and initial, and all pairs within a family name that at most FAMILY_ALL_PAIRS
+    people share (the 42 Zhaos of the seeds).
+    """
+    people = [p for p in persons.values() if skeleton(p.name).split()]
+    blocks: dict[str, list[int]] = defaultdict(list)
+    families: dict[str, list[int]] = defaultdict(list)
+    for i, p in enumerate(people):
+        for key in _deletions(skeleton(p.name).replace(" ", "")):
+            blocks[key].append(i)
+        words = skeleton(p.name).split()
+        blocks[f" {words[0][0]} {words[-1]}"].append(i)  # initial and family name
+        families[words[-1]].append(i)
+    small = [m for m in families.values() if 1 < len(m) <= FAMILY_ALL_PAIRS]
+    pairs = {
+        (a, b) if a < b else (b, a)
+        for members in [*blocks.values(), *small]
+        if len(members) > 1
+        for n, a in enumerate(members)
+        for b in members[n + 1 :]
+        if a != b
+    }
+    notes = [n for a, b in sorted(pairs) for n in _near_miss(people[a], people[b], decisions)]
+    return sorted(notes, key=lambda n: n.subject)
+
+
+def _deletions(flat: str) -> set[str]:
+    """The string with none, one or two of its letters deleted."""
+    one = {flat[:i] + flat[i + 1 :] for i in range(len(flat))}
+    return {flat} | one | {w[:i] + w[i + 1 :] for w in one for i in range(len(w))}
+
+
+def _near_miss(pa: PersonEntity, pb: PersonEntity, decisions: dict[str, set[str]]) -> list[Note]:
+    if (pa.known and pb.known) or pb.key in decisions.get(pa.key, ()):
+        return []  # both registered, or a person decided they differ
+    why = _confusable(pa.name, pb.name)
+    if why is None:
+        return []
+    first, second = sorted((pa, pb), key=lambda p: p.key)
+    detail = f"{first.name!r} and {second.name!r} {why}; kept apart"
+    return [Note("near-miss", f"person/{first.key} ~ person/{second.key}", detail)]
+
+
+def _confusable(a: str, b: str) -> str | None:
+    sa, sb = skeleton(a), skeleton(b)
+    if sa == sb:
+        return "look alike (letters of another script, or accents)"
+    if _initials_match(sa.split(), sb.split()):
+        return "may be the same (initials against a full name)"
+    matcher = difflib.SequenceMatcher(None, sa.replace(" ", ""), sb.replace(" ", ""))
+    if matcher.real_quick_ratio() < NEAR_MISS_RATIO or matcher.quick_ratio() < NEAR_MISS_RATIO:
+        return None
+    ratio = matcher.ratio()
+    return f"look alike (similarity {ratio:.2f})" if ratio >= NEAR_MISS_RATIO else None
+
+
+def _initials_match(a: list[str], b: list[str]) -> bool:
+    """ "x jin" against "xin jin": the same family name, one given name written as initials."""
+    if a[-1] != b[-1] or len(a) < 2 or len(b) < 2 or a == b:
+        return False
+    ga, gb = a[:-1], b[:-1]
+    if not (all(len(w) == 1 for w in ga) or all(len(w) == 1 for w in gb)):
+        return False
+    short, full = (ga, gb) if all(len(w) == 1 for w in ga) else (gb, ga)
+    letters = [w[0] for w in full]
+    return "".join(short) in ("".join(letters), letters[0])
 
 
 # --------------------------------------------------------------------------- publications
@@ -524,12 +696,13 @@ def _resolve_publications(
     for profile in data.profiles:
         for pub in profile.publications:
             groups[text_key(pub.title)].append((profile.slug, pub))
+    kinds = {v.key: v.kind for v in data.venues}
     publications: dict[str, PublicationEntity] = {}
     publication_of: dict[Source, str] = {}
     notes: list[Note] = []
     for listings in sorted(groups.values(), key=lambda ls: text_key(ls[0][1].title)):
         key = _publication_key(listings, publications)
-        entity = _merge_listings(key, listings, person_of, venue_index, problems)
+        entity = _merge_listings(key, listings, person_of, (venue_index, kinds), problems)
         if entity is None:
             continue
         publications[key] = entity
@@ -551,13 +724,14 @@ def _publication_key(listings: list[tuple[str, Publication]], taken: dict) -> st
     return key
 
 
-def _merge_listings(key, listings, person_of, venue_index, problems) -> PublicationEntity | None:
+def _merge_listings(key, listings, person_of, venues, problems) -> PublicationEntity | None:
+    venue_index, kinds = venues
     first = listings[0][1]
     authors = _merge_authors(listings, person_of, problems)
     if authors is None:
         return None
     venue, year = _merge_venue(listings, venue_index, problems)
-    statuses = [p.status for _, p in listings]
+    statuses = [_status(p, kinds.get(venue or "")) for _, p in listings]
     return PublicationEntity(
         key=key,
         title=first.title,
@@ -579,6 +753,17 @@ def _merge_listings(key, listings, person_of, venue_index, problems) -> Publicat
     )
 
 
+def _status(pub: Publication, kind: str | None) -> str:
+    """The status a listing states, or the one its venue (of this `kind`) implies."""
+    if pub.status is not None:
+        return STATUS_SYNONYMS.get(pub.status, pub.status)
+    if kind == "preprint-server" or (kind is None and pub.type == "preprint"):
+        return "preprint"
+    if kind == "report-series" or (kind is None and pub.type == "report"):
+        return "report"
+    return "published"
+
+
 def _merge_authors(listings, person_of, problems) -> tuple[AuthorSlot, ...] | None:
     first_slug, first = listings[0]
     for _, pub in listings[1:]:
@@ -592,6 +777,8 @@ def _merge_authors(listings, person_of, problems) -> tuple[AuthorSlot, ...] | No
             problems.append(Problem(pub.source or Source("?", 0, 0), "authors", message))
             return None
     slots = []
+    named = {person_of.get(r.source) for r in first.authors if not r.group}
+    claimants = tuple(slug for slug, _ in listings if slug not in named)
     for rank, refs in enumerate(zip(*(p.authors for _, p in listings), strict=True), start=1):
         head = refs[0]
         slots.append(
@@ -601,11 +788,23 @@ def _merge_authors(listings, person_of, problems) -> tuple[AuthorSlot, ...] | No
                 group=slugify(head.name) if head.group else None,
                 printed=tuple(dict.fromkeys(r.name for r in refs)),
                 equal_contribution=any(r.equal_contribution for r in refs),
-                corresponding=any(r.corresponding for r in refs),
+                corresponding=_corresponding(refs),
                 annotation=next((r.annotation for r in refs if r.annotation), None),
+                members=claimants if head.group else (),
+                marked_by=tuple(
+                    slug
+                    for (slug, _), r in zip(listings, refs, strict=True)
+                    if r.equal_contribution or r.corresponding or r.annotation
+                ),
             )
         )
     return tuple(slots)
+
+
+def _corresponding(refs: tuple[PersonRef, ...]) -> bool | None:
+    """True if a listing marks it, False if one says it is not, None if none says."""
+    said = [r.corresponding for r in refs if r.corresponding is not None]
+    return any(said) if said else None
 
 
 def _merge_venue(listings, venue_index, problems) -> tuple[str | None, int | None]:
@@ -641,10 +840,15 @@ def resolve(data: Dataset) -> Resolution:
     refs = _Refs(org_index, venue_index, problems)
     _check_references(data, refs)
     _check_units(data, org_index, problems)
-    persons, person_of, notes = _resolve_persons(data, problems)
+    persons, person_of, decided = _resolve_persons(data, problems)
     publications, publication_of, pub_notes = _resolve_publications(
         data, person_of, refs, venue_index, problems
     )
+    persons = identity_basis(persons, decided, publications)
+    decisions = _distinct_decisions(data, persons, problems)
+    notes = _person_notes(persons, decisions)
+    titles = _title_index(publications)
+    _check_project_papers(data, titles, problems)
     if problems:
         raise InputError(problems)
     return Resolution(
@@ -658,7 +862,50 @@ def resolve(data: Dataset) -> Resolution:
         notes=notes + pub_notes,
         _org_index=org_index,
         _venue_index=venue_index,
+        _titles=titles,
     )
+
+
+def _distinct_decisions(
+    data: Dataset, persons: dict[str, PersonEntity], problems: list[Problem]
+) -> dict[str, set[str]]:
+    """`distinct_from` decisions, both ways; each must name a person of the graph."""
+    pairs: dict[str, set[str]] = defaultdict(set)
+    for known in data.people:
+        for other in known.distinct_from:
+            if other not in persons:
+                message = f"distinct_from names {other!r}; expected the key of a person"
+                problems.append(Problem(known.source or Source("?", 0, 0), known.key, message))
+            pairs[known.key].add(other)
+            pairs[other].add(known.key)
+    return pairs
+
+
+def _title_index(publications: dict[str, PublicationEntity]) -> dict[str, str]:
+    return {text_key(p.title): key for key, p in publications.items()}
+
+
+def _check_project_papers(data: Dataset, titles: dict[str, str], problems: list[Problem]):
+    """A project's `publication(s)` must name one of the profile's publications."""
+    for profile in data.profiles:
+        own = {text_key(p.title) for p in profile.publications}
+        for i, proj in enumerate(profile.projects):
+            for title in project_papers(proj):
+                if text_key(title) not in own or text_key(title) not in titles:
+                    message = (
+                        f"no publication titled {title!r} in this profile; expected the title "
+                        "of one of its publications"
+                    )
+                    problems.append(
+                        Problem(
+                            proj.source or Source("?", 0, 0), f"projects[{i}].publication", message
+                        )
+                    )
+
+
+def project_papers(proj: Project) -> list[str]:
+    """The titles of the publications about a project."""
+    return [*([proj.publication] if proj.publication else []), *proj.publications]
 
 
 def _check_units(data: Dataset, org_index: dict[str, str], problems: list[Problem]) -> None:

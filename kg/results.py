@@ -10,7 +10,7 @@ import re
 from rdflib import BNode, Literal, URIRef
 from rdflib.term import Node
 
-from kg.export import to_jsonld, to_turtle
+from kg.export import ntriples_term, to_jsonld, to_turtle
 from kg.namespaces import PREFIXES
 from kg.query import Answer
 
@@ -68,8 +68,9 @@ def _delimited(answer: Answer, fmt: str) -> str:
         for row in answer.rows:
             writer.writerow([_plain(t) for t in row])
         return buffer.getvalue()
-    lines = ["\t".join(f"?{v}" for v in answer.variables)]  # SPARQL 1.1 TSV: RDF terms
-    lines += ["\t".join("" if t is None else t.n3() for t in row) for row in answer.rows]
+    # SPARQL 1.1 TSV: RDF terms in N-Triples form (tabs and newlines escaped), one row a line
+    lines = ["\t".join(f"?{v}" for v in answer.variables)]
+    lines += ["\t".join("" if t is None else ntriples_term(t) for t in row) for row in answer.rows]
     return "\n".join(lines) + "\n"
 
 

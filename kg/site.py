@@ -21,14 +21,20 @@ from rdflib import URIRef
 
 from kg.layout import DATASET, alternates, owner_path, path_of, relative_root
 from kg.markup import article_markup, profile_markup, script_tag
-from kg.model import PartialDate, PersonRef, Present, Profile
+from kg.model import (
+    STATUSES_WITH_DATE,
+    STATUSES_WITH_VENUE,
+    PartialDate,
+    PersonRef,
+    Present,
+    Profile,
+)
 from kg.namespaces import DCTERMS, FOAF, RDF, RDFS, SCHEMA, curie
 from kg.resolve import PublicationEntity, Resolution
 from kg.triples import GraphLike, Triples
 
 STATUS_LABELS = {
     "submitted": "Submitted",
-    "in-submission": "In submission",
     "preprint": "Preprint",
     "report": "Technical report",
     "accepted": "Accepted",
@@ -74,6 +80,7 @@ class PublicationView:
     status: str
     notes: tuple[str, ...]
     equal_note: str | None
+    dated: bool = True  # the year is a publication date (not the year of a submission)
 
 
 class SiteBuilder:
@@ -117,12 +124,18 @@ class SiteBuilder:
             STATUS_LABELS.get(pub.status, ""),
             pub.notes,
             pub.equal_contribution_note,
+            pub.status in STATUSES_WITH_DATE,
         )
 
     def publications_of(self, slug: str) -> list[PublicationEntity]:
         """Works the person authored or listed, newest first."""
         pubs = self.works.get(slug, {}).values()
-        return sorted(pubs, key=lambda p: (p.year is None, -(p.year or 0), p.title.casefold()))
+
+        def key(p: PublicationEntity) -> tuple:
+            year = p.year if p.status in STATUSES_WITH_DATE else None
+            return (year is None, -(year or 0), p.title.casefold())
+
+        return sorted(pubs, key=key)
 
     @cached_property
     def works(self) -> dict[str, dict[str, PublicationEntity]]:
@@ -138,7 +151,8 @@ class SiteBuilder:
         groups: dict[str, list] = {}
         for pub in pubs:
             groups.setdefault(
-                str(pub.year) if pub.year else "Preprints and work in progress", []
+                str(pub.year) if pub.year and pub.dated else "Preprints and work in progress",
+                [],
             ).append(pub)
         return list(groups.items())
 
@@ -170,6 +184,10 @@ class SiteBuilder:
         return self.env.get_template("publication.html.j2").render(
             pub=view,
             venue=venue,
+            # Google Scholar: only a published or accepted work claims a venue, and only a
+            # dated status a publication date (a submitted paper has neither)
+            scholar_venue=venue if pub.status in STATUSES_WITH_VENUE else None,
+            scholar_date=pub.year if pub.status in STATUSES_WITH_DATE else None,
             jsonld=Markup(script_tag(markup)),
             root="../",
             alternates=alternates(f"publication/{pub.key}"),

@@ -152,8 +152,9 @@ def _report_graph(raw: list[tuple[str, ...]]) -> Graph:
     graph.bind("sh", SH)
     report = BNode()
     graph.add((report, RDF.type, SH.ValidationReport))
-    violation = any(r[1] == SH.Violation.n3() for r in raw)
-    graph.add((report, SH.conforms, Literal(not violation)))
+    # SHACL: sh:conforms is true only when there are no results at all (of any severity);
+    # whether warnings fail a build is kg's exit-code policy, not the report's
+    graph.add((report, SH.conforms, Literal(not raw)))
     predicates = (SH.focusNode, SH.resultSeverity, SH.resultPath, SH.value, SH.resultMessage)
     for r in raw:
         node = BNode()

@@ -147,3 +147,98 @@ def test_every_paper_keeps_its_author_order(seed_build):
 def test_pku_alias_is_one_organization(seed_build):
     resolution = seed_build[0]
     assert resolution.org("PKU") == resolution.org("Peking University")
+
+
+# ------------------------------------------------------------------ identity certainty
+
+
+def _add_paper(project, slug: str, title: str, authors: list[str]) -> None:
+    path = project / f"data/profiles/{slug}.yaml"
+    names = ", ".join(authors)
+    entry = f"  - {{title: {title}, authors: [{names}], venue: OSDI, year: 2024}}\n"
+    path.write_text(path.read_text().replace("publications:\n", "publications:\n" + entry, 1))
+
+
+def _near(resolution) -> dict[str, str]:
+    return {n.subject: n.detail for n in resolution.notes if n.kind == "near-miss"}
+
+
+def test_every_confusable_pair_is_a_near_miss_however_many_share_the_family_name(project):
+    # 42 Zhaos: "Aihao Zhao" and "Yihao Zhao" (similarity 0.89) sit far apart in any order
+    zhaos = [f"Zhao{chr(97 + i // 26)}{chr(97 + i % 26)} Zhao" for i in range(40)]
+    _add_paper(project, "c-d", "Many Zhaos", ["Cee Dee", "Aihao Zhao", *zhaos, "Yihao Zhao"])
+    near = _near(resolve(load_dataset(project / "data")))
+    assert "person/aihao-zhao ~ person/yihao-zhao" in near
+    assert "similarity 0.89" in near["person/aihao-zhao ~ person/yihao-zhao"]
+
+
+def test_look_alike_letters_and_initials_are_near_misses(project):
+    # a Cyrillic "і" (U+0456) in "Yіhao Zhao"; "X. Jin" next to "Xin Jin"
+    _add_paper(
+        project, "c-d", "Look Alikes", ["Cee Dee", "Yihao Zhao", "Y\u0456hao Zhao", "X. Jin"]
+    )
+    resolution = resolve(load_dataset(project / "data"))
+    near = _near(resolution)
+    cyrillic = next(k for k, p in resolution.persons.items() if "\u0456" in p.name)
+    pair = " ~ ".join(sorted([f"person/{cyrillic}", "person/yihao-zhao"]))
+    assert "another script" in near[pair]
+    initials = next(k for k, p in resolution.persons.items() if p.name == "X. Jin")
+    pair = " ~ ".join(sorted([f"person/{initials}", "person/xin-jin"]))
+    assert "initials" in near[pair]
+
+
+def test_a_merge_on_the_name_alone_is_unconfirmed_until_decided(project):
+    # "Dan Eve" in both profiles, on two different papers: the name alone joins them
+    _add_paper(project, "a-b", "Alpha", ["Ann Bee", "Dan Eve"])
+    _add_paper(project, "c-d", "Beta", ["Cee Dee", "Dan Eve"])
+    resolution = resolve(load_dataset(project / "data"))
+    assert resolution.persons["dan-eve"].basis == ("name-only",)
+    assert "person/dan-eve" in {n.subject for n in resolution.notes if n.kind == "unconfirmed"}
+    # Xin Jin: "paper one" is listed by both profiles with Xin Jin second
+    assert "shared-publication" in resolution.persons["xin-jin"].basis
+    people = project / "data/people.yaml"
+    people.write_text(
+        people.read_text() + "dan-eve:\n  name: Dan Eve\n  same_as: [a-b, c-d]\n", encoding="utf-8"
+    )
+    resolution = resolve(load_dataset(project / "data"))
+    assert resolution.persons["dan-eve"].basis == ("decision",)
+    assert "person/dan-eve" not in {n.subject for n in resolution.notes if n.kind == "unconfirmed"}
+
+
+def test_same_as_splits_two_people_who_share_a_name_by_document(project):
+    # two registered "Wei Wang"s: each profile's mentions resolve to the one it names
+    people = project / "data/people.yaml"
+    text = people.read_text().replace(
+        "  note: Engineer at ByteDance (fixture homonym)",
+        "  note: Engineer at ByteDance (fixture homonym)\n  same_as: [a-b]",
+    )
+    people.write_text(text, encoding="utf-8")
+    _add_paper(project, "a-b", "Gamma", ["Ann Bee", "Wei Wang"])
+    resolution = resolve(load_dataset(project / "data"))
+    gamma = next(p for p in resolution.publications.values() if p.title == "Gamma")
+    assert gamma.authors[1].person == "wei-wang-0002"
+
+
+def test_distinct_from_silences_a_near_miss(project):
+    _add_paper(project, "c-d", "Delta", ["Cee Dee", "Yihao Zhao", "Yihau Zhao"])
+    assert "person/yihao-zhao ~ person/yihau-zhao" in _near(resolve(load_dataset(project / "data")))
+    people = project / "data/people.yaml"
+    people.write_text(
+        people.read_text() + "yihau-zhao:\n  name: Yihau Zhao\n  distinct_from: [yihao-zhao]\n",
+        encoding="utf-8",
+    )
+    assert "person/yihao-zhao ~ person/yihau-zhao" not in _near(
+        resolve(load_dataset(project / "data"))
+    )
+
+
+def test_identity_decisions_must_name_real_profiles_and_people(project):
+    people = project / "data/people.yaml"
+    people.write_text(
+        people.read_text() + "x-y:\n  name: X Y\n  same_as: [nobody]\n  distinct_from: [ghost]\n",
+        encoding="utf-8",
+    )
+    with pytest.raises(InputError) as caught:
+        resolve(load_dataset(project / "data"))
+    messages = " ".join(p.message for p in caught.value.problems)
+    assert "same_as names 'nobody'" in messages and "distinct_from names 'ghost'" in messages

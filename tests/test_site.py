@@ -16,6 +16,7 @@ from rdflib import Graph, URIRef
 from kg.cli import main
 from kg.config import load_config
 from kg.markup import escape_json_for_html
+from kg.model import STATUSES_WITH_DATE, STATUSES_WITH_VENUE
 from kg.pipeline import build, embed_markup
 
 SCREENSHOTS = REPO / ".artifacts" / "screenshots"
@@ -143,8 +144,13 @@ def test_publication_pages_have_highwire_tags_in_order(built):
         authors = re.findall(r'<meta name="citation_author" content="([^"]*)">', text)
         assert authors == [html_escape(a.printed[0]) for a in pub.authors]
         assert f'<meta name="citation_title" content="{html_escape(pub.title)}">' in text
-        if pub.year:
+        if pub.year and pub.status in STATUSES_WITH_DATE:  # not the year of a submission
             assert f'<meta name="citation_publication_date" content="{pub.year}">' in text
+        else:
+            assert "citation_publication_date" not in text
+        if pub.status not in STATUSES_WITH_VENUE:  # no venue claimed before publication
+            assert "citation_conference_title" not in text
+            assert "citation_journal_title" not in text
 
 
 def html_escape(text: str) -> str:

@@ -34,6 +34,9 @@ INSTANCE = "<https://kg.example.org/course/pku/os/fall-2022>"
 TEACH = "<https://kg.example.org/person/a-b/teaching/1/fall-2022>"
 EDITION = "<https://kg.example.org/venue/osdi/2024>"
 PAPER = "b:publication/paper-one"
+TOPIC = "b:topic/distributed-systems"
+ACCOUNT = "<https://kg.example.org/person/a-b/account/github>"
+PROJECT = "<https://kg.example.org/person/c-d/project/tool>"
 PROFILE = "b:profile/a-b"
 
 
@@ -60,6 +63,10 @@ CASES = {
         "b:loose a kg:Authorship ; kg:author b:person/a-b ; kg:printedName 'A' ; "
         "kg:equalContribution false ; kg:corresponding false ; kg:rank 0"
     ),
+    "Account-holder": delete(ANN, "foaf:account"),
+    "Account-name": delete(ACCOUNT, "foaf:accountName"),
+    "Account-serviceHomepage": insert(f'{ACCOUNT} foaf:accountServiceHomepage "github.com"'),
+    "Account-url": insert(f'{ACCOUNT} schema:url "github.com/annb"'),
     "AwardReceipt-awardedBy": insert(f"{AWARD} kg:awardedBy b:person/a-b"),
     "AwardReceipt-date": replace(AWARD, "kg:awardDate", '"June 2023"'),
     "AwardReceipt-name": delete(AWARD, "schema:name"),
@@ -112,6 +119,12 @@ CASES = {
     "ProfiledPerson-contact": delete(ANN, "schema:email"),
     "ProfiledPerson-interests": delete(ANN, "schema:knowsAbout"),
     "ProfiledPerson-orcid": delete(ANN, "schema:identifier"),
+    "Project-creator": replace(PROJECT, "schema:creator", "b:org/pku"),
+    "Project-dateCreated": replace(PROJECT, "schema:dateCreated", '"Jan 2024"'),
+    "Project-describedIn": insert(f"{PROJECT} kg:describedIn b:org/pku"),
+    "Project-name": delete(PROJECT, "schema:name"),
+    "Project-team": insert(f"{PROJECT} schema:sourceOrganization b:person/a-b"),
+    "Project-url": insert(f'{PROJECT} schema:url "example.org/tool"'),
     "Publication-author": insert(f'{PAPER} schema:author "someone"'),
     "Publication-authorship": delete("b:publication/homonyms", "kg:authorship"),
     "Publication-datePublished": replace(PAPER, "schema:datePublished", '"2024"'),
@@ -121,7 +134,8 @@ CASES = {
     ),
     "Publication-status": replace(PAPER, "schema:creativeWorkStatus", '"done"'),
     "Publication-type": replace(PAPER, "kg:publicationType", '"blog"'),
-    "PublishedPlace": delete(PAPER, "schema:isPartOf"),
+    "PublishedPlace": delete(PAPER, "schema:isPartOf")
+    + f" ; DELETE WHERE {{ {EDITION} <http://schema.org/workFeatured> ?y }}",
     "Role-current": insert(f'{EDU} kg:current "yes"'),
     "Role-endDate": insert(f'{POS} schema:endDate "2024-06"'),
     "Role-endedNotCurrent": insert(f'{EDU} schema:endDate "2025"^^xsd:gYear'),
@@ -134,6 +148,9 @@ CASES = {
     "Talk-performer": insert(
         "<https://kg.example.org/person/a-b/talk/1/1> schema:performer b:org/pku"
     ),
+    "Topic-name": delete(TOPIC, "schema:name"),
+    "Topic-termSet": insert(f"{TOPIC} schema:inDefinedTermSet b:org/pku"),
+    "TopicSet-name": delete("b:topic-set/languages", "schema:name"),
     "Venue-kind": replace("b:venue/osdi", "kg:venueKind", '"blog"'),
     "Venue-name": delete("b:venue/osdi", "schema:name"),
     "VenueRanking-list": delete("b:venue/osdi/rank/ccf", "kg:rankingList"),
