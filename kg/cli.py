@@ -13,7 +13,7 @@ from pathlib import Path
 
 from kg import __version__
 from kg.config import DEFAULT_BASE_IRI, load_config
-from kg.errors import InputError, KgError, UsageError
+from kg.errors import BadRecordsError, InputError, KgError, UsageError
 
 EXIT_OK, EXIT_NONCONFORMING, EXIT_BAD_INPUT = 0, 1, 2
 
@@ -249,6 +249,35 @@ def _parser() -> argparse.ArgumentParser:
     )
     bench_serve.add_argument("--json", type=Path, help="also write the raw figures to this file")
 
+    imp = sub.add_parser(
+        "import",
+        help="merge BibTeX, CSL-JSON, ORCID or dblp records into a profile",
+        description="Read publications (and, from ORCID, employments and educations) "
+        "from FILE and merge them into data/profiles/PERSON.yaml: match by DOI, arXiv id, "
+        "then title; add what is new, fill missing fields, report conflicts without "
+        "overwriting. The file is edited in place (comments and style kept) and replaced "
+        "atomically. Malformed entries fail the import (exit 2, nothing written) unless "
+        "--skip-bad.",
+    )
+    imp.add_argument("source", choices=["bibtex", "csl", "orcid", "dblp"], help="file format")
+    imp.add_argument("file", type=Path, help="the file to import")
+    imp.add_argument("--person", required=True, help="profile slug (file name in data/profiles/)")
+    imp.add_argument("--dry-run", action="store_true", help="print the diff; write nothing")
+    imp.add_argument(
+        "--skip-bad",
+        action="store_true",
+        help="skip malformed entries (reported) and import the rest",
+    )
+
+    export = sub.add_parser(
+        "export",
+        help="print a person's publications as BibTeX or CSL-JSON",
+        description="Print the person's publications (newest first) as BibTeX or "
+        "CSL-JSON; kg build also writes dist/people/PERSON.bib.",
+    )
+    export.add_argument("format", choices=["bibtex", "csl"], help="output format")
+    export.add_argument("person", help="profile slug (file name in data/profiles/)")
+
     schema = sub.add_parser(
         "schema",
         help="print the JSON Schema of a profile or registry file",
@@ -345,6 +374,8 @@ def main(argv: list[str] | None = None) -> int:
         return _run(args)
     except InputError as exc:
         _print_problems(exc.problems, (), _problem_format(args))
+        if isinstance(exc, BadRecordsError):
+            print(exc.hint, file=sys.stderr)
         return EXIT_BAD_INPUT
     except KgError as exc:
         print(f"error: {exc}", file=sys.stderr)
@@ -418,6 +449,11 @@ def _run(args: argparse.Namespace) -> int:
         return EXIT_OK
     if args.command == "query":
         return _query(config, args)
+    if args.command == "import":
+        return _import(config, args)
+    if args.command == "export":
+        sys.stdout.write(_pipeline().export_citations(config, args.person, args.format))
+        return EXIT_OK
     if args.command == "publish":
         from kg.publish import publish
 
@@ -643,6 +679,33 @@ def _init(args: argparse.Namespace) -> int:
     for path in files:
         print(f"  {path}")
     print('next: kg new person "Your Name", then kg check and kg build')
+    return EXIT_OK
+
+
+def _import(config, args: argparse.Namespace) -> int:
+    from kg.ingest import import_file
+
+    result = import_file(
+        config, args.source, args.file, args.person, dry_run=args.dry_run, skip_bad=args.skip_bad
+    )
+    for line in result.skipped:
+        print(f"skipped: {line}", file=sys.stderr)
+    for line in result.warnings:
+        print(f"warning: {line}", file=sys.stderr)
+    for line in result.conflicts:
+        print(f"conflict: {line} (kept the profile's; edit by hand if the import is right)")
+    for where, text in result.registry_entries:
+        print(
+            f"unknown venue or organization: add to {where.split(':')[0]} "
+            f"and import again to fill it in:\n{text}"
+        )
+    if args.dry_run:
+        sys.stdout.write(result.diff)
+    verb = "written" if result.written else ("would change" if result.diff else "unchanged")
+    print(
+        f"{result.profile}: {verb}; {result.added} added, {result.filled} filled, "
+        f"{result.matched} already there, {len(result.conflicts)} conflicts"
+    )
     return EXIT_OK
 
 

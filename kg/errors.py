@@ -36,6 +36,12 @@ class InputError(KgError):
         super().__init__("\n".join(str(p) for p in self.problems))
 
 
+class BadRecordsError(InputError):
+    """An imported file has malformed entries; nothing was imported."""
+
+    hint = "nothing imported; fix the entries above, or pass --skip-bad to import the rest"
+
+
 class ProjectError(KgError):
     """The project itself cannot be used: no data directory, bad configuration."""
 

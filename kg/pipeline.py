@@ -236,3 +236,19 @@ def embed_markup(config: Config, person: str) -> dict:
     return profile_markup(
         mapped.triples, URIRef(f"{base}person/{person}"), URIRef(f"{base}profile/{person}")
     )
+
+
+def export_citations(config: Config, person: str, fmt: str) -> str:
+    """A person's publications as BibTeX (`bibtex`) or CSL-JSON (`csl`)."""
+    from kg.citation import bibtex_file, csl_file
+    from kg.errors import UsageError
+
+    resolution = resolve_project(config)
+    slugs = sorted(p.slug for p in resolution.dataset.profiles)
+    if person not in slugs:
+        import difflib
+
+        close = difflib.get_close_matches(person, slugs, n=1)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        raise UsageError(f"no profile {person!r}{hint}; profiles: {', '.join(slugs)}")
+    return (bibtex_file if fmt == "bibtex" else csl_file)(resolution, person)

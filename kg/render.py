@@ -169,7 +169,8 @@ def _people(state: _State, start: int, stop: int) -> dict[str, str]:
         subset = person_subset(state.graph, person, state.owned[person])
         state.blocks.skip = set(state.owned[person])  # their own nodes: in this file only
         turtle, jsonld = to_turtle(subset, state.blocks), to_jsonld(subset, state.blocks)
-        for ext, text in (("ttl", turtle), ("jsonld", jsonld)):
+        bib = state.site.citations.bibtex(profile.slug)
+        for ext, text in (("ttl", turtle), ("jsonld", jsonld), ("bib", bib)):
             files[f"people/{profile.slug}.{ext}"] = text
             files[f"site/person/{profile.slug}.{ext}"] = text  # the same string: a hard link
         files[f"site/person/{profile.slug}.nt"] = to_ntriples(subset)

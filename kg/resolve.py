@@ -119,6 +119,14 @@ class Resolution:
         assert found is not None, ref
         return found
 
+    def find_venue(self, ref: str) -> tuple[str, int | None] | None:
+        """Like `venue`, for text that may name no registered venue (importers)."""
+        return _lookup_venue(self._venue_index, ref)
+
+    def find_org(self, ref: str) -> str | None:
+        """The key of the organization a text names, or None (importers)."""
+        return self._org_index.get(text_key(ref))
+
     def person(self, ref: PersonRef) -> str:
         assert ref.source is not None
         return self.person_of[ref.source]

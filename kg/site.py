@@ -19,6 +19,7 @@ from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescap
 from markupsafe import Markup, escape
 from rdflib import URIRef
 
+from kg.citation import Citations
 from kg.layout import DATASET, alternates, owner_path, path_of, relative_root
 from kg.markup import article_markup, profile_markup, script_tag
 from kg.model import (
@@ -39,6 +40,29 @@ STATUS_LABELS = {
     "report": "Technical report",
     "accepted": "Accepted",
 }
+
+
+# The only script on any page: the Cite block's copy buttons (inline, no requests).
+# Clipboard API where the page is a secure context, else a selection and execCommand.
+COPY_SCRIPT = """<script>
+document.querySelectorAll("button[data-copy]").forEach(function (button) {
+  button.hidden = false;
+  button.addEventListener("click", function () {
+    var source = document.getElementById(button.dataset.copy);
+    var done = function () { button.textContent = "Copied"; };
+    if (navigator.clipboard && window.isSecureContext) {
+      navigator.clipboard.writeText(source.textContent).then(done);
+    } else {
+      var range = document.createRange();
+      range.selectNodeContents(source);
+      var selection = window.getSelection();
+      selection.removeAllRanges();
+      selection.addRange(range);
+      if (document.execCommand("copy")) { done(); }
+    }
+  });
+});
+</script>"""
 
 
 def _environment() -> Environment:
@@ -90,6 +114,7 @@ class SiteBuilder:
         self.base = base_iri
         self.env = _environment()
         self.profiled = {p.slug for p in resolution.dataset.profiles}
+        self.citations = Citations(resolution)  # keys, works per person: once, before forks
 
     # ------------------------------------------------------------ views
 
@@ -179,6 +204,7 @@ class SiteBuilder:
 
     def publication_page(self, pub: PublicationEntity) -> str:
         view = self.publication_view(pub, None, "../")
+        bibtex, plain = self.citations.cite_block(pub)
         venue = self.r.venues[pub.venue] if pub.venue else None
         markup = article_markup(self.graph, URIRef(f"{self.base}publication/{pub.key}"))
         return self.env.get_template("publication.html.j2").render(
@@ -192,6 +218,9 @@ class SiteBuilder:
             root="../",
             alternates=alternates(f"publication/{pub.key}"),
             listed_by=[(s, self.r.persons[s].name) for s, _ in pub.listings],
+            cite_bibtex=bibtex,
+            cite_text=plain,
+            copy_script=Markup(COPY_SCRIPT),
         )
 
     def index_page(self) -> str:

@@ -81,7 +81,9 @@ def visit(instance, url: str, origin: str, screenshot: Path | None = None) -> di
         ".map(s => JSON.parse(s.textContent))"
     )
     pwned = page.evaluate("() => window.__pwned === undefined ? null : window.__pwned")
-    scripts = page.evaluate("() => document.querySelectorAll('script:not([type])').length")
+    scripts = page.evaluate(
+        "() => Array.from(document.querySelectorAll('script:not([type])')).map(s => s.outerHTML)"
+    )
     if screenshot is not None:
         page.screenshot(path=str(screenshot), full_page=True)
     context.close()

@@ -95,7 +95,7 @@ def test_build_writes_every_export(built):
     for name in ("graph.ttl", "graph.jsonld", "graph.nt", "void.ttl", "context.jsonld"):
         assert (out / name).is_file(), name
     people = sorted(p.name for p in (out / "people").iterdir())
-    assert len(people) == 2 * len(result.resolution.dataset.profiles)
+    assert len(people) == 3 * len(result.resolution.dataset.profiles)  # .ttl .jsonld .bib
 
 
 def test_per_person_files_are_subsets_of_the_whole(built):
@@ -114,7 +114,7 @@ def test_per_person_files_are_subsets_of_the_whole(built):
 def test_site_downloads_are_hard_links_to_the_per_person_files(built):
     _, result, out = built
     for profile in result.resolution.dataset.profiles:
-        for fmt in ("ttl", "jsonld"):
+        for fmt in ("ttl", "jsonld", "bib"):
             person_file = out / "people" / f"{profile.slug}.{fmt}"
             download = out / "site" / "person" / f"{profile.slug}.{fmt}"
             assert download.read_bytes() == person_file.read_bytes()

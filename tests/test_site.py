@@ -13,11 +13,13 @@ from browser import serve, visit
 from conftest import MINI, REPO, VOCAB, write
 from rdflib import Graph, URIRef
 
+from kg.citation import bibtex_file
 from kg.cli import main
 from kg.config import load_config
 from kg.markup import escape_json_for_html
 from kg.model import STATUSES_WITH_DATE, STATUSES_WITH_VENUE
 from kg.pipeline import build, embed_markup
+from kg.site import COPY_SCRIPT
 
 SCREENSHOTS = REPO / ".artifacts" / "screenshots"
 OFFICIAL_CONTEXT = json.loads((VOCAB / "schemaorgcontext.jsonld").read_text())["@context"]
@@ -78,6 +80,9 @@ def test_site_has_index_person_and_publication_pages(built):
         assert f"profile/{profile.slug}.html" in names
         for ext in ("ttl", "jsonld", "nt"):
             assert (out / "site" / "person" / f"{profile.slug}.{ext}").is_file()
+        bib = (out / "people" / f"{profile.slug}.bib").read_text(encoding="utf-8")
+        assert bib == bibtex_file(result.resolution, profile.slug)
+        assert (out / "site" / "person" / f"{profile.slug}.bib").read_text(encoding="utf-8") == bib
     assert len([n for n in names if n.startswith("publication/")]) == len(
         result.resolution.publications
     )
@@ -240,7 +245,8 @@ def _check_site_in_browser(instance, out: Path, tag: str) -> list[dict]:
             assert report["errors"] == [], (rel, report["errors"])
             assert report["outside"] == [], (rel, report["outside"])
             assert report["pwned"] is None, rel
-            assert report["plain_scripts"] == 0, rel
+            # the only script allowed is kg's own copy button on publication pages
+            assert all(s == COPY_SCRIPT for s in report["plain_scripts"]), rel
             assert shot.stat().st_size > 1000
             reports.append({"page": rel, **report})
     return reports
@@ -270,3 +276,33 @@ def test_embed_snippet_is_a_subset_of_the_person_download(built):
         person = Graph().parse(out / "people" / f"{profile.slug}.ttl", format="turtle")
         assert snippet, profile.slug
         assert not snippet - set(person), sorted(snippet - set(person))[:5]
+
+
+def test_cite_block_copy_button_puts_the_bibtex_on_the_clipboard(chromium, built):
+    _, out, _, result = built
+    key = sorted(result.resolution.publications)[0]
+    path = next(p for p in pages(out) if p.name == f"{key}.html" and "people" not in p.parts)
+    html = path.read_text(encoding="utf-8")
+    assert '<h2 id="cite-title">Cite</h2>' in html and 'id="cite-text"' in html
+    outside: list[str] = []
+
+    def route(r):
+        if r.request.url.startswith(origin):
+            return r.continue_()
+        outside.append(r.request.url)
+        return r.abort()
+
+    with serve(out / "site") as origin:
+        context = chromium.new_context(permissions=["clipboard-read", "clipboard-write"])
+        page = context.new_page()
+        page.route("**/*", route)
+        page.goto(origin + path.relative_to(out / "site").as_posix())
+        expected = page.text_content("#cite-bibtex")
+        page.click("button[data-copy=cite-bibtex]")
+        page.wait_for_function(
+            "() => document.querySelector('button[data-copy=cite-bibtex]').textContent === 'Copied'"
+        )
+        copied = page.evaluate("() => navigator.clipboard.readText()")
+        context.close()
+    assert outside == []
+    assert copied == expected and copied.startswith("@") and "author = {" in copied

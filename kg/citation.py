@@ -1,0 +1,402 @@
+"""Citations from the resolved model: BibTeX, CSL-JSON and a plain-text reference.
+
+Deterministic: entries come newest first (then by title), citation keys are minted
+once for the whole dataset (`zhao2024seallm`, `…b` on a clash), fields in a fixed
+order. A person's file uses their own listing of each paper (how *they* printed the
+venue, their notes and links), so exporting and importing it gives the listing back:
+kg's extras travel in fields that BibTeX styles ignore (`author+an` as biblatex
+defines it, `annote`, `kg-links`, `pubstate`) and in CSL's `custom` object. The
+"Cite" block on a publication page leaves the extras out (`extras=False`).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import unicodedata
+from dataclasses import dataclass
+
+from kg.model import Profile, Publication
+from kg.names import text_key
+from kg.resolve import PublicationEntity, Resolution
+
+STOP_WORDS = frozenset({"a", "an", "the", "on", "of", "in", "for", "to", "and", "towards", "how"})
+BIBTEX_TYPES = {
+    "conference-paper": ("inproceedings", "booktitle"),
+    "workshop-paper": ("inproceedings", "booktitle"),
+    "journal-article": ("article", "journal"),
+    "preprint": ("misc", "howpublished"),
+    "report": ("techreport", "institution"),
+    "thesis": ("phdthesis", "school"),
+}
+CSL_TYPES = {
+    "conference-paper": "paper-conference",
+    "workshop-paper": "paper-conference",
+    "journal-article": "article-journal",
+    "preprint": "article",
+    "report": "report",
+    "thesis": "thesis",
+}
+PUBSTATE = {
+    "submitted": "submitted",
+    "in-submission": "underreview",
+    "accepted": "forthcoming",
+    "preprint": "prepublished",
+}
+_SPECIAL = re.compile(r"([&%$#_])")
+
+
+@dataclass(frozen=True)
+class CiteAuthor:
+    name: str
+    given: str
+    family: str
+    group: bool
+    equal_contribution: bool
+    corresponding: bool
+    annotation: str | None
+
+
+@dataclass(frozen=True)
+class Citable:
+    """One publication as a person lists it (or as the graph merges it)."""
+
+    key: str
+    title: str
+    authors: tuple[CiteAuthor, ...]
+    type: str
+    status: str
+    venue: str | None  # as printed, else the registry's name
+    year: int | None
+    doi: str | None
+    arxiv: str | None
+    notes: tuple[str, ...]
+    links: tuple[tuple[str, str | None], ...]
+    selected: bool = False
+    equal_contribution_note: str | None = None
+
+
+# --------------------------------------------------------------------------- selection
+
+
+def publication_type(r: Resolution, venue: str | None, status: str) -> str:
+    """The type kg infers when a listing gives none (the same rule as kg.map)."""
+    kind = r.venues[venue].kind if venue else None
+    if status == "report" or kind == "report-series":
+        return "report"
+    if status == "preprint" or kind == "preprint-server":
+        return "preprint"
+    return {"journal": "journal-article", "workshop": "workshop-paper"}.get(
+        kind or "", "conference-paper"
+    )
+
+
+def works_by_person(r: Resolution) -> dict[str, list[tuple[PublicationEntity, Publication | None]]]:
+    """Person key -> their publications, newest first, with their own listing when they
+    list it (one pass over the publications)."""
+    found: dict[str, dict[str, tuple[PublicationEntity, Publication | None]]] = {}
+    for pub in r.publications.values():
+        for who, listing in pub.listings:
+            found.setdefault(who, {})[pub.key] = (pub, listing)
+        for slot in pub.authors:
+            if slot.person:
+                found.setdefault(slot.person, {}).setdefault(pub.key, (pub, None))
+    return {
+        person: sorted(works.values(), key=lambda pl: _newest_first(pl[0]))
+        for person, works in found.items()
+    }
+
+
+def _newest_first(pub: PublicationEntity) -> tuple:
+    return (pub.year is None, -(pub.year or 0), text_key(pub.title), pub.key)
+
+
+def citation_keys(r: Resolution) -> dict[str, str]:
+    """Publication key -> BibTeX key, unique over the dataset, the same on every build."""
+    keys: dict[str, str] = {}
+    taken: set[str] = set()
+    for pub in sorted(r.publications.values(), key=lambda p: p.key):
+        first = pub.authors[0] if pub.authors else None
+        name = first.printed[0] if first else "anon"
+        family = _ascii(name.split()[0] if first and first.group else _split_name(name)[1])
+        family = family.replace(" ", "") or "anon"
+        word = next((w for w in _ascii(pub.title).split() if w not in STOP_WORDS), "")
+        base = f"{family}{pub.year or ''}{word}"
+        key, n = base, 1
+        while key in taken:
+            n += 1
+            key = base + chr(ord("a") + n - 1)
+        taken.add(key)
+        keys[pub.key] = key
+    return keys
+
+
+def _ascii(text: str) -> str:
+    plain = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode().lower()
+    return re.sub(r"[^a-z0-9 ]+", "", plain.replace("-", " "))
+
+
+def citable(
+    r: Resolution,
+    pub: PublicationEntity,
+    key: str,
+    listing: Publication | None,
+    profiles: dict[str, Profile] | None = None,
+) -> Citable:
+    """The facts to cite: from `listing` (one person's) when given, else as merged."""
+    profiles = profiles if profiles is not None else {p.slug: p for p in r.dataset.profiles}
+    own = listing is not None
+    source = listing or pub.listings[0][1]
+    venue_key = r.venue(source.venue)[0] if source.venue else pub.venue
+    status = source.status if own else pub.status
+    printed = source.venue_as_printed if own else next(iter(pub.venue_as_printed), None)
+    return Citable(
+        key=key,
+        title=pub.title,
+        authors=_cite_authors(pub, source, own, profiles),
+        type=source.type or pub.type or publication_type(r, venue_key, status),
+        status=status,
+        venue=printed or (r.venues[venue_key].name if venue_key else None),
+        year=source.year if own else pub.year,
+        doi=source.doi if own else pub.doi,
+        arxiv=source.arxiv if own else pub.arxiv,
+        notes=tuple(source.notes if own else pub.notes),
+        links=tuple((link.label, link.url) for link in source.links),
+        selected=own and source.selected,
+        equal_contribution_note=source.equal_contribution_note,
+    )
+
+
+def _cite_authors(
+    pub: PublicationEntity, source: Publication, own: bool, profiles: dict[str, Profile]
+) -> tuple[CiteAuthor, ...]:
+    """Names as the listing prints them; markers from it (own) or merged (the page)."""
+    authors = []
+    for slot, ref in zip(pub.authors, source.authors, strict=True):
+        given, family = _names(profiles.get(slot.person or ""), ref.name)
+        flags = ref if own else slot
+        authors.append(
+            CiteAuthor(
+                ref.name,
+                given,
+                family,
+                ref.group,
+                flags.equal_contribution,
+                flags.corresponding,
+                flags.annotation,
+            )
+        )
+    return tuple(authors)
+
+
+def _names(profile: Profile | None, printed: str) -> tuple[str, str]:
+    """Given and family name: the profile's when it prints them so, else the last word."""
+    given, family = (profile.given_name, profile.family_name) if profile else (None, None)
+    if given and family and f"{given} {family}" == printed:
+        return given, family
+    return _split_name(printed)
+
+
+def _split_name(name: str) -> tuple[str, str]:
+    words = name.split()
+    return (" ".join(words[:-1]), words[-1]) if len(words) > 1 else ("", name)
+
+
+# --------------------------------------------------------------------------- BibTeX
+
+
+def _latex(text: str) -> str:
+    return _SPECIAL.sub(r"\\\1", text)
+
+
+def _protect(title: str) -> str:
+    """Braces around words whose capitals a style must not lower (GPU, SeaLLM)."""
+
+    def word(match: re.Match) -> str:
+        w = match.group()
+        return f"{{{w}}}" if any(c.isupper() for c in w[1:]) else w
+
+    return re.sub(r"\w[\w'’-]*", word, _latex(title))
+
+
+def _bib_name(a: CiteAuthor) -> str:
+    if a.group:
+        return "{" + _latex(a.name) + "}"
+    if not a.given:
+        return _latex(a.family)
+    return f"{_latex(a.family)}, {_latex(a.given)}"
+
+
+def _annotations(authors: tuple[CiteAuthor, ...]) -> str:
+    parts = []
+    for rank, a in enumerate(authors, start=1):
+        marks = [
+            m
+            for m, on in (("equal", a.equal_contribution), ("corresponding", a.corresponding))
+            if on
+        ]
+        if a.annotation:
+            marks.append('"' + a.annotation.replace('"', "'") + '"')
+        if marks:
+            parts.append(f"{rank}={','.join(marks)}")
+    return "; ".join(parts)
+
+
+def bibtex_entry(c: Citable, extras: bool = True) -> str:
+    entry_type, venue_field = BIBTEX_TYPES.get(c.type, ("misc", "howpublished"))
+    if c.status in ("submitted", "in-submission") and c.type != "preprint":
+        entry_type, venue_field = "unpublished", "note"
+    fields: list[tuple[str, str]] = [
+        ("title", _protect(c.title)),
+        ("author", " and ".join(_bib_name(a) for a in c.authors)),
+    ]
+    if c.venue:
+        fields.append((venue_field, _latex(c.venue)))
+    if c.year:
+        fields.append(("year", str(c.year)))
+    if c.status in PUBSTATE:
+        fields.append(("pubstate", PUBSTATE[c.status]))
+    if c.doi:
+        fields.append(("doi", c.doi))
+    if c.arxiv:
+        fields += [("eprint", c.arxiv), ("archiveprefix", "arXiv")]
+    url = next((u for _, u in c.links if u), None)
+    if url:
+        fields.append(("url", url))
+    if extras:
+        fields += _extras(c)
+    body = ",\n".join(f"  {name} = {{{value}}}" for name, value in fields)
+    return f"@{entry_type}{{{c.key},\n{body}\n}}\n"
+
+
+def _extras(c: Citable) -> list[tuple[str, str]]:
+    fields = []
+    marks = _annotations(c.authors)
+    if marks:
+        fields.append(("author+an", marks))
+    if c.notes:
+        fields.append(("annote", _latex("; ".join(c.notes))))
+    if c.equal_contribution_note:
+        fields.append(("kg-equal-note", _latex(c.equal_contribution_note)))
+    if c.selected:
+        fields.append(("selected", "true"))
+    if c.links:
+        fields.append(
+            (
+                "kg-links",
+                "; ".join(
+                    f"{_latex(label)} <{url}>" if url else _latex(label) for label, url in c.links
+                ),
+            )
+        )
+    return fields
+
+
+class Citations:
+    """Citation keys, each person's works and their profiles, computed once per dataset
+    (a build renders every person's file from one of these)."""
+
+    def __init__(self, r: Resolution) -> None:
+        self.r = r
+        self.keys = citation_keys(r)
+        self.works = works_by_person(r)
+        self.profiles = {p.slug: p for p in r.dataset.profiles}
+
+    def of(self, slug: str) -> list[Citable]:
+        return [
+            citable(self.r, pub, self.keys[pub.key], own, self.profiles)
+            for pub, own in self.works.get(slug, [])
+        ]
+
+    def bibtex(self, slug: str) -> str:
+        """A person's publications as one BibTeX file (UTF-8), newest first."""
+        name = self.r.persons[slug].name if slug in self.r.persons else slug
+        head = f"% Publications of {name}, exported by kg (UTF-8).\n"
+        return head + "".join("\n" + bibtex_entry(c) for c in self.of(slug))
+
+    def csl(self, slug: str) -> str:
+        """A person's publications as a CSL-JSON array, newest first."""
+        items = [csl_item(c) for c in self.of(slug)]
+        return json.dumps(items, indent=2, ensure_ascii=False) + "\n"
+
+    def cite_block(self, pub: PublicationEntity) -> tuple[str, str]:
+        """(BibTeX, plain text) for a publication page's Cite block: the merged facts."""
+        c = citable(self.r, pub, self.keys[pub.key], None, self.profiles)
+        return bibtex_entry(c, extras=False), plain_citation(c)
+
+
+# --------------------------------------------------------------------------- CSL-JSON
+
+
+def csl_item(c: Citable, extras: bool = True) -> dict:
+    item: dict = {"id": c.key, "type": CSL_TYPES.get(c.type, "article"), "title": c.title}
+    item["author"] = [
+        {"literal": a.name} if a.group or not a.given else {"family": a.family, "given": a.given}
+        for a in c.authors
+    ]
+    if c.venue:
+        item["container-title"] = c.venue
+    if c.year:
+        item["issued"] = {"date-parts": [[c.year]]}
+    if c.status != "published":
+        item["status"] = c.status
+    if c.doi:
+        item["DOI"] = c.doi
+    if c.arxiv:
+        item["number"] = f"arXiv:{c.arxiv}"
+    url = next((u for _, u in c.links if u), None)
+    if url:
+        item["URL"] = url
+    if extras:
+        kg = _csl_extras(c)
+        if kg:
+            item["custom"] = {"kg": kg}
+    return item
+
+
+def _csl_extras(c: Citable) -> dict:
+    kg: dict = {}
+    ranks = list(enumerate(c.authors, start=1))
+    if any(a.equal_contribution for a in c.authors):
+        kg["equal_contribution"] = [i for i, a in ranks if a.equal_contribution]
+    if any(a.corresponding for a in c.authors):
+        kg["corresponding"] = [i for i, a in ranks if a.corresponding]
+    if any(a.annotation for a in c.authors):
+        kg["annotations"] = {str(i): a.annotation for i, a in ranks if a.annotation}
+    if c.notes:
+        kg["notes"] = list(c.notes)
+    if c.links:
+        kg["links"] = [[label, url or ""] for label, url in c.links]
+    if c.equal_contribution_note:
+        kg["equal_contribution_note"] = c.equal_contribution_note
+    if c.selected:
+        kg["selected"] = True
+    return kg
+
+
+# --------------------------------------------------------------------------- plain text
+
+
+def plain_citation(c: Citable) -> str:
+    """`A, B and C. Title. Venue, 2024. https://doi.org/…`"""
+    names = [a.name for a in c.authors]
+    people = ", ".join(names[:-1]) + f" and {names[-1]}" if len(names) > 1 else "".join(names)
+    title = c.title if c.title[-1:] in ".?!" else f"{c.title}."
+    year = str(c.year) if c.year and str(c.year) not in (c.venue or "") else None
+    where = ", ".join(x for x in (c.venue, year) if x)
+    text = f"{people}. {title}" + (f" {where}." if where else "")
+    if c.doi:
+        text += f" https://doi.org/{c.doi}"
+    elif c.arxiv:
+        text += f" https://arxiv.org/abs/{c.arxiv}"
+    return text
+
+
+def bibtex_file(r: Resolution, slug: str) -> str:
+    """A person's publications as one BibTeX file (see `Citations` to render many)."""
+    return Citations(r).bibtex(slug)
+
+
+def csl_file(r: Resolution, slug: str) -> str:
+    """A person's publications as CSL-JSON (see `Citations` to render many)."""
+    return Citations(r).csl(slug)

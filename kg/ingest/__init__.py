@@ -1,0 +1,192 @@
+"""Importers: BibTeX, CSL-JSON, ORCID and dblp records merged into a profile.
+
+`import_file` is the one entry point: parse the file into records
+(`kg.ingest.record`), plan the merge against the profile (`kg.ingest.merge`), edit the
+YAML text in place (`kg.ingest.yamledit`), check that the project still loads and
+resolves with the edited profile, then replace the file atomically (or, with
+`dry_run`, only return the diff).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import os
+import stat
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from kg.config import Config
+from kg.errors import BadRecordsError, Problem, UsageError
+from kg.ingest.bibtex import parse_bibtex
+from kg.ingest.csl import parse_csl
+from kg.ingest.dblp import parse_dblp_xml, with_dblp_names
+from kg.ingest.merge import (
+    Plan,
+    PublicationMerger,
+    insertion_index,
+    merge_affiliations,
+    newest_first,
+)
+from kg.ingest.orcid import parse_orcid
+from kg.ingest.record import Parsed
+from kg.ingest.yamledit import ProfileText
+from kg.load import load_dataset, load_file
+from kg.model import Dataset, Profile, Source
+from kg.resolve import resolve
+
+
+def parse_dblp(text: str, file: str) -> Parsed:
+    """dblp gives person XML or BibTeX; the first character tells which."""
+    if text.lstrip().startswith("<"):
+        return parse_dblp_xml(text, file)
+    return with_dblp_names(parse_bibtex(text, file))
+
+
+PARSERS: dict[str, Callable[[str, str], Parsed]] = {
+    "bibtex": parse_bibtex,
+    "csl": parse_csl,
+    "orcid": parse_orcid,
+    "dblp": parse_dblp,
+}
+
+
+@dataclass(frozen=True)
+class ImportResult:
+    """What an import did (or, with `dry_run`, would do)."""
+
+    profile: str  # the profile file, as displayed
+    diff: str
+    written: bool
+    added: int
+    filled: int
+    matched: int
+    conflicts: tuple[str, ...]
+    warnings: tuple[str, ...]
+    registry_entries: tuple[tuple[str, str], ...]  # (where, YAML to paste)
+    skipped: tuple[str, ...]  # malformed entries skipped with `skip_bad`
+
+
+def read_records(source: str, path: Path, skip_bad: bool = False) -> Parsed:
+    """Parse one file; malformed entries fail the import unless `skip_bad`."""
+    if source not in PARSERS:
+        raise UsageError(f"unknown source {source!r}; expected one of {', '.join(PARSERS)}")
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UsageError(f"cannot read {path}: {exc}") from None
+    parsed = PARSERS[source](text, str(path))
+    if parsed.bad and not skip_bad:
+        problems = [
+            Problem(Source(b.origin.file, b.origin.line, 1), b.origin.key, b.message)
+            for b in parsed.bad
+        ]
+        raise BadRecordsError(problems)
+    return parsed
+
+
+def import_file(
+    config: Config,
+    source: str,
+    path: Path,
+    person: str,
+    dry_run: bool = False,
+    skip_bad: bool = False,
+) -> ImportResult:
+    """Merge the records of `path` into `data/profiles/<person>.yaml`."""
+    parsed = read_records(source, path, skip_bad)
+    data = load_dataset(config.data_dir)
+    profile = _profile(data.profiles, person)
+    plan = plan_import(data, profile, parsed)
+    target = config.data_dir / "profiles" / f"{person}.yaml"
+    display = f"data/profiles/{person}.yaml"
+    raw = target.read_bytes()
+    old = raw.decode("utf-8-sig")  # line ends kept as written
+    new = _edited(target, display, profile, plan) if plan.changes else old
+    written = False
+    if new != old:
+        bom = "\ufeff" if raw.startswith(b"\xef\xbb\xbf") else ""
+        written = _check_and_replace(data, target, display, bom + new, dry_run)
+    lines = old.splitlines(keepends=True), new.splitlines(keepends=True)
+    diff = "".join(difflib.unified_diff(*lines, f"a/{display}", f"b/{display}"))
+    return _result(display, diff, written, parsed, plan)
+
+
+def plan_import(data: Dataset, profile: Profile, parsed: Parsed) -> Plan:
+    """What merging the records into the profile would change (nothing is written)."""
+    resolution = resolve(data)
+    plan = Plan()
+    merger = PublicationMerger(resolution, profile, plan)
+    for work in parsed.works:
+        merger.merge(work)
+    merge_affiliations(resolution, profile, parsed.affiliations, plan)
+    return plan
+
+
+def _result(display: str, diff: str, written: bool, parsed: Parsed, plan: Plan) -> ImportResult:
+    filled = set(plan.filled) | set(plan.filled_authors)
+    return ImportResult(
+        profile=display,
+        diff=diff,
+        written=written,
+        added=len(plan.added) + len(plan.added_positions) + len(plan.added_education),
+        filled=len(filled) + len(plan.filled_positions) + len(plan.filled_education),
+        matched=plan.matched,
+        conflicts=tuple(plan.conflicts),
+        warnings=tuple(parsed.warnings) + tuple(plan.warnings),
+        registry_entries=tuple(plan.registry_entries.items()),
+        skipped=tuple(str(b) for b in parsed.bad),
+    )
+
+
+def _profile(profiles: tuple[Profile, ...], person: str) -> Profile:
+    for p in profiles:
+        if p.slug == person:
+            return p
+    close = difflib.get_close_matches(person, [p.slug for p in profiles], n=1)
+    hint = f" (did you mean {close[0]!r}?)" if close else ""
+    raise UsageError(f"no profile {person!r} in data/profiles/{hint}")
+
+
+def _edited(target: Path, display: str, profile: Profile, plan: Plan) -> str:
+    doc = ProfileText(target, display)
+    for index, values in plan.filled.items():  # fills first: an addition may share the line
+        doc.fill("publications", index, values)
+    for index, ranks in plan.filled_authors.items():
+        for rank, marks in ranks.items():
+            doc.fill_author(index, rank, marks)
+    for index, values in plan.filled_positions.items():
+        doc.fill("positions", index, values)
+    for index, values in plan.filled_education.items():
+        doc.fill("education", index, values)
+    by_place: dict[int | None, list[dict]] = {}
+    for new in sorted(plan.added, key=lambda e: -(e.get("year") or 0)):
+        by_place.setdefault(insertion_index(profile, new.get("year")), []).append(new)
+    if not newest_first(profile):  # keep the file's order: new entries at the end
+        by_place = {None: plan.added} if plan.added else {}
+    for before, entries in by_place.items():
+        doc.add_items("publications", entries, before)
+    doc.add_items("positions", plan.added_positions)
+    doc.add_items("education", plan.added_education)
+    return doc.result()
+
+
+def _check_and_replace(data: Dataset, target: Path, display: str, text: str, dry_run: bool) -> bool:
+    """Load and resolve the project with the edited profile; replace the file atomically."""
+    fd, temp = tempfile.mkstemp(prefix=f".{target.stem}.", suffix=".kg-import", dir=target.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
+            handle.write(text)
+        os.chmod(temp, stat.S_IMODE(target.stat().st_mode))  # mkstemp made it 0600
+        edited = dataclasses.replace(load_file(Path(temp), Profile, display), slug=target.stem)
+        profiles = tuple(edited if p.slug == target.stem else p for p in data.profiles)
+        resolve(dataclasses.replace(data, profiles=profiles))
+        if dry_run:
+            return False
+        os.replace(temp, target)
+        return True
+    finally:
+        if os.path.exists(temp):
+            os.unlink(temp)
