@@ -663,6 +663,9 @@ class _Mapper:
                 if name == "code":  # as for projects: the code is what the paper is about
                     self.add(node, SCHEMA.codeRepository, URIRef(url))
                     self.add(node, SCHEMA.subjectOf, w)
+                    for slot in pub.authors:  # an artifact is credited to the paper's authors
+                        if slot.person:
+                            self.add(node, SCHEMA.creator, self.person(slot.person))
                 self.add(w, prop, node)
 
     def _infer_type(self, pub: PublicationEntity) -> str:
