@@ -136,7 +136,9 @@ def works_of(graph: GraphLike, person: URIRef) -> list[URIRef]:
     works = set(cast("Iterator[URIRef]", graph.subjects(SCHEMA.author, person)))
     # and works by a group the person is a member of, which they list as their own
     works |= {
-        w for w in graph.subjects(SCHEMA.contributor, person) if graph.value(w, KG.authorship)
+        cast(URIRef, w)
+        for w in graph.subjects(SCHEMA.contributor, person)
+        if graph.value(w, KG.authorship)
     }
 
     def key(w: URIRef) -> tuple:

@@ -326,8 +326,8 @@ def _check_references(data: Dataset, refs: _Refs) -> None:
         for i, pub in enumerate(p.publications):
             refs.venue(pub.venue, pub.source, f"publications[{i}].venue")
         for i, proj in enumerate(p.projects):
-            for org in proj.deployed_at:
-                refs.org(org, proj.source, f"projects[{i}].deployed_at")
+            for org_key in proj.deployed_at:
+                refs.org(org_key, proj.source, f"projects[{i}].deployed_at")
             refs.org(proj.team, proj.source, f"projects[{i}].team")
         for i, award in enumerate(p.awards):
             refs.org(award.awarded_by, award.source, f"awards[{i}].awarded_by")

@@ -30,7 +30,7 @@ from jinja2 import (
 from markupsafe import Markup, escape
 from rdflib import URIRef
 
-from kg.citation import Citations
+from kg.citation import Citations, publication_type
 from kg.layout import DATASET, alternates, owner_path, path_of, relative_root
 from kg.markup import article_markup, escape_json_for_html, profile_markup, script_tag
 from kg.model import (
@@ -147,17 +147,6 @@ TYPE_LABELS = {
     "report": "Technical reports",
     "thesis": "Theses",
 }
-
-
-def _publication_type(pub: PublicationEntity, r: Resolution) -> str:
-    kind = r.venues[pub.venue].kind if pub.venue else None
-    if pub.status == "report" or kind == "report-series":
-        return "report"
-    if pub.status in ("preprint", "submitted") or kind == "preprint-server":
-        return "preprint"
-    return {"journal": "journal-article", "workshop": "workshop-paper"}.get(
-        kind or "", "conference-paper"
-    )
 
 
 def _group(views, key) -> list[tuple[str, list]]:
@@ -360,7 +349,7 @@ class SiteBuilder:
         `paths`: every thing with a page (for the sitemap)."""
         pubs = sorted(self.r.publications.values(), key=lambda p: p.title.casefold())
         views = {p.key: self.publication_view(p, None, "") for p in pubs}
-        by_type = {p.key: (p.type or _publication_type(p, self.r)) for p in pubs}
+        by_type = {p.key: p.type or publication_type(self.r, p.venue, p.status) for p in pubs}
         files = {
             "publications.html": self.list_page("Publications by year", views, self.by_year),
             "publications-by-venue.html": self.list_page(
@@ -476,7 +465,7 @@ class _Links:
     def label(self, node, description: Triples) -> str:
         for source in (description, self.graph):
             for p in (SCHEMA.name, FOAF.name, DCTERMS.title, RDFS.label):
-                value = source.value(node, p)  # type: ignore[attr-defined]
+                value = source.value(node, p)
                 if value is not None:
                     return str(value)
         return str(node).rsplit("/", 1)[-1]
