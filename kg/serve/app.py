@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -40,6 +41,20 @@ class Live:
     queries_dir: Path
     limits: sparql.Limits = field(default_factory=sparql.Limits)
     error: str | None = None
+    running: int = 0  # SPARQL queries in worker threads (a timed-out one until it stops)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def claim(self) -> bool:
+        """Take a query slot; False when `limits.concurrent` queries are running."""
+        with self.lock:
+            if self.running >= self.limits.concurrent:
+                return False
+            self.running += 1
+            return True
+
+    def release(self) -> None:
+        with self.lock:
+            self.running -= 1
 
     def replace(self, site: Site) -> None:
         self.site = site
@@ -194,9 +209,9 @@ async def _answer(
 ) -> Response:
     accept = request.headers.get("accept")
     cors = CORS if request.method == "GET" else {}
-    job = run_in_threadpool(
-        sparql.execute, live.site.store, text, accept, live.limits, defaults, named
-    )
+    if not live.claim():
+        return _problem(503, "too many queries are running; try again shortly", cors)
+    job = run_in_threadpool(_execute, live, text, accept, defaults, named)
     try:
         answer = await asyncio.wait_for(job, live.limits.timeout + 1)
     except SyntaxError as exc:
@@ -211,6 +226,15 @@ async def _answer(
     if answer.truncated:
         headers["KG-Result-Limit"] = str(live.limits.max_results)
     return Response(answer.body, headers=headers, media_type=answer.media_type)
+
+
+def _execute(live: Live, text: str, accept: str | None, defaults, named) -> sparql.Answer:
+    """`sparql.execute` in a worker thread; the slot is freed when the query stops, not
+    when its client gave up waiting."""
+    try:
+        return sparql.execute(live.site.store, text, accept, live.limits, defaults, named)
+    finally:
+        live.release()
 
 
 def _refuse_update() -> Response:

@@ -54,6 +54,7 @@ class NotAcceptable(Exception):
 class Limits:
     timeout: float = 10.0  # seconds
     max_results: int = 10_000  # rows or triples
+    concurrent: int = 4  # queries running at once; more get 503
 
 
 @dataclass(frozen=True)
