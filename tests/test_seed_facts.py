@@ -357,21 +357,28 @@ def test_each_status_of_the_seeds(graph):
     }
 
 
-def test_an_arxiv_paper_without_status_is_a_preprint(project):
+def test_an_arxiv_paper_without_status_is_a_preprint_and_accepted_has_a_venue(project):
     from kg.config import load_config
     from kg.pipeline import build_graph
 
     path = project / "data/profiles/c-d.yaml"
-    text = path.read_text().replace(
-        "projects:", "  - {title: On arXiv, authors: [Cee Dee], venue: arxiv}\nprojects:"
+    entries = (
+        "  - {title: On arXiv, authors: [Cee Dee], venue: arxiv}\n"
+        "  - {title: To Appear, authors: [Cee Dee], venue: OSDI, year: 2025, status: accepted}\n"
     )
-    path.write_text(text, encoding="utf-8")
+    path.write_text(path.read_text().replace("publications:\n", "publications:\n" + entries, 1))
     venues = project / "data/venues.yaml"
     venues.write_text(venues.read_text() + "arxiv: {name: arXiv, kind: preprint-server}\n")
     g = build_graph(load_config(project))[1].graph
     work = URIRef(f"{B}publication/on-arxiv")
     assert g.value(work, SCHEMA.creativeWorkStatus) == Literal("preprint")
     assert g.value(work, KG.venue) is None
+    assert g.value(work, SCHEMA.isPartOf) == URIRef(f"{B}venue/arxiv")
+    # accepted ("to appear"): the venue and date it will appear with, like a published paper
+    accepted = URIRef(f"{B}publication/to-appear")
+    assert g.value(accepted, SCHEMA.creativeWorkStatus) == Literal("accepted")
+    assert g.value(accepted, KG.venue) == URIRef(f"{B}venue/osdi")
+    assert g.value(accepted, SCHEMA.datePublished) == Literal("2025", datatype=XSD.gYear)
 
 
 def test_scholar_tags_claim_no_venue_for_a_submitted_paper(seed_build):
