@@ -113,6 +113,7 @@ def period(start: PartialDate | None, end: PartialDate | Present | None = None) 
 class LinkView:
     text: str
     href: str | None
+    lang: str | None = None  # the language of a tagged literal (a name in another script)
 
 
 @dataclass(frozen=True)
@@ -476,8 +477,7 @@ class _Links:
     def value(self, node, description: Triples) -> LinkView:
         if isinstance(node, URIRef):
             return LinkView(self.label(node, description), self.href(str(node)))
-        language = getattr(node, "language", None)
-        return LinkView(f"{node} ({language})" if language else str(node), None)
+        return LinkView(str(node), None, getattr(node, "language", None))
 
     def section(self, node, description: Triples) -> SectionView:
         facts = description.describe(node)

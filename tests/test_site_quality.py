@@ -385,12 +385,16 @@ def test_seed_person_pages_fit_at_375_px(chromium, seed_site):
     assert outside == []
 
 
-def test_no_serious_accessibility_violations(chromium, site):
-    _, site_dir = site
+SEED_PAGES = ("person/hanyu-zhao.html", "publications-by-venue.html", "venue/osdi.html")
+
+
+@pytest.mark.parametrize("which", ["rich", "seeds"])
+def test_no_serious_accessibility_violations(chromium, site, seed_site, which):
+    site_dir, paths = (site[1], PAGES) if which == "rich" else (seed_site, SEED_PAGES)
     axe = AXE.read_text(encoding="utf-8")
     with serve(site_dir) as origin:
         context, page, outside = open_pages(chromium, origin, 1280)
-        for path in PAGES:
+        for path in paths:
             page.goto(origin + path, wait_until="load")
             page.add_script_tag(content=axe)
             violations = page.evaluate(
