@@ -81,7 +81,8 @@ def browser_sample(out: Path) -> list[Path]:
     """Every marked-up page, the index, and the first page of every other kind (the
     simple pages share one template)."""
     site = out / "site"
-    sample = [site / "index.html", *marked_up(out)]
+    lists = ["publications.html", "publications-by-venue.html", "network.html", "search.html"]
+    sample = [site / "index.html", *(site / name for name in lists), *marked_up(out)]
     for folder in sorted(p for p in site.iterdir() if p.is_dir()):
         if folder.name not in MARKED_UP:
             sample.append(sorted(folder.rglob("*.html"))[0])
@@ -248,6 +249,27 @@ def test_hostile_profile_renders_harmlessly_with_valid_jsonld(hostile_site):
 # ------------------------------------------------------------------ in a real browser
 
 
+OWN_SCRIPTS = (
+    COPY_SCRIPT,
+    '<script src="search-index.js"></script>',
+    '<script src="search.js"></script>',
+)
+
+
+def test_hostile_titles_stay_text_in_search(chromium, hostile_site):
+    with serve(hostile_site / "site") as origin:
+        context = chromium.new_context()
+        page = context.new_page()
+        page.goto(origin + "search.html?q=paper", wait_until="load")
+        page.wait_for_function("() => document.querySelectorAll('#results li').length > 0")
+        titles = page.evaluate(
+            "() => Array.from(document.querySelectorAll('#results bdi')).map(b => b.textContent)"
+        )
+        pwned = page.evaluate("() => window.__pwned === undefined ? null : window.__pwned")
+        context.close()
+    assert "Paper " + HOSTILE in titles and pwned is None
+
+
 def _check_site_in_browser(instance, out: Path, tag: str) -> list[dict]:
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     reports = []
@@ -259,8 +281,9 @@ def _check_site_in_browser(instance, out: Path, tag: str) -> list[dict]:
             assert report["errors"] == [], (rel, report["errors"])
             assert report["outside"] == [], (rel, report["outside"])
             assert report["pwned"] is None, rel
-            # the only script allowed is kg's own copy button on publication pages
-            assert all(s == COPY_SCRIPT for s in report["plain_scripts"]), rel
+            # the only scripts allowed are kg's own: the copy button on publication
+            # pages, and the search page's index and script (files of the site)
+            assert all(s in OWN_SCRIPTS for s in report["plain_scripts"]), rel
             assert shot.stat().st_size > 1000
             reports.append({"page": rel, **report})
     return reports
