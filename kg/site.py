@@ -140,6 +140,19 @@ class PublicationView:
     abstract: str | None = None
 
 
+DIRECTORIES = {  # file name -> (title, path prefix of the things it lists)
+    "organizations": ("Organizations", "org/"),
+    "venues": ("Venues", "venue/"),
+    "topics": ("Topics", "topic/"),
+}
+# the site-wide pages a crawler should find (besides the index and the things' pages)
+SITE_PAGES = (
+    "publications.html",
+    "publications-by-venue.html",
+    "publications-by-type.html",
+    "network.html",
+    *(f"{name}.html" for name in DIRECTORIES),
+)
 TYPE_LABELS = {
     "conference-paper": "Conference papers",
     "journal-article": "Journal articles",
@@ -364,14 +377,32 @@ class SiteBuilder:
                 lambda vs: _group(vs, lambda v: TYPE_LABELS.get(by_type[v.key], by_type[v.key])),
             ),
             "network.html": self.network_page(),
+            **{f"{name}.html": self.directory_page(name, paths) for name in DIRECTORIES},
             "search.html": self.render("search.html.j2", "search.html"),
             "search-index.js": search_index(self),
             "search.js": SEARCH_SCRIPT,
-            "sitemap.xml": sitemap(self.base, ["", *paths, "publications.html", "network.html"]),
+            "sitemap.xml": sitemap(self.base, ["", *paths, *SITE_PAGES]),
             "robots.txt": robots(self.base),
             "feed.xml": atom_feed(self),
         }
         return files
+
+    def directory_page(self, name: str, paths: Sequence[str]) -> str:
+        """Every organization (venue, topic) with a page, by name."""
+        title, prefix = DIRECTORIES[name]
+        entries = []
+        for path in paths:
+            if path.startswith(prefix):
+                label = self.graph.value(URIRef(self.base + path), SCHEMA.name)
+                entries.append((str(label) if label else path, f"{path}.html"))
+        others = [(DIRECTORIES[o][0], f"{o}.html") for o in DIRECTORIES if o != name]
+        return self.render(
+            "directory.html.j2",
+            f"{name}.html",
+            title=title,
+            entries=sorted(entries, key=lambda e: e[0].casefold()),
+            others=others,
+        )
 
     def render(self, template: str, path: str, **values) -> str:
         return self.env.get_template(template).render(

@@ -247,6 +247,9 @@ def test_index_links_downloads_void_endpoint_lists_and_feeds(site):
         "publications-by-venue.html",
         "publications-by-type.html",
         "network.html",
+        "organizations.html",
+        "venues.html",
+        "topics.html",
         "search.html",
         "feed.xml",
     ):
@@ -256,6 +259,11 @@ def test_index_links_downloads_void_endpoint_lists_and_feeds(site):
     assert "<h1>Bee Lab</h1>" in html and "People and papers of the Bee Lab." in html
     assert "Conference papers" in read(site_dir, "publications-by-type.html")
     assert "Homonyms" in read(site_dir, "publications-by-venue.html")
+    assert '<a href="org/pku.html"><bdi>Peking University</bdi></a>' in read(
+        site_dir, "organizations.html"
+    )
+    topics = read(site_dir, "topics.html")
+    assert '<a href="topic/databases.html"><bdi>Databases</bdi></a>' in topics
 
 
 def test_sitemap_robots_and_atom_feed(site):
@@ -296,6 +304,7 @@ PAGES = (
     "publications.html",
     "network.html",
     "search.html",
+    "organizations.html",
     "org/pku.html",
 )
 
