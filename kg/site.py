@@ -638,29 +638,29 @@ def per_year_svg(counts: Counter) -> str:
 
 def network_svg(people: list[str], pairs: list[tuple[int, int, int]]) -> str:
     """The lab's people on a circle, a line for each pair who share papers."""
-    size, radius = FIGURE_WIDTH, 100
-    centre = size / 2
+    size, radius, margin = FIGURE_WIDTH, 70, 34  # margin: above and below, for labels
+    centre, middle = size / 2, radius + margin
     title = f"Co-author network of {len(people)} people: " + "; ".join(
         f"{people[a]} and {people[b]}: {n}" for a, b, n in pairs
     )
-    parts = [_svg_open(size, size, "lab-title", title, "network")]
+    parts = [_svg_open(size, middle * 2, "lab-title", title, "network")]
     points = []
     for i in range(len(people)):
         angle = 2 * math.pi * i / max(len(people), 1) - math.pi / 2
-        points.append((centre + radius * math.cos(angle), centre + radius * math.sin(angle)))
+        points.append((centre + radius * math.cos(angle), middle + radius * math.sin(angle)))
     for a, b, n in pairs:
         (x1, y1), (x2, y2) = points[a], points[b]
         parts.append(
             f'<line x1="{x1:.1f}" y1="{y1:.1f}" x2="{x2:.1f}" y2="{y2:.1f}" '
             f'stroke="#6b7a90" stroke-width="{min(1 + n, 8)}" />'
         )
-    room = centre - radius - 12  # from the dot to the edge, on the left and right
     for (x, y), name in zip(points, people, strict=True):
         side = x - centre
         anchor = "middle" if abs(side) < 1 else ("start" if side > 0 else "end")
         dx = 0 if anchor == "middle" else (9 if anchor == "start" else -9)
-        dy = (-12 if y < centre else 20) if anchor == "middle" else 4
-        width = 2 * (centre - abs(side)) - 8 if anchor == "middle" else room + radius - abs(side)
+        dy = (-12 if y < middle else 20) if anchor == "middle" else 4
+        # the room a label has: to the edge of the figure on its side, 4 units to spare
+        width = {"middle": size - 8, "start": size - x - 13, "end": x - 13}[anchor]
         parts.append(
             f'<circle cx="{x:.1f}" cy="{y:.1f}" r="6" fill="#1f4e8c" />'
             f'<text x="{x + dx:.1f}" y="{y + dy:.1f}" text-anchor="{anchor}" '

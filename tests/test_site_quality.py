@@ -379,8 +379,8 @@ def test_nothing_overflows_and_figures_stay_readable(chromium, site, width):
     assert outside == [] and labels >= 10
 
 
-def test_seed_person_pages_fit_at_375_px(chromium, seed_site):
-    """The seeds' real co-author lists and year spans, on a phone."""
+def test_seed_pages_fit_at_375_px(chromium, seed_site):
+    """The seeds' real co-author lists, year spans and lab network, on a phone."""
     with serve(seed_site) as origin:
         context, page, outside = open_pages(chromium, origin, 375)
         for person in sorted((seed_site / "profile").glob("*.html")):
@@ -390,6 +390,10 @@ def test_seed_person_pages_fit_at_375_px(chromium, seed_site):
             assert found["smallest"] >= 11, person.name
             chart = page.evaluate("() => document.getElementById('chart-title').textContent")
             assert chart.startswith("Publications per year: "), person.name
+        for path in ("network.html", "publications-by-venue.html"):
+            page.goto(origin + path, wait_until="load")
+            found = page.evaluate(MEASURE)
+            assert found["problems"] == [] and found["smallest"] >= 11, (path, found)
         context.close()
     assert outside == []
 
