@@ -433,7 +433,7 @@ class SiteBuilder:
         return self.render(
             "network.html.j2",
             "network.html",
-            figure=Markup(network_svg(names, pairs)),
+            figure=Markup(network_svg(names, pairs, [f"person/{p.slug}.html" for p in profiles])),
             people=len(names),
             pairs=[(names[a], names[b], n) for a, b, n in pairs],
         )
@@ -556,10 +556,14 @@ def fit(text: str, width: float, size: float = FONT) -> str:
     return text.rstrip() + "…"
 
 
-def _svg_open(width: float, height: float, title_id: str, title: str, cls: str) -> str:
+def _svg_open(
+    width: float, height: float, title_id: str, title: str, cls: str, role: str = "img"
+) -> str:
+    """`role="img"` for a picture; `group` for one with links inside (an image cannot
+    contain controls)."""
     return (
         f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width:g} {height:g}" '
-        f'role="img" aria-labelledby="{title_id}" class="figure {cls}">\n'
+        f'role="{role}" aria-labelledby="{title_id}" class="figure {cls}">\n'
         f'<title id="{title_id}">{escape(title)}</title>'
     )
 
@@ -636,14 +640,18 @@ def per_year_svg(counts: Counter) -> str:
     return "\n".join(parts)
 
 
-def network_svg(people: list[str], pairs: list[tuple[int, int, int]]) -> str:
-    """The lab's people on a circle, a line for each pair who share papers."""
+def network_svg(
+    people: list[str], pairs: list[tuple[int, int, int]], hrefs: list[str] | None = None
+) -> str:
+    """The lab's people on a circle, a line for each pair who share papers; with
+    `hrefs`, each person (dot and name) links to their page."""
     size, radius, margin = FIGURE_WIDTH, 70, 34  # margin: above and below, for labels
     centre, middle = size / 2, radius + margin
     title = f"Co-author network of {len(people)} people: " + "; ".join(
         f"{people[a]} and {people[b]}: {n}" for a, b, n in pairs
     )
-    parts = [_svg_open(size, middle * 2, "lab-title", title, "network")]
+    role = "img" if hrefs is None else "group"
+    parts = [_svg_open(size, middle * 2, "lab-title", title, "network", role)]
     points = []
     for i in range(len(people)):
         angle = 2 * math.pi * i / max(len(people), 1) - math.pi / 2
@@ -654,18 +662,21 @@ def network_svg(people: list[str], pairs: list[tuple[int, int, int]]) -> str:
             f'<line x1="{x1:.1f}" y1="{y1:.1f}" x2="{x2:.1f}" y2="{y2:.1f}" '
             f'stroke="#6b7a90" stroke-width="{min(1 + n, 8)}" />'
         )
-    for (x, y), name in zip(points, people, strict=True):
+    for i, ((x, y), name) in enumerate(zip(points, people, strict=True)):
         side = x - centre
         anchor = "middle" if abs(side) < 1 else ("start" if side > 0 else "end")
         dx = 0 if anchor == "middle" else (9 if anchor == "start" else -9)
         dy = (-12 if y < middle else 20) if anchor == "middle" else 4
         # the room a label has: to the edge of the figure on its side, 4 units to spare
         width = {"middle": size - 8, "start": size - x - 13, "end": x - 13}[anchor]
-        parts.append(
+        person = (
             f'<circle cx="{x:.1f}" cy="{y:.1f}" r="6" fill="#1f4e8c" />'
             f'<text x="{x + dx:.1f}" y="{y + dy:.1f}" text-anchor="{anchor}" '
             f'font-size="{FONT}" fill="#1b1b1b">{escape(fit(name, width))}</text>'
         )
+        if hrefs is not None:
+            person = f'<a href="{escape(hrefs[i])}">{person}</a>'
+        parts.append(person)
     parts.append("</svg>")
     return "\n".join(parts)
 

@@ -278,6 +278,12 @@ def test_sitemap_robots_and_atom_feed(site):
     assert BASE + PAPER in ids and len(ids) == 2
 
 
+def test_lab_network_links_each_person(seed_site):
+    html = (seed_site / "network.html").read_text(encoding="utf-8")
+    assert html.count('<a href="person/') == 5 and '<a href="person/hanyu-zhao.html">' in html
+    assert "<bdi>Yihao Zhao</bdi> and <bdi>Yinmin Zhong</bdi>: 1 paper" in html
+
+
 def test_project_templates_override_kg_templates(site):
     _, site_dir = site
     assert "<h1>Our own network page</h1>" in read(site_dir, "network.html")
