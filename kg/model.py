@@ -160,6 +160,7 @@ PRIVATE_FIELDS = (
     "other",
     "native_names",
     "alternate_names",
+    "photo",
     "headline",
 )
 # services whose profile address kg derives from the user name (`service` in any case)
@@ -169,6 +170,9 @@ ACCOUNT_SERVICES = {
     "twitter": "https://twitter.com/",
     "x": "https://x.com/",
     "linkedin": "https://www.linkedin.com/in/",
+    "google-scholar": "https://scholar.google.com/citations?user=",
+    "dblp": "https://dblp.org/pid/",
+    "semantic-scholar": "https://www.semanticscholar.org/author/",
 }
 VENUE_KINDS = ("conference", "journal", "workshop", "preprint-server", "report-series")
 
@@ -341,6 +345,15 @@ class Publication:
     )
     arxiv: str | None = f("arXiv identifier.", example="2408.08586", fmt="arxiv")
     doi: str | None = f("DOI.", example="10.1145/3575693.3575721", fmt="doi")
+    abstract: str | None = f("The abstract, as published.")
+    pdf: str | None = f(
+        "Address of the full text as PDF (Google Scholar's `citation_pdf_url`).",
+        fmt="url",
+        example="https://www.usenix.org/system/files/osdi24-zhong-yinmin.pdf",
+    )
+    code: str | None = f("Address of the source code or artifact.", fmt="url")
+    slides: str | None = f("Address of the slides.", fmt="url")
+    video: str | None = f("Address of the talk video.", fmt="url")
     links: list[Link] = f("Links printed with the entry (Paper, Slides, Code…).", [])
     selected: bool = f("Listed under 'selected publications'.", False)
     id: str | None = f("Override the generated slug of this publication.", fmt="key")
@@ -451,6 +464,9 @@ class Profile:
         "Other spellings, e.g. the heading as written.", [], example=["Yihao ZHAO"]
     )
     native_names: list[LocalizedName] = f("The name in another script.", [])
+    photo: str | None = f(
+        "Address of a portrait (the page's `image` for search engines).", fmt="url"
+    )
     headline: str | None = f(
         "Current position as the document states it.",
         example="Ph.D. Candidate, Peking University",

@@ -87,8 +87,9 @@ class BuildResult:
         return self.out_dir is not None
 
 
-def profile_dates(config: Config, data: Dataset) -> dict[str, PartialDate]:
-    """When each profile last changed: SOURCE_DATE_EPOCH, else its last git commit, else mtime.
+def profile_dates(config: Config, data: Dataset, first: bool = False) -> dict[str, PartialDate]:
+    """When each profile last changed (with `first`: was created): SOURCE_DATE_EPOCH,
+    else its last (first) git commit, else mtime.
 
     Reproducible: the same checkout gives the same dates, so rebuilds are byte-identical.
     """
@@ -96,7 +97,7 @@ def profile_dates(config: Config, data: Dataset) -> dict[str, PartialDate]:
     if epoch and epoch.isdigit():
         day = _day(int(epoch))
         return {p.slug: day for p in data.profiles}
-    committed = _git_dates(config.data_dir / "profiles")
+    committed = _git_dates(config.data_dir / "profiles", first)
     dates = {}
     for p in data.profiles:
         path = config.data_dir / "profiles" / f"{p.slug}.yaml"
@@ -128,9 +129,10 @@ _GIT = (
 _GIT_ENV = {"GIT_CONFIG_NOSYSTEM": "1", "GIT_TERMINAL_PROMPT": "0", "GIT_OPTIONAL_LOCKS": "0"}
 
 
-def _git_dates(folder: Path) -> dict[str, int]:
+def _git_dates(folder: Path, first: bool = False) -> dict[str, int]:
     """File name -> commit time of its last commit, for files whose content is the
-    committed content (one `git log` and one `git ls-tree` for the folder)."""
+    committed content (one `git log` and one `git ls-tree` for the folder); with `first`,
+    of its first commit, whatever has changed since."""
     try:
         log = _git(folder, "log", "--no-show-signature", "--format=%x00%ct", "--name-only")
         tree = _git(folder, "ls-tree", "-z", "HEAD")
@@ -145,7 +147,12 @@ def _git_dates(folder: Path) -> dict[str, int]:
     for chunk in log.split("\x00")[1:]:
         stamp, *names = chunk.strip().splitlines() or ["0"]
         for name in names:
-            dates.setdefault(Path(name).name, int(stamp))
+            if first:  # the log is newest first: the last stamp seen is the oldest
+                dates[Path(name).name] = int(stamp)
+            else:
+                dates.setdefault(Path(name).name, int(stamp))
+    if first:
+        return dates
     return {k: v for k, v in dates.items() if _unchanged(folder / k, committed.get(k))}
 
 
@@ -184,7 +191,8 @@ def build_graph(config: Config, progress: Progress = _quiet) -> tuple[Resolution
     progress(f"resolving {len(data.profiles)} profiles")
     resolution = resolve(data)
     progress("mapping to RDF")
-    return resolution, map_graph(resolution, config.base_iri, profile_dates(config, data))
+    modified, created = profile_dates(config, data), profile_dates(config, data, first=True)
+    return resolution, map_graph(resolution, config.base_iri, modified, created)
 
 
 def validate_project(
@@ -282,8 +290,12 @@ def embed_markup(config: Config, person: str) -> dict:
         hint = f" (did you mean {close[0]!r}?)" if close else ""
         raise UsageError(f"no profile {person!r}{hint}; profiles: {', '.join(sorted(slugs))}")
     base = config.base_iri
+    homepage = next(p.homepage for p in resolution.dataset.profiles if p.slug == person)
     return profile_markup(
-        mapped.triples, URIRef(f"{base}person/{person}"), URIRef(f"{base}profile/{person}")
+        mapped.triples,
+        URIRef(f"{base}person/{person}"),
+        URIRef(f"{base}profile/{person}"),
+        address=homepage,  # the snippet goes on the homepage: it describes that page
     )
 
 

@@ -45,12 +45,13 @@ def profile_path(root: Path, slug: str = SLUG) -> Path:
 
 
 def empty_publications(root: Path, slug: str) -> None:
-    """Drop the `publications:` block of a profile (comments inside it go too)."""
+    """Drop the `publications:` block of a profile (comments inside it go too), and its
+    `projects:`, which may name publications by title."""
     path = profile_path(root, slug)
     out, skipping = [], False
     for line in path.read_text(encoding="utf-8").splitlines(keepends=True):
-        if line.startswith("publications:"):
-            out.append("publications: []\n")
+        if line.startswith(("publications:", "projects:")):
+            out.append(line.split(":")[0] + ": []\n")
             skipping = True
             continue
         if skipping and line[:1].strip() and not line.startswith("#"):
@@ -64,7 +65,8 @@ def empty_publications(root: Path, slug: str) -> None:
 
 
 def publication_triples(root: Path) -> set:
-    """Every triple about a publication node (or pointing at one), as a set."""
+    """Every triple about a publication node (or pointing at one), as a set; links
+    between projects and publications left out (the round trip drops projects)."""
     _, mapped = build_graph(load_config(root))
     return {
         t

@@ -11,7 +11,7 @@ import html5lib
 import pytest
 from browser import serve, visit
 from conftest import MINI, REPO, VOCAB, write
-from rdflib import Graph, URIRef
+from rdflib import Graph, Literal, URIRef
 
 from kg.cli import main
 from kg.config import load_config
@@ -26,11 +26,28 @@ OFFICIAL_CONTEXT = json.loads((VOCAB / "schemaorgcontext.jsonld").read_text())["
 JSONLD_BLOCK = re.compile(r'<script type="application/ld\+json">\n(.*?)\n</script>', re.S)
 
 
+SCHEMA_DATE = URIRef("http://schema.org/Date")
+XSD_NS = "http://www.w3.org/2001/XMLSchema#"
+
+
+def as_xsd_date(term):
+    """A plain ISO date the official context reads as schema:Date, as the graph's XSD
+    literal (gYear, gYearMonth or date by its form): the same fact (decision 0014)."""
+    if not isinstance(term, Literal) or term.datatype != SCHEMA_DATE:
+        return term
+    kind = {4: "gYear", 7: "gYearMonth", 10: "date"}[len(str(term))]
+    return Literal(str(term), datatype=URIRef(XSD_NS + kind))
+
+
 def expand_offline(document: dict) -> Graph:
     """Parse page JSON-LD with the official schema.org context, never the network."""
     assert document["@context"] == "https://schema.org"
     local = {**document, "@context": OFFICIAL_CONTEXT}
-    return Graph().parse(data=json.dumps(local), format="json-ld")
+    parsed = Graph().parse(data=json.dumps(local), format="json-ld")
+    graph = Graph()
+    for s, p, o in parsed:
+        graph.add((s, p, as_xsd_date(o)))
+    return graph
 
 
 @pytest.fixture(scope="module", params=["seeds", "mini"])
@@ -64,7 +81,8 @@ def browser_sample(out: Path) -> list[Path]:
     """Every marked-up page, the index, and the first page of every other kind (the
     simple pages share one template)."""
     site = out / "site"
-    sample = [site / "index.html", *marked_up(out)]
+    lists = ["publications.html", "publications-by-venue.html", "network.html", "search.html"]
+    sample = [site / "index.html", *(site / name for name in lists), *marked_up(out)]
     for folder in sorted(p for p in site.iterdir() if p.is_dir()):
         if folder.name not in MARKED_UP and any(folder.rglob("*.html")):
             sample.append(sorted(folder.rglob("*.html"))[0])
@@ -172,10 +190,7 @@ def test_embed_round_trips_to_the_person_graph(capsys):
     printed = capsys.readouterr().out
     block = JSONLD_BLOCK.findall(printed)[0]
     triples = set(expand_offline(json.loads(block)))
-    person = Graph().parse(
-        data=json.dumps(embed_markup(config, slug) | {"@context": OFFICIAL_CONTEXT}),
-        format="json-ld",
-    )
+    person = expand_offline(embed_markup(config, slug))
     assert triples == set(person)
     assert main(["--project", str(REPO), "embed", slug, "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["@graph"][0]["@type"] == "ProfilePage"
@@ -235,6 +250,27 @@ def test_hostile_profile_renders_harmlessly_with_valid_jsonld(hostile_site):
 # ------------------------------------------------------------------ in a real browser
 
 
+OWN_SCRIPTS = (
+    COPY_SCRIPT,
+    '<script src="search-index.js"></script>',
+    '<script src="search.js"></script>',
+)
+
+
+def test_hostile_titles_stay_text_in_search(chromium, hostile_site):
+    with serve(hostile_site / "site") as origin:
+        context = chromium.new_context()
+        page = context.new_page()
+        page.goto(origin + "search.html?q=paper", wait_until="load")
+        page.wait_for_function("() => document.querySelectorAll('#results li').length > 0")
+        titles = page.evaluate(
+            "() => Array.from(document.querySelectorAll('#results bdi')).map(b => b.textContent)"
+        )
+        pwned = page.evaluate("() => window.__pwned === undefined ? null : window.__pwned")
+        context.close()
+    assert "Paper " + HOSTILE in titles and pwned is None
+
+
 def _check_site_in_browser(instance, out: Path, tag: str) -> list[dict]:
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     reports = []
@@ -246,8 +282,9 @@ def _check_site_in_browser(instance, out: Path, tag: str) -> list[dict]:
             assert report["errors"] == [], (rel, report["errors"])
             assert report["outside"] == [], (rel, report["outside"])
             assert report["pwned"] is None, rel
-            # the only script allowed is kg's own copy button on publication pages
-            assert all(s == COPY_SCRIPT for s in report["plain_scripts"]), rel
+            # the only scripts allowed are kg's own: the copy button on publication
+            # pages, and the search page's index and script (files of the site)
+            assert all(s in OWN_SCRIPTS for s in report["plain_scripts"]), rel
             assert shot.stat().st_size > 1000
             reports.append({"page": rel, **report})
     return reports
@@ -273,7 +310,15 @@ def test_embed_snippet_is_a_subset_of_the_person_download(built):
     name, out, _, result = built
     config = load_config(REPO if name == "seeds" else MINI)
     for profile in result.resolution.dataset.profiles:
-        snippet = set(expand_offline(embed_markup(config, profile.slug)))
+        # the snippet's ProfilePage is the person's homepage (where it is pasted), which
+        # stands for kg's profile page of the person
+        page = URIRef(f"{config.base_iri}profile/{profile.slug}")
+        home = URIRef(profile.homepage) if profile.homepage else page
+        snippet = {
+            (page if s == home else s, p, o)
+            for s, p, o in expand_offline(embed_markup(config, profile.slug))
+            if not (s == home and p == URIRef("http://schema.org/url"))
+        }
         person = Graph().parse(out / "people" / f"{profile.slug}.ttl", format="turtle")
         assert snippet, profile.slug
         assert not snippet - set(person), sorted(snippet - set(person))[:5]

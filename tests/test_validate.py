@@ -112,13 +112,14 @@ CASES = {
     "ProfilePage-mainEntity": (
         f"DELETE {{ {PROFILE} schema:mainEntity ?p ; foaf:primaryTopic ?p }} "
         f"INSERT {{ {PROFILE} schema:mainEntity b:thing ; foaf:primaryTopic b:thing . "
-        "b:thing schema:email 't@example.org' ; schema:identifier 'x' ; schema:knowsAbout 'y' }"
+        "b:thing schema:email 't@example.org' ; schema:knowsAbout 'y' ; "
+        "schema:sameAs <https://orcid.org/0000-0002-1825-0097> }"
         f" WHERE {{ {PROFILE} schema:mainEntity ?p }}"
     ),
     "ProfilePage-primaryTopic": delete(PROFILE, "foaf:primaryTopic"),
     "ProfiledPerson-contact": delete(ANN, "schema:email"),
     "ProfiledPerson-interests": delete(ANN, "schema:knowsAbout"),
-    "ProfiledPerson-orcid": delete(ANN, "schema:identifier"),
+    "ProfiledPerson-orcid": delete(ANN, "schema:sameAs"),
     "Project-creator": replace(PROJECT, "schema:creator", "b:org/pku"),
     "Project-dateCreated": replace(PROJECT, "schema:dateCreated", '"Jan 2024"'),
     "Project-describedIn": insert(f"{PROJECT} kg:describedIn b:org/pku"),

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import cached_property
+from urllib.parse import urlsplit
 
 from rdflib import Graph, Literal, URIRef
 from rdflib.term import Node
@@ -17,7 +18,7 @@ from rdflib.term import Node
 from kg.graph.namespaces import FOAF, KG, RDF, SCHEMA, WD, XSD
 from kg.graph.triples import Triples
 from kg.ingest.names import slugify, topic_slugs
-from kg.iri import encode_path, encode_segment
+from kg.iri import encode_path
 from kg.model import (
     ACCOUNT_SERVICES,
     PRESENT,
@@ -52,6 +53,19 @@ VENUE_TYPES = {
     "report-series": SCHEMA.CreativeWorkSeries,
 }
 WORK_TYPES = {"report": SCHEMA.Report, "thesis": SCHEMA.Thesis}
+# a link to one of these is a profile of the same person elsewhere (schema:sameAs)
+PROFILE_HOSTS = frozenset(
+    {
+        "scholar.google.com",
+        "dblp.org",
+        "orcid.org",
+        "github.com",
+        "www.linkedin.com",
+        "linkedin.com",
+        "www.semanticscholar.org",
+        "www.researchgate.net",
+    }
+)
 POSTING_VENUES = ("preprint-server", "report-series")  # where a work is posted, not reviewed
 ONGOING = ("in-progress", "expected")
 IDENTITY_BASES = {
@@ -82,10 +96,17 @@ class Mapped:
 
 
 class _Mapper:
-    def __init__(self, resolution: Resolution, base: str, modified: dict[str, PartialDate]):
+    def __init__(
+        self,
+        resolution: Resolution,
+        base: str,
+        modified: dict[str, PartialDate],
+        created: dict[str, PartialDate],
+    ):
         self.r = resolution
         self.base = base
         self.modified = modified
+        self.created = created
         self.graph = Triples()
         self.sources: dict[URIRef, Source] = {}
         self.topics = topic_slugs(_topic_labels(resolution), topic_key)
@@ -289,6 +310,10 @@ class _Mapper:
         self.add(s, FOAF.givenName, p.given_name)
         self.add(s, SCHEMA.familyName, p.family_name)
         self.add(s, FOAF.familyName, p.family_name)
+        self.add(s, SCHEMA.identifier, p.slug)  # the person's id on this site
+        if p.photo:
+            self.add(s, SCHEMA.image, URIRef(p.photo))
+            self.add(s, FOAF.img, URIRef(p.photo))
         for alt in p.alternate_names:
             self.add(s, SCHEMA.alternateName, alt)
         for native in p.native_names:
@@ -323,8 +348,23 @@ class _Mapper:
             self.add(page, SCHEMA.description, link.note)
             self.add(page, SCHEMA.about, s)
             self.add(s, SCHEMA.subjectOf, page)
+            if link.url and urlsplit(link.url).hostname in PROFILE_HOSTS:
+                self.add(s, SCHEMA.sameAs, URIRef(link.url))  # e.g. their Google Scholar
+        self.writes(s, p.slug)
         for statement in p.other:
             self.add(s, KG.statement, statement)
+
+    def writes(self, s: URIRef, slug: str) -> None:
+        """How many works the person wrote (schema:agentInteractionStatistic)."""
+        count = sum(
+            1
+            for pub in self.r.publications.values()
+            if any(a.person == slug for a in pub.authors) or slug in dict(pub.listings)
+        )
+        counter = self.node(self.iri("person", slug, "writes"), [SCHEMA.InteractionCounter], None)
+        self.add(counter, SCHEMA.interactionType, SCHEMA.WriteAction)
+        self.add(counter, SCHEMA.userInteractionCount, Literal(count, datatype=XSD.integer))
+        self.add(s, SCHEMA.agentInteractionStatistic, counter)
 
     def account(self, s: URIRef, slug: str, account) -> None:
         a = self.node(
@@ -334,10 +374,11 @@ class _Mapper:
         )
         self.add(s, FOAF.account, a)
         self.add(a, FOAF.accountName, account.username)
-        home = ACCOUNT_SERVICES.get(account.service.lower())
-        if home:
-            self.add(a, FOAF.accountServiceHomepage, URIRef(home))
-        url = account.url or (home + encode_segment(account.username) if home else None)
+        prefix = ACCOUNT_SERVICES.get(account.service.lower())
+        if prefix:
+            home = urlsplit(prefix)
+            self.add(a, FOAF.accountServiceHomepage, URIRef(f"{home.scheme}://{home.netloc}/"))
+        url = account.url or (prefix + encode_path(account.username) if prefix else None)
         if url:
             self.add(s, SCHEMA.sameAs, URIRef(url))
             self.add(a, SCHEMA.url, URIRef(url))
@@ -557,6 +598,9 @@ class _Mapper:
         modified = self.modified.get(p.slug)
         if modified:
             self.add_date(page, SCHEMA.dateModified, modified)
+        created = self.created.get(p.slug)
+        if created:
+            self.add_date(page, SCHEMA.dateCreated, created)
 
     # ---------------------------------------------------------------- publications
 
@@ -589,6 +633,7 @@ class _Mapper:
         if pub.doi:
             self.add(w, SCHEMA.identifier, f"doi:{pub.doi}")
             self.add(w, SCHEMA.sameAs, URIRef(f"https://doi.org/{encode_path(pub.doi)}"))
+        self.media(w, pub)
         for slug, listing in pub.listings:
             for link in listing.links:
                 self.add(w, KG.linkLabel, link.label)
@@ -597,6 +642,32 @@ class _Mapper:
                 self.add(self.person(slug), KG.selectedPublication, w)
         for slot in pub.authors:
             self.authorship(w, pub, slot)
+
+    def media(self, w: URIRef, pub: PublicationEntity) -> None:
+        """Abstract, full text, code, slides and video (docs/mapping.md)."""
+        self.add(w, SCHEMA.abstract, pub.abstract)
+        parts = (
+            ("pdf", pub.pdf, SCHEMA.encoding, SCHEMA.MediaObject, "PDF"),
+            ("code", pub.code, SCHEMA.about, SCHEMA.SoftwareSourceCode, "Code"),
+            ("slides", pub.slides, SCHEMA.associatedMedia, SCHEMA.MediaObject, "Slides"),
+            ("video", pub.video, SCHEMA.video, SCHEMA.VideoObject, "Video"),
+        )
+        source = pub.listings[0][1].source
+        for name, url, prop, kind, label in parts:
+            if url:
+                node = self.node(URIRef(f"{w}/{name}"), [kind], source)
+                self.named(node, label)
+                self.add(node, SCHEMA.url, URIRef(url))
+                if name == "pdf":
+                    self.add(node, SCHEMA.contentUrl, URIRef(url))
+                    self.add(node, SCHEMA.encodingFormat, "application/pdf")
+                if name == "code":  # as for projects: the code is what the paper is about
+                    self.add(node, SCHEMA.codeRepository, URIRef(url))
+                    self.add(node, SCHEMA.subjectOf, w)
+                    for slot in pub.authors:  # an artifact is credited to the paper's authors
+                        if slot.person:
+                            self.add(node, SCHEMA.creator, self.person(slot.person))
+                self.add(w, prop, node)
 
     def _infer_type(self, pub: PublicationEntity) -> str:
         kind = self.r.venues[pub.venue].kind if pub.venue else None
@@ -704,10 +775,14 @@ def _opt(value: URIRef | None) -> list[URIRef]:
 
 
 def map_graph(
-    resolution: Resolution, base_iri: str, modified: dict[str, PartialDate] | None = None
+    resolution: Resolution,
+    base_iri: str,
+    modified: dict[str, PartialDate] | None = None,
+    created: dict[str, PartialDate] | None = None,
 ) -> Mapped:
-    """Map the resolved dataset to one RDF graph."""
-    m = _Mapper(resolution, base_iri, modified or {})
+    """Map the resolved dataset to one RDF graph; `modified` and `created` date the
+    profile pages."""
+    m = _Mapper(resolution, base_iri, modified or {}, created or {})
     m.organizations()
     m.venues()
     m.persons()

@@ -17,7 +17,7 @@ import unicodedata
 from dataclasses import dataclass
 
 from kg.ingest.names import text_key
-from kg.model import Profile, Publication
+from kg.model import STATUS_SYNONYMS, Profile, Publication
 from kg.resolve.identity import PublicationEntity, Resolution
 
 STOP_WORDS = frozenset({"a", "an", "the", "on", "of", "in", "for", "to", "and", "towards", "how"})
@@ -148,7 +148,9 @@ def citable(
     own = listing is not None
     source = listing or pub.listings[0][1]
     venue_key = r.venue(source.venue)[0] if source.venue else pub.venue
-    status = (source.status or pub.status) if own else pub.status
+    # a listing that gives no status has the one resolve decided (kg.model status model)
+    status = STATUS_SYNONYMS.get(source.status, source.status) if own and source.status else None
+    status = status or pub.status
     printed = source.venue_as_printed if own else next(iter(pub.venue_as_printed), None)
     return Citable(
         key=key,
@@ -182,7 +184,7 @@ def _cite_authors(
                 family,
                 ref.group,
                 flags.equal_contribution,
-                flags.corresponding,
+                bool(flags.corresponding),  # unknown (None) prints no mark
                 flags.annotation,
             )
         )

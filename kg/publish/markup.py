@@ -23,21 +23,15 @@ from kg.publish.jsontext import dumps
 
 _JSON_IN_HTML = re.compile(f"[<>&\u2028\u2029{BIDI_CONTROLS}]")
 
-# properties the official schema.org context coerces ("@type": "@id" or "Date"...)
-COERCED = frozenset(
-    {
-        "url",
-        "sameAs",
-        "isPartOf",
-        "startDate",
-        "endDate",
-        "datePublished",
-        "dateModified",
-        "dateCreated",
-        "birthDate",
-        "additionalType",
-    }
+# properties the official schema.org context coerces to IRIs ("@type": "@id")
+IRI_COERCED = frozenset(
+    {"url", "sameAs", "image", "contentUrl", "codeRepository", "embedUrl", "thumbnailUrl"}
 )
+# ... and to schema:Date: written as plain ISO strings, as Google's examples do
+DATE_COERCED = frozenset({"startDate", "endDate", "datePublished", "dateModified", "dateCreated"})
+DATES = frozenset({XSD.date, XSD.gYear, XSD.gYearMonth})
+# every coerced property: a plain string there would not be read as text
+COERCED = IRI_COERCED | DATE_COERCED | {"isPartOf", "birthDate", "additionalType"}
 SKIPPED = frozenset(
     {SCHEMA.mainEntityOfPage, SCHEMA.subEvent, SCHEMA.subOrganization, SCHEMA.workFeatured}
 )
@@ -63,7 +57,7 @@ class _Walker:
         if isinstance(o, Literal):
             return self.literal(key, o)
         assert isinstance(o, URIRef)
-        if key in ("url", "sameAs"):  # coerced to @id by the official context
+        if key in IRI_COERCED:  # coerced to @id by the official context
             return str(o)
         if str(o).startswith(self.owner_prefix) and depth < 4:
             return self.node(o, depth + 1)
@@ -74,6 +68,8 @@ class _Walker:
             return {"@value": str(o), "@language": o.language}
         if o.datatype in (None, XSD.string):
             return {"@value": str(o)} if key in COERCED else str(o)
+        if key in DATE_COERCED and o.datatype in DATES:
+            return str(o)  # "2024-05": the context reads it as a schema:Date
         if o.datatype == XSD.integer:
             return int(o)
         if o.datatype == XSD.boolean:
@@ -149,10 +145,18 @@ def works_of(graph: GraphLike, person: URIRef) -> list[URIRef]:
     return sorted(works, key=key)
 
 
-def profile_markup(graph: GraphLike, person: URIRef, page: URIRef) -> dict:
-    """One JSON-LD document: the ProfilePage, the full Person, and every publication."""
+def profile_markup(
+    graph: GraphLike, person: URIRef, page: URIRef, address: str | None = None
+) -> dict:
+    """One JSON-LD document: the ProfilePage, the full Person, and every publication.
+
+    `address`: the page that will carry the markup when it is not kg's own page (a
+    person's homepage, for `kg embed`): the ProfilePage is then that page.
+    """
     walker = _Walker(graph, str(person) + "/")
     profile = walker.node(page, skip=frozenset({SCHEMA.mainEntity}))
+    if address is not None:
+        profile["@id"] = profile["url"] = address
     profile["mainEntity"] = walker.node(person)
     items = [profile] + [article(graph, w) for w in works_of(graph, person)]
     return {"@context": "https://schema.org", "@graph": items}

@@ -32,7 +32,7 @@ from kg.publish.export import (
     to_turtle,
 )
 from kg.publish.layout import DATASET, DUMP, SPARQL, page_things, path_of
-from kg.publish.site import SiteBuilder
+from kg.publish.site import SiteBuilder, SiteSettings
 from kg.resolve.identity import Resolution
 from kg.workers import fork_map
 
@@ -95,7 +95,17 @@ def render_parts(
         owned_nodes(graph, tops),
         [t for t in tops if t not in profiled],
         frozenset(path_of(str(t), config.base_iri) or "" for t in tops) | {DATASET},
-        SiteBuilder(resolution, graph, config.base_iri),
+        SiteBuilder(
+            resolution,
+            graph,
+            config.base_iri,
+            SiteSettings(
+                config.title,
+                config.description,
+                config.sparql_endpoint,
+                config.root / "templates",
+            ),
+        ),
         NodeBlocks(graph),
     )
     tasks = list(_tasks(resolution, len(_state.things)))
@@ -113,6 +123,7 @@ def render_parts(
 def _tasks(resolution: Resolution, things: int) -> Iterator[Task]:
     yield from (("graph.jsonld", 0, 0), ("graph.ttl", 0, 0), ("graph.nt", 0, 0))
     yield ("void", 0, 0)
+    yield ("site", 0, 0)
     profiles = len(resolution.dataset.profiles)
     for start in range(0, max(profiles, 1), PEOPLE_PER_TASK):  # the index page comes with 0
         yield ("people", start, min(start + PEOPLE_PER_TASK, profiles))
@@ -128,6 +139,9 @@ def _render(task: Task) -> dict[str, str]:
         return {kind: text, f"site/{kind}": text}  # the same string: a hard link
     if kind == "void":
         return _void(_state)
+    if kind == "site":
+        paths = sorted(_state.pages)
+        return {f"site/{k}": v for k, v in _state.site.site_files(paths).items()}
     if kind == "people":
         return _people(_state, start, stop)
     files: dict[str, str] = {}

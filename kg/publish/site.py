@@ -10,13 +10,24 @@ two figures (co-authorship network, publications per year) are SVG drawn here.
 
 from __future__ import annotations
 
+import json
 import math
+import unicodedata
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
+from pathlib import Path
 
-from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
+from jinja2 import (
+    BaseLoader,
+    ChoiceLoader,
+    Environment,
+    FileSystemLoader,
+    PackageLoader,
+    StrictUndefined,
+    select_autoescape,
+)
 from markupsafe import Markup, escape
 from rdflib import URIRef
 
@@ -31,9 +42,9 @@ from kg.model import (
     Present,
     Profile,
 )
-from kg.publish.citation import Citations
+from kg.publish.citation import Citations, publication_type
 from kg.publish.layout import DATASET, alternates, owner_path, path_of, relative_root
-from kg.publish.markup import article_markup, profile_markup, script_tag
+from kg.publish.markup import article_markup, escape_json_for_html, profile_markup, script_tag
 from kg.resolve.identity import PublicationEntity, Resolution
 
 STATUS_LABELS = {
@@ -67,9 +78,22 @@ document.querySelectorAll("button[data-copy]").forEach(function (button) {
 </script>"""
 
 
-def _environment() -> Environment:
+@dataclass(frozen=True)
+class SiteSettings:
+    """What a project says about its site (kg.toml) and where its own templates are."""
+
+    title: str = "Researcher profiles"
+    description: str = "Researcher profiles published as linked data."
+    sparql_endpoint: str | None = None
+    templates: Path | None = None  # a project's templates/: its files win over kg's
+
+
+def _environment(templates: Path | None = None) -> Environment:
+    loaders: list[BaseLoader] = [PackageLoader("kg.publish", "templates")]
+    if templates is not None and templates.is_dir():
+        loaders.insert(0, FileSystemLoader(str(templates)))
     env = Environment(
-        loader=PackageLoader("kg.publish", "templates"),
+        loader=ChoiceLoader(loaders),
         autoescape=select_autoescape(["html", "j2"], default=True),
         undefined=StrictUndefined,
         trim_blocks=True,
@@ -86,6 +110,13 @@ def period(start: PartialDate | None, end: PartialDate | Present | None = None) 
         return ""
     text = str(start) if start else "?"
     return f"{text} – {end}" if end is not None else text
+
+
+@dataclass(frozen=True)
+class LinkView:
+    text: str
+    href: str | None
+    lang: str | None = None  # the language of a tagged literal (a name in another script)
 
 
 @dataclass(frozen=True)
@@ -108,14 +139,74 @@ class PublicationView:
     notes: tuple[str, ...]
     equal_note: str | None
     dated: bool = True  # the year is a publication date (not the year of a submission)
+    links: tuple[LinkView, ...] = ()  # DOI, arXiv, PDF, code, slides, video, others
+    abstract: str | None = None
+
+
+DIRECTORIES = {  # file name -> (title, path prefix of the things it lists)
+    "organizations": ("Organizations", "org/"),
+    "venues": ("Venues", "venue/"),
+    "topics": ("Topics", "topic/"),
+}
+# the site-wide pages a crawler should find (besides the index and the things' pages)
+SITE_PAGES = (
+    "publications.html",
+    "publications-by-venue.html",
+    "publications-by-type.html",
+    "network.html",
+    *(f"{name}.html" for name in DIRECTORIES),
+)
+TYPE_LABELS = {
+    "conference-paper": "Conference papers",
+    "journal-article": "Journal articles",
+    "workshop-paper": "Workshop papers",
+    "preprint": "Preprints",
+    "report": "Technical reports",
+    "thesis": "Theses",
+}
+
+
+def _group(views, key) -> list[tuple[str, list]]:
+    groups: dict[str, list] = {}
+    for view in views:
+        groups.setdefault(key(view), []).append(view)
+    return sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0].casefold()))
+
+
+def publication_links(pub: PublicationEntity) -> tuple[LinkView, ...]:
+    """The addresses a reader follows from a paper, each once; labels without an
+    address are left out (they are in the graph as `kg:linkLabel`)."""
+    found = [
+        ("DOI", f"https://doi.org/{pub.doi}" if pub.doi else None),
+        ("arXiv", f"https://arxiv.org/abs/{pub.arxiv}" if pub.arxiv else None),
+        ("PDF", pub.pdf),
+        ("Code", pub.code),
+        ("Slides", pub.slides),
+        ("Video", pub.video),
+    ]
+    found += [(link.label, link.url) for _, listing in pub.listings for link in listing.links]
+    seen: dict[str, LinkView] = {}
+    for label, url in found:
+        if url and url not in seen:
+            seen[url] = LinkView(label, url)
+    return tuple(seen.values())
 
 
 class SiteBuilder:
-    def __init__(self, resolution: Resolution, graph: GraphLike, base_iri: str) -> None:
+    def __init__(
+        self,
+        resolution: Resolution,
+        graph: GraphLike,
+        base_iri: str,
+        settings: SiteSettings | None = None,
+    ) -> None:
         self.r = resolution
         self.graph = graph
         self.base = base_iri
-        self.env = _environment()
+        self.settings = settings or SiteSettings()
+        self.env = _environment(self.settings.templates)
+        self.env.globals["site"] = self.settings
+        self.env.globals["base"] = base_iri
         self.profiled = {p.slug for p in resolution.dataset.profiles}
         self.citations = Citations(resolution)  # keys, works per person: once, before forks
 
@@ -153,6 +244,8 @@ class SiteBuilder:
             pub.notes,
             pub.equal_contribution_note,
             pub.status in STATUSES_WITH_DATE,
+            publication_links(pub),
+            pub.abstract,
         )
 
     def publications_of(self, slug: str) -> list[PublicationEntity]:
@@ -203,6 +296,7 @@ class SiteBuilder:
             jsonld=Markup(script_tag(markup)),
             root="../",
             alternates=alternates(f"person/{profile.slug}"),
+            page_path=f"person/{profile.slug}",
         )
 
     def publication_page(self, pub: PublicationEntity) -> str:
@@ -217,6 +311,10 @@ class SiteBuilder:
             # dated status a publication date (a submitted paper has neither)
             scholar_venue=venue if pub.status in STATUSES_WITH_VENUE else None,
             scholar_date=pub.year if pub.status in STATUSES_WITH_DATE else None,
+            scholar_pdf=pub.pdf,
+            doi=pub.doi,
+            arxiv=pub.arxiv,
+            page_path=f"publication/{pub.key}",
             jsonld=Markup(script_tag(markup)),
             root="../",
             alternates=alternates(f"publication/{pub.key}"),
@@ -233,6 +331,11 @@ class SiteBuilder:
             publications=len(self.r.publications),
             root="",
             alternates=alternates(DATASET),
+            page_path="",
+            dumps=[
+                (ext.upper() if ext != "jsonld" else "JSON-LD", f"graph.{ext}")
+                for ext in ("ttl", "jsonld", "nt")
+            ],
         )
 
     def org_name(self, ref: str | None) -> str:
@@ -256,6 +359,88 @@ class SiteBuilder:
     def publication_pages(self, pubs: Sequence[PublicationEntity]) -> dict[str, str]:
         return {f"publication/{pub.key}.html": self.publication_page(pub) for pub in pubs}
 
+    # ------------------------------------------------------------ site-wide pages
+
+    def site_files(self, paths: Sequence[str]) -> dict[str, str]:
+        """Publication lists, the lab's network, search, sitemap, robots.txt, feed;
+        `paths`: every thing with a page (for the sitemap)."""
+        pubs = sorted(self.r.publications.values(), key=lambda p: p.title.casefold())
+        views = {p.key: self.publication_view(p, None, "") for p in pubs}
+        by_type = {p.key: p.type or publication_type(self.r, p.venue, p.status) for p in pubs}
+        files = {
+            "publications.html": self.list_page("Publications by year", views, self.by_year),
+            "publications-by-venue.html": self.list_page(
+                "Publications by venue",
+                views,
+                lambda vs: _group(vs, lambda v: v.venue or "No venue"),
+            ),
+            "publications-by-type.html": self.list_page(
+                "Publications by type",
+                views,
+                lambda vs: _group(vs, lambda v: TYPE_LABELS.get(by_type[v.key], by_type[v.key])),
+            ),
+            "network.html": self.network_page(),
+            **{f"{name}.html": self.directory_page(name, paths) for name in DIRECTORIES},
+            "search.html": self.render("search.html.j2", "search.html"),
+            "search-index.js": search_index(self),
+            "search.js": SEARCH_SCRIPT,
+            "sitemap.xml": sitemap(self.base, ["", *paths, *SITE_PAGES]),
+            "robots.txt": robots(self.base),
+            "feed.xml": atom_feed(self),
+        }
+        return files
+
+    def directory_page(self, name: str, paths: Sequence[str]) -> str:
+        """Every organization (venue, topic) with a page, by name."""
+        title, prefix = DIRECTORIES[name]
+        entries = []
+        for path in paths:
+            if path.startswith(prefix):
+                label = self.graph.value(URIRef(self.base + path), SCHEMA.name)
+                entries.append((str(label) if label else path, f"{path}.html"))
+        others = [(DIRECTORIES[o][0], f"{o}.html") for o in DIRECTORIES if o != name]
+        return self.render(
+            "directory.html.j2",
+            f"{name}.html",
+            title=title,
+            entries=sorted(entries, key=lambda e: e[0].casefold()),
+            others=others,
+        )
+
+    def render(self, template: str, path: str, **values) -> str:
+        return self.env.get_template(template).render(
+            root="", alternates=[], page_path=path, **values
+        )
+
+    def list_page(self, title: str, views: dict, grouping) -> str:
+        ordered = sorted(views.values(), key=lambda v: (-(v.year or 0), v.title.casefold()))
+        groups = grouping(ordered)
+        path = {
+            "Publications by year": "publications.html",
+            "Publications by venue": "publications-by-venue.html",
+            "Publications by type": "publications-by-type.html",
+        }[title]
+        return self.render("list.html.j2", path, title=title, groups=groups, count=len(views))
+
+    def network_page(self) -> str:
+        profiles = sorted(self.r.dataset.profiles, key=lambda p: p.name.casefold())
+        index = {p.slug: i for i, p in enumerate(profiles)}
+        shared: Counter[tuple[int, int]] = Counter()
+        for pub in self.r.publications.values():
+            here = sorted({index[a.person] for a in pub.authors if a.person in index})
+            for i, a in enumerate(here):
+                for b in here[i + 1 :]:
+                    shared[(a, b)] += 1
+        pairs = [(a, b, n) for (a, b), n in sorted(shared.items())]
+        names = [p.name for p in profiles]
+        return self.render(
+            "network.html.j2",
+            "network.html",
+            figure=Markup(network_svg(names, pairs, [f"person/{p.slug}.html" for p in profiles])),
+            people=len(names),
+            pairs=[(names[a], names[b], n) for a, b, n in pairs],
+        )
+
     # ------------------------------------------------------------ simple pages
 
     def thing_page(self, thing: URIRef, description: Triples, pages: frozenset[str]) -> str:
@@ -276,13 +461,8 @@ class SiteBuilder:
             referrers=links.referrers(set(own), description),
             root=links.root,
             alternates=alternates(path),
+            page_path=path,
         )
-
-
-@dataclass(frozen=True)
-class LinkView:
-    text: str
-    href: str | None
 
 
 @dataclass(frozen=True)
@@ -331,8 +511,7 @@ class _Links:
     def value(self, node, description: Triples) -> LinkView:
         if isinstance(node, URIRef):
             return LinkView(self.label(node, description), self.href(str(node)))
-        language = getattr(node, "language", None)
-        return LinkView(f"{node} ({language})" if language else str(node), None)
+        return LinkView(str(node), None, getattr(node, "language", None))
 
     def section(self, node, description: Triples) -> SectionView:
         facts = description.describe(node)
@@ -361,74 +540,246 @@ def _by_text(view: LinkView) -> tuple[str, str]:
 
 # ---------------------------------------------------------------- figures
 
+FIGURE_WIDTH = 360  # viewBox units: about 1 px per unit on a phone, so 13 is 13 px there
+FONT = 13
 
-def coauthor_svg(name: str, coauthors: list[tuple[str, int]], limit: int = 20) -> str:
-    """A radial co-authorship picture: the person in the middle, co-authors around."""
-    shown = coauthors[:limit]
-    size, centre, radius = 520, 260, 190
-    parts = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {size} {size}" '
-        f'role="img" aria-labelledby="net-title" class="figure">',
-        f'<title id="net-title">Co-authors of {escape(isolate(name))}: {len(coauthors)} people'
-        f"{', the ' + str(len(shown)) + ' most frequent shown' if len(coauthors) > limit else ''}"
-        f"</title>",
-    ]
-    for i, (other, shared) in enumerate(shown):
-        angle = 2 * math.pi * i / max(len(shown), 1) - math.pi / 2
-        x, y = centre + radius * math.cos(angle), centre + radius * math.sin(angle)
-        anchor = "start" if math.cos(angle) >= 0 else "end"
-        dx = 8 if anchor == "start" else -8
-        parts.append(
-            f'<line x1="{centre}" y1="{centre}" x2="{x:.1f}" y2="{y:.1f}" '
-            f'stroke="#6b7a90" stroke-width="{min(1 + shared, 6)}" />'
-        )
-        parts.append(f'<circle cx="{x:.1f}" cy="{y:.1f}" r="5" fill="#1f4e8c" />')
-        parts.append(
-            f'<text x="{x + dx:.1f}" y="{y + 4:.1f}" text-anchor="{anchor}" '
-            f'font-size="12" fill="#1b1b1b">{escape(isolate(other))} ({shared})</text>'
-        )
-    parts.append(f'<circle cx="{centre}" cy="{centre}" r="10" fill="#b3261e" />')
-    parts.append(
-        f'<text x="{centre}" y="{centre - 16}" text-anchor="middle" font-size="14" '
-        f'font-weight="bold" fill="#1b1b1b">{escape(isolate(name))}</text>'
+
+def text_width(text: str, size: float = FONT) -> float:
+    """A generous estimate of the width of `text` in a sans-serif font."""
+    wide = sum(1 for c in text if unicodedata.east_asian_width(c) in "WF")
+    return size * (0.62 * (len(text) - wide) + 1.0 * wide)
+
+
+def fit(text: str, width: float, size: float = FONT) -> str:
+    """`text`, cut with an ellipsis to fit `width`."""
+    if text_width(text, size) <= width:
+        return text
+    while text and text_width(text + "…", size) > width:
+        text = text[:-1]
+    return text.rstrip() + "…"
+
+
+def _svg_open(
+    width: float, height: float, title_id: str, title: str, cls: str, role: str = "img"
+) -> str:
+    """`role="img"` for a picture; `group` for one with links inside (an image cannot
+    contain controls)."""
+    return (
+        f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width:g} {height:g}" '
+        f'role="{role}" aria-labelledby="{title_id}" class="figure {cls}">\n'
+        f'<title id="{title_id}">{escape(isolate(title))}</title>'
     )
+
+
+def coauthor_svg(name: str, coauthors: list[tuple[str, int]], limit: int = 15) -> str:
+    """The most frequent co-authors as ranked bars: names never run past the edge or
+    into each other (one row each), and the full list is in the accessible name."""
+    shown = coauthors[:limit]
+    row, label_w, top = 24, 170, 8
+    if not shown:
+        return (
+            _svg_open(FIGURE_WIDTH, 40, "net-title", f"{name} has no co-authors", "coauthors")
+            + "</svg>"
+        )
+    most = max(n for _, n in shown)
+    height = top + row * len(shown) + 4
+    title = (
+        f"Co-authors of {isolate(name)}: {len(coauthors)} people"
+        + (f", the {len(shown)} most frequent shown" if len(coauthors) > limit else "")
+        + ". "
+        + "; ".join(f"{other}: {n}" for other, n in shown)
+    )
+    parts = [_svg_open(FIGURE_WIDTH, height, "net-title", title, "coauthors")]
+    bar_room = FIGURE_WIDTH - label_w - 8 - text_width("99")
+    for i, (other, shared) in enumerate(shown):
+        y = top + i * row
+        w = max(2.0, bar_room * shared / most)
+        parts.append(
+            f'<text x="{label_w - 6}" y="{y + 16}" text-anchor="end" font-size="{FONT}" '
+            f'fill="#1b1b1b">{escape(isolate(fit(other, label_w - 8)))}</text>'
+            f'<rect x="{label_w}" y="{y + 4}" width="{w:.1f}" height="16" fill="#1f4e8c" />'
+            f'<text x="{label_w + w + 4:.1f}" y="{y + 16}" font-size="{FONT}" '
+            f'fill="#1b1b1b">{shared}</text>'
+        )
     parts.append("</svg>")
     return "\n".join(parts)
 
 
 def per_year_svg(counts: Counter) -> str:
-    """Publications per year as a bar chart."""
+    """Publications per year as a bar chart, with room above the tallest bar's value."""
     years = sorted(counts)
     if not years:
         return (
-            '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 300 40" role="img" '
-            'class="figure"><title>No dated publications</title></svg>'
+            _svg_open(FIGURE_WIDTH, 40, "chart-title", "No dated publications", "chart") + "</svg>"
         )
     span = list(range(years[0], years[-1] + 1))
-    top = max(counts.values())
-    bar, gap, height = 34, 10, 160
-    width = max(len(span) * (bar + gap) + gap, 320)
-    parts = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height + 40}" '
-        f'role="img" aria-labelledby="chart-title" class="figure chart">',
-        '<title id="chart-title">Publications per year: '
-        + escape(", ".join(f"{y}: {counts.get(y, 0)}" for y in span))
-        + "</title>",
-    ]
+    top, height, bottom, left = 22, 150, 24, 6
+    slot = (FIGURE_WIDTH - 2 * left) / len(span)
+    bar = slot * 0.7
+    every = max(1, math.ceil(text_width("2024") / slot))  # year labels that do not touch
+    most = max(counts.values())
+    title = "Publications per year: " + ", ".join(f"{y}: {counts.get(y, 0)}" for y in span)
+    parts = [_svg_open(FIGURE_WIDTH, top + height + bottom, "chart-title", title, "chart")]
     for i, year in enumerate(span):
         n = counts.get(year, 0)
-        h = round(height * n / top)
-        x = gap + i * (bar + gap)
+        h = height * n / most
+        x = left + i * slot + (slot - bar) / 2
+        base = top + height
         parts.append(
-            f'<rect x="{x}" y="{height - h + 10}" width="{bar}" height="{h}" fill="#1f4e8c" />'
+            f'<rect x="{x:.1f}" y="{base - h:.1f}" width="{bar:.1f}" height="{h:.1f}" '
+            f'fill="#1f4e8c" />'
         )
-        parts.append(
-            f'<text x="{x + bar / 2}" y="{height - h + 4}" text-anchor="middle" '
-            f'font-size="12" fill="#1b1b1b">{n}</text>'
-        )
-        parts.append(
-            f'<text x="{x + bar / 2}" y="{height + 28}" text-anchor="middle" '
-            f'font-size="12" fill="#1b1b1b">{year}</text>'
-        )
+        if n:
+            parts.append(
+                f'<text x="{x + bar / 2:.1f}" y="{base - h - 5:.1f}" text-anchor="middle" '
+                f'font-size="{FONT}" fill="#1b1b1b">{n}</text>'
+            )
+        if i % every == 0:
+            parts.append(
+                f'<text x="{x + bar / 2:.1f}" y="{base + 17}" text-anchor="middle" '
+                f'font-size="{FONT}" fill="#1b1b1b">{year}</text>'
+            )
     parts.append("</svg>")
     return "\n".join(parts)
+
+
+def network_svg(
+    people: list[str], pairs: list[tuple[int, int, int]], hrefs: list[str] | None = None
+) -> str:
+    """The lab's people on a circle, a line for each pair who share papers; with
+    `hrefs`, each person (dot and name) links to their page."""
+    size, radius, margin = FIGURE_WIDTH, 70, 34  # margin: above and below, for labels
+    centre, middle = size / 2, radius + margin
+    title = f"Co-author network of {len(people)} people: " + "; ".join(
+        f"{people[a]} and {people[b]}: {n}" for a, b, n in pairs
+    )
+    role = "img" if hrefs is None else "group"
+    parts = [_svg_open(size, middle * 2, "lab-title", title, "network", role)]
+    points = []
+    for i in range(len(people)):
+        angle = 2 * math.pi * i / max(len(people), 1) - math.pi / 2
+        points.append((centre + radius * math.cos(angle), middle + radius * math.sin(angle)))
+    for a, b, n in pairs:
+        (x1, y1), (x2, y2) = points[a], points[b]
+        parts.append(
+            f'<line x1="{x1:.1f}" y1="{y1:.1f}" x2="{x2:.1f}" y2="{y2:.1f}" '
+            f'stroke="#6b7a90" stroke-width="{min(1 + n, 8)}" />'
+        )
+    for i, ((x, y), name) in enumerate(zip(points, people, strict=True)):
+        side = x - centre
+        anchor = "middle" if abs(side) < 1 else ("start" if side > 0 else "end")
+        dx = 0 if anchor == "middle" else (9 if anchor == "start" else -9)
+        dy = (-12 if y < middle else 20) if anchor == "middle" else 4
+        # the room a label has: to the edge of the figure on its side, 4 units to spare
+        width = {"middle": size - 8, "start": size - x - 13, "end": x - 13}[anchor]
+        person = (
+            f'<circle cx="{x:.1f}" cy="{y:.1f}" r="6" fill="#1f4e8c" />'
+            f'<text x="{x + dx:.1f}" y="{y + dy:.1f}" text-anchor="{anchor}" '
+            f'font-size="{FONT}" fill="#1b1b1b">{escape(isolate(fit(name, width)))}</text>'
+        )
+        if hrefs is not None:
+            person = f'<a href="{escape(hrefs[i])}">{person}</a>'
+        parts.append(person)
+    parts.append("</svg>")
+    return "\n".join(parts)
+
+
+# ---------------------------------------------------------------- site-wide files
+
+SEARCH_SCRIPT = """// kg site search: the prebuilt index (search-index.js), no requests; works from file://
+(function () {
+  var input = document.getElementById("q"), list = document.getElementById("results");
+  var count = document.getElementById("count"), items = window.KG_SEARCH || [];
+  document.getElementById("search").addEventListener("submit", function (e) {
+    e.preventDefault();
+  });
+  function fold(s) { return s.normalize("NFKD").replace(/[\\u0300-\\u036f]/g, "").toLowerCase(); }
+  function show() {
+    var words = fold(input.value).split(/\\s+/).filter(Boolean);
+    list.textContent = "";
+    if (!words.length) { count.textContent = ""; return; }
+    var found = items.filter(function (item) {
+      var text = fold(item.text);
+      return words.every(function (w) { return text.indexOf(w) >= 0; });
+    });
+    count.textContent = found.length + " found";
+    found.slice(0, 100).forEach(function (item) {
+      var li = document.createElement("li"), a = document.createElement("a");
+      var bdi = document.createElement("bdi");
+      a.href = item.href; bdi.textContent = item.title; a.appendChild(bdi);
+      li.appendChild(a); li.appendChild(document.createTextNode(" (" + item.kind + ")"));
+      list.appendChild(li);
+    });
+  }
+  input.addEventListener("input", show);
+  var q = new URLSearchParams(location.search).get("q");
+  if (q) { input.value = q; }
+  show();
+})();
+"""
+
+
+def search_index(builder: SiteBuilder) -> str:
+    """People and papers as a script that sets `window.KG_SEARCH` (a file:// page can
+    load a script, not fetch JSON)."""
+    items = [
+        {
+            "kind": "person",
+            "title": p.name,
+            "href": f"person/{p.slug}.html",
+            "text": " ".join([p.name, *p.alternate_names, *(n.name for n in p.native_names)]),
+        }
+        for p in builder.r.dataset.profiles
+    ]
+    for pub in sorted(builder.r.publications.values(), key=lambda p: p.key):
+        authors = " ".join(slot.printed[0] for slot in pub.authors)
+        items.append(
+            {
+                "kind": "paper",
+                "title": pub.title,
+                "href": f"publication/{pub.key}.html",
+                "text": f"{pub.title} {authors} {pub.year or ''}",
+            }
+        )
+    body = json.dumps(items, ensure_ascii=False, sort_keys=True, indent=0)
+    return f"window.KG_SEARCH = {escape_json_for_html(body)};\n"
+
+
+def sitemap(base: str, paths: Sequence[str]) -> str:
+    urls = "".join(f"  <url><loc>{escape(base + p)}</loc></url>\n" for p in sorted(paths))
+    return (
+        '<?xml version="1.0" encoding="UTF-8"?>\n'
+        '<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">\n'
+        f"{urls}</urlset>\n"
+    )
+
+
+def robots(base: str) -> str:
+    return f"User-agent: *\nAllow: /\nSitemap: {base}sitemap.xml\n"
+
+
+def atom_feed(builder: SiteBuilder, limit: int = 50) -> str:
+    """The newest publications (by year, then title) as an Atom feed."""
+    base, settings = builder.base, builder.settings
+    pubs = sorted(
+        builder.r.publications.values(), key=lambda p: (-(p.year or 0), p.title.casefold())
+    )[:limit]
+    newest = max((p.year or 1970 for p in pubs), default=1970)
+    entries = []
+    for pub in pubs:
+        iri = escape(f"{base}publication/{pub.key}")
+        authors = "".join(
+            f"<author><name>{escape(s.printed[0])}</name></author>" for s in pub.authors[:10]
+        )
+        entries.append(
+            f"<entry><id>{iri}</id><title>{escape(pub.title)}</title>"
+            f'<link href="{iri}"/><updated>{pub.year or 1970:04d}-01-01T00:00:00Z</updated>'
+            f"{authors}</entry>\n"
+        )
+    return (
+        '<?xml version="1.0" encoding="utf-8"?>\n'
+        '<feed xmlns="http://www.w3.org/2005/Atom">\n'
+        f"<id>{escape(base)}feed.xml</id><title>{escape(settings.title)}: publications</title>\n"
+        f'<link href="{escape(base)}"/><link rel="self" href="{escape(base)}feed.xml"/>\n'
+        f"<updated>{newest:04d}-01-01T00:00:00Z</updated>\n" + "".join(entries) + "</feed>\n"
+    )

@@ -80,6 +80,11 @@ class PublicationEntity:
     equal_contribution_note: str | None = None
     arxiv: str | None = None
     doi: str | None = None
+    abstract: str | None = None
+    pdf: str | None = None
+    code: str | None = None
+    slides: str | None = None
+    video: str | None = None
 
 
 @dataclass(frozen=True)
@@ -758,6 +763,11 @@ def _merge_listings(key, listings, person_of, venues, problems) -> PublicationEn
         ),
         arxiv=next((p.arxiv for _, p in listings if p.arxiv), None),
         doi=next((p.doi for _, p in listings if p.doi), None),
+        abstract=next((p.abstract for _, p in listings if p.abstract), None),
+        pdf=next((p.pdf for _, p in listings if p.pdf), None),
+        code=next((p.code for _, p in listings if p.code), None),
+        slides=next((p.slides for _, p in listings if p.slides), None),
+        video=next((p.video for _, p in listings if p.video), None),
     )
 
 
