@@ -678,7 +678,7 @@ def _asker(config, args: argparse.Namespace):
     if args.graph:
         store = QueryStore.from_file(args.graph)
     else:
-        store = QueryStore.from_graph(_pipeline().build_graph(config)[1].graph)
+        store = QueryStore.from_graph(_pipeline().build_graph(config)[1].triples)
     return lambda q, v: run_embedded(store, q, v, args.allow_service)
 
 

@@ -17,10 +17,8 @@ from kg.graph.mapping import Mapped, map_graph
 from kg.ingest.load import load_dataset_partially
 from kg.ingest.redact import redact
 from kg.model import Dataset, PartialDate
-from kg.publish.export import write_outputs
-from kg.publish.render import render_parts
 from kg.resolve.identity import Resolution, reference_problems, resolve
-from kg.validate.shacl import Report, validate_in_parts
+from kg.validate.shacl import Report, validate_in_parts  # pySHACL only when a part is validated
 from kg.workers import worker_count
 
 Progress = Callable[[str], None]
@@ -234,6 +232,9 @@ def build(
     report = _validate(config, mapped, progress, jobs, cache)
     if not report.conforms and not allow_violations:
         return BuildResult(None, (), len(mapped.triples), resolution, report)
+    from kg.publish.export import write_outputs
+    from kg.publish.render import render_parts  # Jinja and the writers: only when writing
+
     out_dir = out or config.out_dir
     progress(f"rendering and writing to {out_dir} ({jobs} job{'s' if jobs != 1 else ''})")
     parts = render_parts(
@@ -270,6 +271,8 @@ def site_parts(
 ) -> Iterator[dict[str, str]]:
     """The site alone (pages and the per-person downloads they link to), in parts for
     `write_outputs`, paths relative to the site folder."""
+    from kg.publish.render import render_parts
+
     resolution, mapped = build_graph(config, progress)
     jobs = worker_count(jobs, len(resolution.dataset.profiles))
     for part in render_parts(config, resolution, mapped.triples, jobs):

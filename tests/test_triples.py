@@ -48,3 +48,21 @@ json_values = st.recursive(
 @given(json_values)
 def test_dumps_is_json_dumps_with_indent_two(value):
     assert dumps(value) == json.dumps(value, ensure_ascii=False, indent=2)
+
+
+@given(json_values, st.integers(min_value=1, max_value=3))
+def test_dumps_nested_is_json_dumps_indented_further(value, depth):
+    expected = json.dumps(value, ensure_ascii=False, indent=2).replace("\n", "\n" + "  " * depth)
+    assert dumps(value, depth) == expected
+
+
+def test_dumps_agrees_where_orjson_would_not():
+    """NaN, lone surrogates, big integers, non-string keys: where orjson fails or differs."""
+    for value in ({"x": float("nan")}, ["\ud800"], 2**70, {1: True}, {"k": [None, 0.5]}):
+        assert dumps(value) == json.dumps(value, ensure_ascii=False, indent=2)
+
+
+@given(st.recursive(st.floats(allow_nan=False, allow_infinity=False), st.lists, max_leaves=8))
+def test_dumps_writes_the_same_floats(value):
+    """Floats: the same numbers (orjson's shortest form may spell an exponent differently)."""
+    assert json.loads(dumps(value)) == value

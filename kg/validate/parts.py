@@ -116,17 +116,23 @@ _context: _Context | None = None  # set in the parent before forking
 
 def run_parts(
     parts: list[Part],
-    shapes: Graph,
-    ontology: Graph,
+    load_shapes: Callable[[], tuple[Graph, Graph]],
     jobs: int,
     cache_dir: Path | None,
     progress: Callable[[int, int], None] | None = None,
 ) -> list[Raw]:
-    """Raw results of every part: from the cache where the closure is unchanged."""
+    """Raw results of every part: from the cache where the closure is unchanged.
+
+    `load_shapes` gives (shapes, ontology); it is called only when some part is not
+    cached, so a build with every part cached neither parses the shapes nor imports
+    pySHACL."""
     global _context
     cached = _read_cache(cache_dir, parts)
     todo = [p for p in parts if p.key not in cached]
-    _context = _Context(shapes, ontology, todo)
+    if not todo:
+        _write_cache(cache_dir, parts, cached)
+        return [r for p in parts for r in cached[p.key]]
+    _context = _Context(*load_shapes(), todo)
     try:
         results = fork_map(_validate_part, range(len(todo)), jobs)
         for done, (part, raw) in enumerate(zip(todo, results, strict=True), start=1):

@@ -10,11 +10,10 @@ import hashlib
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, partial
 from pathlib import Path
 from typing import cast
 
-from pyshacl import validate as shacl_validate
 from rdflib import BNode, Graph, Literal, URIRef
 from rdflib.term import Node
 from rdflib.util import from_n3
@@ -82,6 +81,8 @@ def validate(
     graph: Graph, sources: dict[URIRef, Source], shapes_dir: Path, ontology_dir: Path
 ) -> Report:
     """Run the shapes over `graph` (no inference) and return a typed report."""
+    from pyshacl import validate as shacl_validate
+
     shapes, ontology = _load_shapes(shapes_dir.resolve(), ontology_dir.resolve())
     with _parsed_once(), _constraint_lookup_by_set():
         _, results_graph, _ = shacl_validate(
@@ -115,17 +116,17 @@ def validate_in_parts(
     """The same report as `validate`, computed part by part (see kg/partition.py)."""
     from kg.validate.parts import CACHE_VERSION, run_parts, split
 
-    shapes, ontology = _load_shapes(shapes_dir.resolve(), ontology_dir.resolve())
     parts = split(triples, base, _salt(shapes_dir, ontology_dir, CACHE_VERSION))
-    raw = run_parts(parts, shapes, ontology, jobs, cache_dir, progress)
+    shapes = partial(_load_shapes, shapes_dir.resolve(), ontology_dir.resolve())
+    raw = run_parts(parts, shapes, jobs, cache_dir, progress)
     results = sorted((_from_raw(r, sources) for r in raw), key=_order)
     return Report(tuple(results), _report_graph(raw))
 
 
 def _salt(shapes_dir: Path, ontology_dir: Path, version: str) -> str:
-    import pyshacl
+    from importlib.metadata import version as installed  # not pySHACL itself: slow to import
 
-    digest = hashlib.sha256(f"{version} {pyshacl.__version__}".encode())
+    digest = hashlib.sha256(f"{version} {installed('pyshacl')}".encode())
     for folder in (shapes_dir, ontology_dir):
         for path in sorted(folder.glob("*.ttl")):
             digest.update(path.name.encode() + b"\0" + path.read_bytes())
