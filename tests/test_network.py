@@ -25,6 +25,28 @@ OK_JSON = json.dumps(
 ).encode()
 
 
+def _read_request(conn: socket.socket) -> bytes:
+    """The request's head and its Content-Length body."""
+    data = b""
+    while b"\r\n\r\n" not in data:
+        chunk = conn.recv(65536)
+        if not chunk:
+            return data
+        data += chunk
+    head, _, body = data.partition(b"\r\n\r\n")
+    length = 0
+    for line in head.split(b"\r\n")[1:]:
+        name, _, value = line.partition(b":")
+        if name.strip().lower() == b"content-length":
+            length = int(value.strip() or 0)
+    while len(body) < length:
+        chunk = conn.recv(65536)
+        if not chunk:
+            break
+        body += chunk
+    return head + b"\r\n\r\n" + body
+
+
 class RawServer:
     """Accepts connections on 127.0.0.1 and hands each socket to `handle`."""
 
@@ -47,7 +69,7 @@ class RawServer:
     def _one(self, conn: socket.socket) -> None:
         try:
             conn.settimeout(10)
-            conn.recv(65536)
+            _read_request(conn)  # all of it: closing on unread bytes would send a reset
             self.handle(conn)
         except OSError:
             pass
