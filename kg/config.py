@@ -126,12 +126,13 @@ def load_config(project: Path | None = None) -> Config:
 
 
 def check_base_iri(base: str) -> str | None:
-    """What is wrong with a base IRI, or None when it can be used."""
-    if not base.startswith(("http://", "https://")) or not base.endswith(("/", "#")):
-        return "must be an http(s) IRI ending in / or #"
-    if any(c in base for c in ' <>"{}|\\^`'):
-        return "must not contain spaces, quotes, braces or angle brackets"
-    return None
+    """What is wrong with a base IRI, or None when it can be used (kg.toml and kg init)."""
+    problem = http_problem(base)
+    if problem is None and not base.endswith(("/", "#")):
+        problem = "an IRI ending in / or #"
+    return (
+        f"{base!r} must be an http(s) IRI ending in / or #: expected {problem}" if problem else None
+    )
 
 
 def _setting_problem(key: str, value: object, root: Path) -> str | None:
@@ -140,14 +141,7 @@ def _setting_problem(key: str, value: object, root: Path) -> str | None:
     if not isinstance(value, str):
         return f"expected text in quotes, found {type(value).__name__} {value!r}"
     if key == "base_iri":
-        problem = http_problem(value)
-        if problem is None and not value.endswith(("/", "#")):
-            problem = "an IRI ending in / or #"
-        return (
-            f"{value!r} must be an http(s) IRI ending in / or #: expected {problem}"
-            if problem
-            else None
-        )
+        return check_base_iri(value)
     if key in ("license", "sparql_endpoint"):
         problem = iri_problem(value) if key == "license" else http_problem(value)
         return f"{value!r} is not usable: expected {problem}" if problem else None

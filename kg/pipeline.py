@@ -85,23 +85,27 @@ class BuildResult:
         return self.out_dir is not None
 
 
-def profile_dates(config: Config, data: Dataset, first: bool = False) -> dict[str, PartialDate]:
-    """When each profile last changed (with `first`: was created): SOURCE_DATE_EPOCH,
-    else its last (first) git commit, else mtime.
+def profile_dates(
+    config: Config, data: Dataset
+) -> tuple[dict[str, PartialDate], dict[str, PartialDate]]:
+    """When each profile last changed and when it was created: SOURCE_DATE_EPOCH, else its
+    last and first git commits (one `git log` for both), else its mtime.
 
     Reproducible: the same checkout gives the same dates, so rebuilds are byte-identical.
     """
     epoch = os.environ.get("SOURCE_DATE_EPOCH")
     if epoch and epoch.isdigit():
         day = _day(int(epoch))
-        return {p.slug: day for p in data.profiles}
-    committed = _git_dates(config.data_dir / "profiles", first)
-    dates = {}
+        same = {p.slug: day for p in data.profiles}
+        return same, dict(same)
+    last, first = _git_dates(config.data_dir / "profiles")
+    modified, created = {}, {}
     for p in data.profiles:
         path = config.data_dir / "profiles" / f"{p.slug}.yaml"
-        stamp = committed.get(path.name)
-        dates[p.slug] = _day(stamp if stamp is not None else int(path.stat().st_mtime))
-    return dates
+        mtime = None if path.name in last and path.name in first else int(path.stat().st_mtime)
+        modified[p.slug] = _day(last.get(path.name, mtime or 0))
+        created[p.slug] = _day(first.get(path.name, mtime or 0))
+    return modified, created
 
 
 def _day(epoch: int) -> PartialDate:
@@ -127,31 +131,29 @@ _GIT = (
 _GIT_ENV = {"GIT_CONFIG_NOSYSTEM": "1", "GIT_TERMINAL_PROMPT": "0", "GIT_OPTIONAL_LOCKS": "0"}
 
 
-def _git_dates(folder: Path, first: bool = False) -> dict[str, int]:
+def _git_dates(folder: Path) -> tuple[dict[str, int], dict[str, int]]:
     """File name -> commit time of its last commit, for files whose content is the
-    committed content (one `git log` and one `git ls-tree` for the folder); with `first`,
-    of its first commit, whatever has changed since."""
+    committed content, and file name -> time of its first commit, whatever changed since
+    (one `git log` and one `git ls-tree` for the folder)."""
     try:
         log = _git(folder, "log", "--no-show-signature", "--format=%x00%ct", "--name-only")
         tree = _git(folder, "ls-tree", "-z", "HEAD")
     except (OSError, subprocess.SubprocessError):
-        return {}
+        return {}, {}
     committed = {}
     for entry in tree.split("\x00"):
         meta, _, name = entry.partition("\t")
         if meta.endswith(tuple("0123456789abcdef")) and " blob " in meta:
             committed[name] = meta.rsplit(" ", 1)[1]
-    dates: dict[str, int] = {}
+    last: dict[str, int] = {}
+    first: dict[str, int] = {}
     for chunk in log.split("\x00")[1:]:
         stamp, *names = chunk.strip().splitlines() or ["0"]
         for name in names:
-            if first:  # the log is newest first: the last stamp seen is the oldest
-                dates[Path(name).name] = int(stamp)
-            else:
-                dates.setdefault(Path(name).name, int(stamp))
-    if first:
-        return dates
-    return {k: v for k, v in dates.items() if _unchanged(folder / k, committed.get(k))}
+            last.setdefault(Path(name).name, int(stamp))
+            first[Path(name).name] = int(stamp)  # newest first: the last seen is the oldest
+    unchanged = {k: v for k, v in last.items() if _unchanged(folder / k, committed.get(k))}
+    return unchanged, first
 
 
 def _git(folder: Path, *args: str) -> str:
@@ -189,7 +191,7 @@ def build_graph(config: Config, progress: Progress = _quiet) -> tuple[Resolution
     progress(f"resolving {len(data.profiles)} profiles")
     resolution = resolve(data)
     progress("mapping to RDF")
-    modified, created = profile_dates(config, data), profile_dates(config, data, first=True)
+    modified, created = profile_dates(config, data)
     return resolution, map_graph(resolution, config.base_iri, modified, created)
 
 

@@ -101,9 +101,6 @@ class _Context:
         more = Problem(self.first_dropped, "", f"... and {dropped} more problem(s) in this file")
         return [*self.problems, more]
 
-    def error(self) -> InputError:
-        return InputError(self.all_problems())
-
 
 def _describe(node: Node) -> str:
     if isinstance(node, MappingNode):
