@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 from pathlib import Path
@@ -483,3 +484,13 @@ def test_venue_text_resolves_through_series_colon_and_acronym_with_year(repo_cop
         "data/venues.yaml: acm-sigcomm-computer-communication-review"
     ]
     assert "kind: journal" in ccr.registry_entries[0][1]
+
+
+def test_import_refuses_a_fifo_or_a_device_without_hanging(repo_copy, tmp_path, capsys):
+    fifo = tmp_path / "hang.bib"
+    os.mkfifo(fifo)
+    for path in (fifo, Path("/dev/zero")):
+        args = ["--project", str(repo_copy), "import", "bibtex", str(path), "--person", SLUG]
+        assert main(args) == 2
+        err = capsys.readouterr().err
+        assert "not a regular file" in err and "Traceback" not in err

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from kg.config import Config
 from kg.errors import BadRecordsError, Problem, UsageError
+from kg.files import read_regular
 from kg.imports.bibtex import parse_bibtex
 from kg.imports.csl import parse_csl
 from kg.imports.dblp import parse_dblp_xml, with_dblp_names
@@ -69,12 +70,18 @@ class ImportResult:
     skipped: tuple[str, ...]  # malformed entries skipped with `skip_bad`
 
 
+MAX_IMPORT_BYTES = 64 * 1024 * 1024  # a whole library's .bib is a few MiB
+
+
 def read_records(source: str, path: Path, skip_bad: bool = False) -> Parsed:
     """Parse one file; malformed entries fail the import unless `skip_bad`."""
     if source not in PARSERS:
         raise UsageError(f"unknown source {source!r}; expected one of {', '.join(PARSERS)}")
     try:
-        text = path.read_text(encoding="utf-8-sig")
+        data = read_regular(path, MAX_IMPORT_BYTES)
+        if len(data) > MAX_IMPORT_BYTES:
+            raise UsageError(f"{path}: more than {MAX_IMPORT_BYTES} bytes; expected an export")
+        text = data.decode("utf-8-sig")
     except (OSError, UnicodeDecodeError) as exc:
         raise UsageError(f"cannot read {path}: {exc}") from None
     parsed = PARSERS[source](text, str(path))

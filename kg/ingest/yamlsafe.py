@@ -9,15 +9,14 @@ documents are refused.
 
 from __future__ import annotations
 
-import os
 import re
-import stat
 from pathlib import Path
 
 import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from kg.errors import InputError, Problem
+from kg.files import NotRegularFile, read_regular
 from kg.model import Source
 
 try:  # libyaml's parser when available: same nodes, several times faster
@@ -98,27 +97,13 @@ def read_node(path: Path, display: str) -> Node:
 
 
 def _read_regular(path: Path, display: str) -> bytes:
-    """At most MAX_FILE_BYTES + 1 bytes of a regular file. Opened without blocking and
-    checked before reading, so a FIFO cannot hang the run nor /dev/zero fill memory."""
+    """At most MAX_FILE_BYTES + 1 bytes of a regular file (kg.files.read_regular)."""
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        return read_regular(path, MAX_FILE_BYTES)
+    except NotRegularFile:
+        raise _fail(display, 0, 0, "cannot read the file (not a regular file)") from None
     except OSError as exc:
         raise _fail(display, 0, 0, f"cannot read the file ({exc.strerror})") from None
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise _fail(display, 0, 0, "cannot read the file (not a regular file)")
-        chunks, size = [], 0
-        while size <= MAX_FILE_BYTES:
-            chunk = os.read(fd, MAX_FILE_BYTES + 1 - size)
-            if not chunk:
-                break
-            chunks.append(chunk)
-            size += len(chunk)
-        return b"".join(chunks)
-    except OSError as exc:
-        raise _fail(display, 0, 0, f"cannot read the file ({exc.strerror})") from None
-    finally:
-        os.close(fd)
 
 
 def _too_deep(data: bytes) -> int:

@@ -159,15 +159,12 @@ MAX_QUERY_BYTES = 1024 * 1024
 def read_query_file(path: Path) -> str:
     """A query file's text: a regular file (not a FIFO or device, which would hang or
     fill memory) of at most MAX_QUERY_BYTES, in UTF-8."""
-    import os
-    import stat
+    from kg.files import NotRegularFile, read_regular
 
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-        with os.fdopen(fd, "rb") as handle:
-            if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
-                raise QueryError(f"{path}: not a regular file; expected a .rq query file")
-            data = handle.read(MAX_QUERY_BYTES + 1)
+        data = read_regular(path, MAX_QUERY_BYTES)
+    except NotRegularFile:
+        raise QueryError(f"{path}: not a regular file; expected a .rq query file") from None
     except OSError as exc:
         raise QueryError(f"{path}: cannot read the query ({exc.strerror or exc})") from None
     if len(data) > MAX_QUERY_BYTES:
