@@ -61,13 +61,6 @@ def check_project(config: Config) -> CheckReport:
     return CheckReport(data, InputError(problems).problems, tuple(warnings(data)))
 
 
-def check(config: Config) -> Dataset:
-    """Load and resolve everything, raising InputError with every problem found."""
-    data = load_project(config)
-    resolve(data)
-    return data
-
-
 def resolve_project(config: Config) -> Resolution:
     return resolve(redact(load_project(config)))
 
