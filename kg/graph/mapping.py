@@ -111,6 +111,16 @@ class _Mapper:
         self.sources: dict[URIRef, Source] = {}
         self.topics = topic_slugs(_topic_labels(resolution), topic_key)
 
+    @cached_property
+    def works_by_person(self) -> dict[str, int]:
+        """Person key -> how many works they wrote or listed (one pass, not one per person)."""
+        count: dict[str, int] = {}
+        for pub in self.r.publications.values():
+            people = {a.person for a in pub.authors if a.person} | dict(pub.listings).keys()
+            for person in people:
+                count[person] = count.get(person, 0) + 1
+        return count
+
     # ---------------------------------------------------------------- primitives
 
     def iri(self, *parts: str | int) -> URIRef:
@@ -356,11 +366,7 @@ class _Mapper:
 
     def writes(self, s: URIRef, slug: str) -> None:
         """How many works the person wrote (schema:agentInteractionStatistic)."""
-        count = sum(
-            1
-            for pub in self.r.publications.values()
-            if any(a.person == slug for a in pub.authors) or slug in dict(pub.listings)
-        )
+        count = self.works_by_person.get(slug, 0)
         counter = self.node(self.iri("person", slug, "writes"), [SCHEMA.InteractionCounter], None)
         self.add(counter, SCHEMA.interactionType, SCHEMA.WriteAction)
         self.add(counter, SCHEMA.userInteractionCount, Literal(count, datatype=XSD.integer))
