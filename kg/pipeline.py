@@ -11,6 +11,7 @@ from pathlib import Path
 
 from rdflib import URIRef
 
+from kg.cache import SignedCache, digest
 from kg.config import Config
 from kg.errors import InputError, Problem
 from kg.graph.mapping import Mapped, map_graph
@@ -28,10 +29,10 @@ def _quiet(message: str) -> None:
     return None
 
 
-def load_project(config: Config) -> Dataset:
+def load_project(config: Config, parse_cache: SignedCache | None = None) -> Dataset:
     """Load data/; on mistakes, raise InputError with the structural problems and, in the
     same run, the unknown organizations and venues named by what could be read."""
-    data, problems = load_dataset_partially(config.data_dir)
+    data, problems = load_dataset_partially(config.data_dir, parse_cache)
     if problems:
         raise InputError([*problems, *reference_problems(data)])
     return data
@@ -176,11 +177,19 @@ def _unchanged(path: Path, blob: str | None) -> bool:
 
 
 CACHE_DIR = ".kg-cache/validation"
+PARSE_CACHE_DIR = ".kg-cache/parse"
+RENDER_CACHE_DIR = ".kg-cache/render"
+OUTPUTS_DIR = ".kg-cache/outputs"  # per output folder: the stamps of its files
 
 
-def build_graph(config: Config, progress: Progress = _quiet) -> tuple[Resolution, Mapped]:
+def build_graph(
+    config: Config, progress: Progress = _quiet, cache: bool = True
+) -> tuple[Resolution, Mapped]:
     progress("loading data/")
-    data = redact(load_project(config))
+    parse_cache = SignedCache(config.root / PARSE_CACHE_DIR) if cache else None
+    data = redact(load_project(config, parse_cache))
+    if parse_cache is not None:
+        parse_cache.prune()  # every file was read: what was not used is stale
     progress(f"resolving {len(data.profiles)} profiles")
     resolution = resolve(data)
     progress("mapping to RDF")
@@ -222,7 +231,7 @@ def build(
 
     With violations nothing is written unless `allow_violations` is set.
     """
-    resolution, mapped = build_graph(config, progress)
+    resolution, mapped = build_graph(config, progress, cache)
     jobs = worker_count(jobs, len(resolution.dataset.profiles))
     report = _validate(config, mapped, progress, jobs, cache)
     if not report.conforms and not allow_violations:
@@ -232,10 +241,12 @@ def build(
 
     out_dir = out or config.out_dir
     progress(f"rendering and writing to {out_dir} ({jobs} job{'s' if jobs != 1 else ''})")
+    render_cache = SignedCache(config.root / RENDER_CACHE_DIR) if cache else None
     parts = render_parts(
-        config, resolution, mapped.triples, jobs, _every_tenth(progress, "rendered")
+        config, resolution, mapped.triples, jobs, _every_tenth(progress, "rendered"), render_cache
     )
-    files = write_outputs(out_dir, with_build_record(parts, report))
+    manifest = config.root / OUTPUTS_DIR / f"{digest(str(out_dir.absolute()))[:16]}.json"
+    files = write_outputs(out_dir, with_build_record(parts, report), manifest if cache else None)
     return BuildResult(out_dir, tuple(files), len(mapped.triples), resolution, report)
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -16,6 +17,8 @@ REPO = Path(__file__).resolve().parent.parent
 VOCAB = Path(__file__).resolve().parent / "vocab"  # vendored copies (see vocab/README.md)
 MINI = Path(__file__).resolve().parent / "fixtures" / "mini"
 PROFILES = sorted((REPO / "data" / "profiles").glob("*.yaml"))
+# The cache signing secret of this test run (kg.cache): never the user's own.
+os.environ.setdefault("XDG_CACHE_HOME", tempfile.mkdtemp(prefix="kg-tests-cache-"))
 
 # Property tests: the same bounded examples on every run (no shrinking marathons, no flaky
 # CI); `HYPOTHESIS_PROFILE=explore pytest` searches wider and randomly while developing.

@@ -13,7 +13,7 @@ from conftest import REPO
 KG = REPO / "kg"
 # Each stage may import the ones listed before it (and the foundation), never one after.
 ORDER = (
-    "foundation",  # config, errors, model, display, files, iri, workers: used everywhere
+    "foundation",  # cache, config, errors, model, display, files, iri, workers: everywhere
     "ingest",  # YAML -> typed model
     "resolve",  # one node per real thing
     "graph",  # namespaces, IRIs, mapping to triples, N-Triples
@@ -26,7 +26,17 @@ ORDER = (
     "bench",  # synthetic corpora and benchmarks
     "cli",  # the porch
 )
-FOUNDATION = {"config", "errors", "model", "display", "files", "iri", "workers", "__init__"}
+FOUNDATION = {
+    "cache",
+    "config",
+    "errors",
+    "model",
+    "display",
+    "files",
+    "iri",
+    "workers",
+    "__init__",
+}
 
 
 def _module(path: Path) -> str:

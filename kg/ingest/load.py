@@ -19,9 +19,19 @@ from pathlib import Path
 from typing import Any, Union
 
 from kg import model
+from kg.cache import SignedCache, digest, package_digest
 from kg.errors import InputError, Problem
 from kg.ingest.names import name_key
-from kg.ingest.yamlsafe import MappingNode, Node, ScalarNode, SequenceNode, read_node, source_of
+from kg.ingest.yamlsafe import (
+    MappingNode,
+    Node,
+    ScalarNode,
+    SequenceNode,
+    node_from_bytes,
+    read_node,
+    read_yaml_bytes,
+    source_of,
+)
 from kg.iri import http_problem, iri_problem
 from kg.model import PRESENT, Dataset, PartialDate, Present, Source
 
@@ -363,9 +373,14 @@ def load_file(path: Path, cls: type, display: str) -> Any:
     return record
 
 
-def _load_file(path: Path, cls: type, display: str) -> tuple[Any, list[Problem]]:
+def _load_file(
+    path: Path, cls: type, display: str, parse_cache: SignedCache | None = None
+) -> tuple[Any, list[Problem]]:
     """The record (partial when there are problems, None when unusable) and the problems."""
-    node = read_node(path, display)
+    return _parsed(path, display, cls.__name__, parse_cache, lambda n: _record(n, cls, display))
+
+
+def _record(node: Node, cls: type, display: str) -> tuple[Any, list[Problem]]:
     ctx = _Context(display)
     record = convert(node, cls, "", ctx)
     return record, ctx.all_problems()
@@ -379,8 +394,37 @@ def load_registry(path: Path, cls: type, display: str) -> tuple:
     return records
 
 
-def _load_registry(path: Path, cls: type, display: str) -> tuple[tuple, list[Problem]]:
-    node = read_node(path, display)
+def _parsed(
+    path: Path,
+    display: str,
+    kind: str,
+    parse_cache: SignedCache | None,
+    convert_node: typing.Callable[[Node], tuple[Any, list[Problem]]],
+) -> tuple[Any, list[Problem]]:
+    """`convert_node` of the file's YAML, or, for bytes read before without problems,
+    the value kept in `parse_cache` (keyed by the bytes, the path and kg's code)."""
+    if parse_cache is None or not parse_cache.enabled:
+        return convert_node(read_node(path, display))
+    data = read_yaml_bytes(path, display)
+    key = digest("parse", package_digest(), kind, display, data)
+    kept = parse_cache.get(key)
+    if kept is not None:
+        return kept
+    value = convert_node(node_from_bytes(data, display))
+    if not value[1]:
+        parse_cache.put(key, value)
+    return value
+
+
+def _load_registry(
+    path: Path, cls: type, display: str, parse_cache: SignedCache | None = None
+) -> tuple[tuple, list[Problem]]:
+    return _parsed(
+        path, display, f"{cls.__name__}s", parse_cache, lambda n: _registry(n, cls, display)
+    )
+
+
+def _registry(node: Node, cls: type, display: str) -> tuple[tuple, list[Problem]]:
     ctx = _Context(display)
     if not isinstance(node, MappingNode):
         ctx.report(node, "", f"found {_describe(node)}; expected a mapping from key to entry")
@@ -417,9 +461,14 @@ def load_dataset(data_dir: Path) -> Dataset:
     return data
 
 
-def load_dataset_partially(data_dir: Path) -> tuple[Dataset, list[Problem]]:
+def load_dataset_partially(
+    data_dir: Path, parse_cache: SignedCache | None = None
+) -> tuple[Dataset, list[Problem]]:
     """Every profile and registry entry that could be read (partly, where a mapping has
-    problems) and every problem found; for checking references in the same run."""
+    problems) and every problem found; for checking references in the same run.
+
+    With `parse_cache`, files whose bytes were read before without problems are not
+    parsed again (a build of 10k profiles after one edit parses one)."""
     if not data_dir.is_dir():
         problem = Problem(Source(str(data_dir), 0, 0), "", "data directory not found")
         raise InputError([problem])
@@ -428,9 +477,9 @@ def load_dataset_partially(data_dir: Path) -> tuple[Dataset, list[Problem]]:
     for name, cls in REGISTRIES:
         path = data_dir / f"{name}.yaml"
         display = _display(path, data_dir)
-        found[name] = _collect(problems, data_dir, _load_registry, path, cls, display)
+        found[name] = _collect(problems, data_dir, _load_registry, path, cls, display, parse_cache)
     profiles = [
-        _collect(problems, data_dir, _load_profile, path, data_dir)
+        _collect(problems, data_dir, _load_profile, path, data_dir, parse_cache)
         for path in _profile_paths(data_dir, problems)
     ]
     data = Dataset(
@@ -470,7 +519,9 @@ def _outside(path: Path, data_dir: Path) -> bool:
     return not path.resolve().is_relative_to(data_dir.resolve())
 
 
-def _load_profile(path: Path, data_dir: Path) -> tuple[model.Profile | None, list[Problem]]:
+def _load_profile(
+    path: Path, data_dir: Path, parse_cache: SignedCache | None = None
+) -> tuple[model.Profile | None, list[Problem]]:
     display = _display(path, data_dir)
     if not FORMATS["key"][0].match(path.stem) or len(path.stem) > MAX_SLUG:
         problem = Problem(
@@ -480,7 +531,7 @@ def _load_profile(path: Path, data_dir: Path) -> tuple[model.Profile | None, lis
             "lower-case letters, digits and -, e.g. yihao-zhao.yaml",
         )
         return None, [problem]
-    profile, problems = _load_file(path, model.Profile, display)
+    profile, problems = _load_file(path, model.Profile, display, parse_cache)
     return (dataclasses.replace(profile, slug=path.stem) if profile else None), problems
 
 

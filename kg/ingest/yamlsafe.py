@@ -74,7 +74,16 @@ def source_of(node: Node, file: str) -> Source:
 
 def read_node(path: Path, display: str) -> Node:
     """Compose one YAML file into a node tree, or raise InputError explaining why not."""
-    data = _read_regular(path, display)
+    return node_from_bytes(_read_regular(path, display), display)
+
+
+def read_yaml_bytes(path: Path, display: str) -> bytes:
+    """The bytes of one YAML file (bounded, regular files only), for `node_from_bytes`."""
+    return _read_regular(path, display)
+
+
+def node_from_bytes(data: bytes, display: str) -> Node:
+    """Compose the bytes of the file `display` into a node tree, or raise InputError."""
     if len(data) > MAX_FILE_BYTES:
         message = f"file is more than {MAX_FILE_BYTES} bytes; expected at most {MAX_FILE_BYTES}"
         raise _fail(display, 0, 0, message)

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from rdflib import URIRef
 from rdflib.term import Node
 
+from kg.cache import SignedCache
 from kg.config import Config
 from kg.graph.triples import Triples
 from kg.publish.deploy import deploy_files
@@ -31,7 +32,8 @@ from kg.publish.export import (
     to_ntriples,
     to_turtle,
 )
-from kg.publish.layout import DATASET, DUMP, SPARQL, page_things, path_of
+from kg.publish.fingerprint import Fingerprints, SubjectChunks
+from kg.publish.layout import DATASET, DUMP, SPARQL, owner_path, page_things, path_of
 from kg.publish.site import SiteBuilder, SiteSettings
 from kg.resolve.identity import Resolution
 from kg.workers import fork_map
@@ -52,6 +54,9 @@ class _State:
     pages: frozenset[str]  # the path of every thing with a page
     site: SiteBuilder
     blocks: NodeBlocks  # filled by each worker process for the files it renders
+    chunks: SubjectChunks  # each subject's N-Triples: the dump, and what keys are made of
+    cache: SignedCache | None  # each person's and thing's files, by what they depend on
+    prints: Fingerprints
 
 
 _state: _State | None = None  # set in the parent before forking; read by the workers
@@ -77,47 +82,77 @@ def render_parts(
     graph: Triples,
     jobs: int = 1,
     progress: Callable[[int, int], None] | None = None,
+    cache: SignedCache | None = None,
 ) -> Iterator[dict[str, str]]:
     """The files in parts, in a fixed order, as tasks finish; `progress(done, total)`.
 
     A build writes each part and lets it go, so the whole output (several times the
-    graph's size in text) is never in memory at once.
+    graph's size in text) is never in memory at once. With `cache`, a person's or a
+    thing's files are rendered only when what they show changed (see
+    `kg.publish.fingerprint`); entries no longer used are removed at the end.
     """
     global _state
-    people = [_person(config, p.slug) for p in resolution.dataset.profiles]
-    graph.reverse()  # build the shared index once, before any fork
-    tops = page_things(graph.subjects(), config.base_iri)
-    profiled = set(people) | {_profile(config, p.slug) for p in resolution.dataset.profiles}
-    _state = _State(
-        config,
-        resolution,
-        graph,
-        owned_nodes(graph, tops),
-        [t for t in tops if t not in profiled],
-        frozenset(path_of(str(t), config.base_iri) or "" for t in tops) | {DATASET},
-        SiteBuilder(
-            resolution,
-            graph,
-            config.base_iri,
-            SiteSettings(
-                config.title,
-                config.description,
-                config.sparql_endpoint,
-                config.root / "templates",
-            ),
-        ),
-        NodeBlocks(graph),
-    )
+    _state = _make_state(config, resolution, graph, cache)
     tasks = list(_tasks(resolution, len(_state.things)))
+    used: set[str] = set()
     try:
-        for done, part in enumerate(fork_map(_render, tasks, jobs), start=1):
+        for done, (part, keys) in enumerate(fork_map(_render, tasks, jobs), start=1):
             yield part
+            used.update(keys)
             if progress is not None:
                 progress(done, len(tasks))
     finally:
         _state = None
+    if cache is not None:
+        cache.prune(used)
     yield {"context.jsonld": json.dumps({"@context": jsonld_context()}, indent=2) + "\n"}
     yield deploy_files(config.base_iri)
+
+
+def _make_state(
+    config: Config, resolution: Resolution, graph: Triples, cache: SignedCache | None
+) -> _State:
+    """What every task reads, made once in the parent before any fork."""
+    people = [_person(config, p.slug) for p in resolution.dataset.profiles]
+    graph.reverse()  # build the shared index once, before any fork
+    tops = page_things(graph.subjects(), config.base_iri)
+    profiled = set(people) | {_profile(config, p.slug) for p in resolution.dataset.profiles}
+    pages = frozenset(path_of(str(t), config.base_iri) or "" for t in tops) | {DATASET}
+    settings = SiteSettings(
+        config.title, config.description, config.sparql_endpoint, config.root / "templates"
+    )
+    site = SiteBuilder(resolution, graph, config.base_iri, settings)
+    chunks = SubjectChunks(graph)
+    prints = Fingerprints(
+        config, resolution, chunks, _linker(config.base_iri, pages), site.citations.keys
+    )
+    things = [t for t in tops if t not in profiled]
+    owned = owned_nodes(graph, tops)
+    return _State(
+        config,
+        resolution,
+        graph,
+        owned,
+        things,
+        pages,
+        site,
+        NodeBlocks(graph),
+        chunks,
+        cache if cache is not None and cache.enabled else None,
+        prints,
+    )
+
+
+def _linker(base: str, pages: frozenset[str]) -> Callable[[str], str]:
+    """Where a page links an IRI to: its page, its owner's page, or itself."""
+
+    def href(iri: str) -> str:
+        path = path_of(iri, base)
+        if path is None or path in pages:
+            return iri
+        return owner_path(path, pages) or ""
+
+    return href
 
 
 def _tasks(resolution: Resolution, things: int) -> Iterator[Task]:
@@ -131,22 +166,42 @@ def _tasks(resolution: Resolution, things: int) -> Iterator[Task]:
         yield ("things", start, min(start + THINGS_PER_TASK, things))
 
 
-def _render(task: Task) -> dict[str, str]:
+def _render(task: Task) -> tuple[dict[str, str], list[str]]:
+    """The files of one task, and the cache keys it used."""
     assert _state is not None
     kind, start, stop = task
+    keys: list[str] = []
+    if kind == "graph.nt":
+        text = _state.chunks.ntriples()
+        return {kind: text, f"site/{kind}": text}, keys  # the same string: a hard link
     if kind.startswith("graph."):
         text = SERIALIZERS[kind.removeprefix("graph.")][1](_state.graph)
-        return {kind: text, f"site/{kind}": text}  # the same string: a hard link
+        return {kind: text, f"site/{kind}": text}, keys
     if kind == "void":
-        return _void(_state)
+        return _void(_state), keys
     if kind == "site":
         paths = sorted(_state.pages)
-        return {f"site/{k}": v for k, v in _state.site.site_files(paths).items()}
+        return {f"site/{k}": v for k, v in _state.site.site_files(paths).items()}, keys
     if kind == "people":
-        return _people(_state, start, stop)
+        return _people(_state, start, stop, keys), keys
     files: dict[str, str] = {}
     for thing in _state.things[start:stop]:
-        files.update(_thing(_state, thing))
+        files.update(_thing(_state, thing, keys))
+    return files, keys
+
+
+def _cached(
+    state: _State, key: Callable[[], str], render: Callable[[], dict[str, str]], keys: list[str]
+) -> dict[str, str]:
+    """`render()`, or the files kept under `key()` when the cache has them."""
+    if state.cache is None:
+        return render()
+    found = key()
+    keys.append(found)
+    files = state.cache.get(found)
+    if files is None:
+        files = render()
+        state.cache.put(found, files)
     return files
 
 
@@ -159,7 +214,7 @@ def _descriptions(path: str, subset: Triples, turtle: str | None = None) -> dict
     }
 
 
-def _thing(state: _State, thing: URIRef) -> dict[str, str]:
+def _thing(state: _State, thing: URIRef, keys: list[str]) -> dict[str, str]:
     """The description files and the page of one thing (not a profiled person)."""
     path = path_of(str(thing), state.config.base_iri) or ""
     own = state.owned[thing]
@@ -167,41 +222,58 @@ def _thing(state: _State, thing: URIRef) -> dict[str, str]:
     subset = (
         person_subset(state.graph, thing, own) if kind == "person" else described(state.graph, own)
     )
-    files = _descriptions(path, subset)
-    key = path.split("/", 1)[-1]
-    if kind == "publication" and key in state.resolution.publications:
-        page = state.site.publication_pages([state.resolution.publications[key]])
-        files.update({f"site/{k}": v for k, v in page.items()})
-    else:
-        files[f"site/{path}.html"] = state.site.thing_page(thing, subset, state.pages)
-    return files
+    name = path.split("/", 1)[-1]
+    pub = state.resolution.publications.get(name) if kind == "publication" else None
+
+    def render() -> dict[str, str]:
+        files = _descriptions(path, subset)
+        if pub is not None:
+            page = state.site.publication_pages([pub])
+            files.update({f"site/{k}": v for k, v in page.items()})
+        else:
+            files[f"site/{path}.html"] = state.site.thing_page(thing, subset, state.pages)
+        return files
+
+    return _cached(state, lambda: state.prints.thing(thing, subset, pub), render, keys)
 
 
-def _people(state: _State, start: int, stop: int) -> dict[str, str]:
-    profiles = state.resolution.dataset.profiles[start:stop]
+def _people(state: _State, start: int, stop: int, keys: list[str]) -> dict[str, str]:
     files = {}
-    for profile in profiles:
+    for profile in state.resolution.dataset.profiles[start:stop]:
         person = _person(state.config, profile.slug)
         subset = person_subset(state.graph, person, state.owned[person])
-        state.blocks.skip = set(state.owned[person])  # their own nodes: in this file only
-        turtle, jsonld = to_turtle(subset, state.blocks), to_jsonld(subset, state.blocks)
-        bib = state.site.citations.bibtex(profile.slug)
-        for ext, text in (("ttl", turtle), ("jsonld", jsonld)):
-            files[f"people/{profile.slug}.{ext}"] = text
-            files[f"site/person/{profile.slug}.{ext}"] = text  # the same string: a hard link
-        # not beside the descriptions: Apache's MultiViews would offer it for text/*
-        files[f"people/{profile.slug}.bib"] = bib
-        files[f"site/bib/{profile.slug}.bib"] = bib
-        files[f"site/person/{profile.slug}.nt"] = to_ntriples(subset)
-        page = state.site.person_page(profile)
-        files[f"site/person/{profile.slug}.html"] = page
-        files[f"site/profile/{profile.slug}.html"] = page  # the profile document: same page
-        profile_iri = _profile(state.config, profile.slug)
+        works = state.site.publications_of(profile.slug)
         files.update(
-            _descriptions(f"profile/{profile.slug}", described(state.graph, [profile_iri]))
+            _cached(
+                state,
+                lambda: state.prints.person(profile, subset, works),  # noqa: B023 (called now)
+                lambda: _person_files(state, profile, person, subset),  # noqa: B023
+                keys,
+            )
         )
     if start == 0:
         files["site/index.html"] = state.site.index_page()
+    return files
+
+
+def _person_files(state: _State, profile, person: URIRef, subset: Triples) -> dict[str, str]:
+    """A profiled person's downloads, page and profile document."""
+    files = {}
+    state.blocks.skip = set(state.owned[person])  # their own nodes: in this file only
+    turtle, jsonld = to_turtle(subset, state.blocks), to_jsonld(subset, state.blocks)
+    bib = state.site.citations.bibtex(profile.slug)
+    for ext, text in (("ttl", turtle), ("jsonld", jsonld)):
+        files[f"people/{profile.slug}.{ext}"] = text
+        files[f"site/person/{profile.slug}.{ext}"] = text  # the same string: a hard link
+    # not beside the descriptions: Apache's MultiViews would offer it for text/*
+    files[f"people/{profile.slug}.bib"] = bib
+    files[f"site/bib/{profile.slug}.bib"] = bib
+    files[f"site/person/{profile.slug}.nt"] = to_ntriples(subset)
+    page = state.site.person_page(profile)
+    files[f"site/person/{profile.slug}.html"] = page
+    files[f"site/profile/{profile.slug}.html"] = page  # the profile document: same page
+    profile_iri = _profile(state.config, profile.slug)
+    files.update(_descriptions(f"profile/{profile.slug}", described(state.graph, [profile_iri])))
     return files
 
 

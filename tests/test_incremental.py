@@ -1,0 +1,158 @@
+"""Incremental builds: after an edit, a build with the caches of the previous build
+gives the very bytes of a cold build, and renders and writes only what changed."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+from conftest import REPO
+
+from kg.cache import SignedCache, digest
+from kg.config import load_config
+from kg.pipeline import PARSE_CACHE_DIR, RENDER_CACHE_DIR, build
+
+
+def _tree(root: Path) -> dict[str, bytes]:
+    return {
+        str(p.relative_to(root)): p.read_bytes()
+        for p in sorted(root.rglob("*"))
+        if p.is_file() and p.name != ".kg-output"
+    }
+
+
+def _assert_same_tree(got: Path, want: Path) -> None:
+    got_files, want_files = _tree(got), _tree(want)
+    assert sorted(got_files) == sorted(want_files), "different file lists"
+    differ = [k for k in want_files if got_files[k] != want_files[k]]
+    assert not differ, f"{len(differ)} files differ from a cold build, e.g. {differ[:5]}"
+
+
+@pytest.fixture(scope="module")
+def warm_project(tmp_path_factory) -> Path:
+    """The seed project, built once: its caches are warm."""
+    root = tmp_path_factory.mktemp("warm") / "project"
+    root.mkdir()
+    shutil.copytree(REPO / "data", root / "data")
+    shutil.copy(REPO / "kg.toml", root / "kg.toml")
+    result = build(load_config(root), root / "dist")
+    assert result.published
+    return root
+
+
+def _copy(warm: Path, target: Path) -> Path:
+    shutil.copytree(warm, target, symlinks=True)
+    return target
+
+
+def _replace_first(path: Path, pattern: str, replacement: str) -> None:
+    text = path.read_text(encoding="utf-8")
+    changed = re.sub(pattern, replacement, text, count=1, flags=re.M)
+    assert changed != text, f"{pattern!r} not found in {path}"
+    path.write_text(changed, encoding="utf-8")
+
+
+def _profiles(root: Path) -> list[Path]:
+    return sorted((root / "data" / "profiles").glob("*.yaml"))
+
+
+def _edit_title(root: Path) -> None:
+    _replace_first(_profiles(root)[0], r'^(\s*- title: "?)', r"\1Revised: ")
+
+
+def _edit_name(root: Path) -> None:
+    _replace_first(_profiles(root)[1], r'^name: "?', "name: Dr ")
+
+
+def _edit_organization(root: Path) -> None:
+    _replace_first(root / "data" / "organizations.yaml", r'^(\s+name: "?)', r"\1The ")
+
+
+def _remove_profile(root: Path) -> None:
+    _profiles(root)[-1].unlink()
+
+
+def _add_profile(root: Path) -> None:
+    first = _profiles(root)[0]
+    shutil.copy(first, first.with_name("zz-twin.yaml"))
+    _replace_first(first.with_name("zz-twin.yaml"), r'^name: "?', "name: Twin ")
+
+
+EDITS = {
+    "publication title": _edit_title,
+    "person name": _edit_name,
+    "organization name": _edit_organization,
+    "profile removed": _remove_profile,
+    "profile added": _add_profile,
+}
+
+
+@pytest.mark.parametrize("edit", EDITS, ids=list(EDITS))
+def test_build_after_an_edit_equals_a_cold_build(warm_project, tmp_path, edit):
+    root = _copy(warm_project, tmp_path / "project")
+    EDITS[edit](root)
+    config = load_config(root)
+    warm = build(config, root / "dist")
+    cold = build(config, tmp_path / "cold", cache=False)
+    assert warm.published == cold.published
+    if cold.published:
+        _assert_same_tree(root / "dist", tmp_path / "cold")
+
+
+def test_unchanged_files_are_reused_not_rewritten(warm_project, tmp_path):
+    """A second build in place renders from the cache and links unchanged files to the
+    previous tree: same inode, while the edited person's page is a new file."""
+    root = _copy(warm_project, tmp_path / "project")
+    config = load_config(root)
+    build(config, root / "dist")  # stamps for this copy's own tree
+    first = {k: (root / "dist" / k).stat().st_ino for k in _tree(root / "dist")}
+    _edit_title(root)
+    build(config, root / "dist")
+    second = {k: (root / "dist" / k).stat().st_ino for k in _tree(root / "dist")}
+    same = [k for k in second if first.get(k) == second[k]]
+    assert len(same) > len(second) * 0.8, f"only {len(same)} of {len(second)} files reused"
+    assert "graph.nt" not in same  # the dump holds the new title
+    edited = _profiles(root)[0].stem
+    assert f"site/person/{edited}.html" not in same
+
+
+def test_a_cache_entry_from_elsewhere_is_never_unpickled(warm_project, tmp_path):
+    """A project may come with a .kg-cache/ (a clone, an archive): entries not signed
+    with this user's secret are misses, so their pickles never run."""
+    root = _copy(warm_project, tmp_path / "project")
+    shutil.rmtree(root / ".kg-cache")
+    config = load_config(root)
+    build(config, root / "dist")  # learn the keys this project uses
+    planted = tmp_path / "planted"
+
+    class Payload:
+        def __reduce__(self):
+            return (os.mkdir, (str(planted),))
+
+    for folder in (PARSE_CACHE_DIR, RENDER_CACHE_DIR):
+        foreign = SignedCache(root / folder, secret=b"somebody else's secret" * 2)
+        for entry in (root / folder).glob("*/*"):
+            foreign.put(entry.name, Payload())
+    build(config, tmp_path / "out")
+    assert not planted.exists()
+    cold = build(config, tmp_path / "cold", cache=False)
+    assert cold.published
+    _assert_same_tree(tmp_path / "out", tmp_path / "cold")
+
+
+def test_signed_cache_round_trip_and_tamper(tmp_path):
+    cache = SignedCache(tmp_path, secret=b"k" * 32)
+    key = digest("a", b"b")
+    cache.put(key, {"x": "y"})
+    assert SignedCache(tmp_path, secret=b"k" * 32).get(key) == {"x": "y"}
+    path = next(tmp_path.glob(f"*/{key}"))
+    data = bytearray(path.read_bytes())
+    data[-2] ^= 1
+    path.write_bytes(bytes(data))
+    assert SignedCache(tmp_path, secret=b"k" * 32).get(key) is None
+    cache.prune(keep=())
+    assert not list(tmp_path.glob("*/*"))
+    assert digest("ab", "c") != digest("a", "bc")
