@@ -362,10 +362,15 @@ def _owners(iri: str, wanted: dict[str, URIRef]) -> list[URIRef]:
 
 def person_subset(graph: Triples, person: URIRef, own: list[Node]) -> Triples:
     """One person's subgraph, given their `owned_nodes`."""
+    return described(graph, person_nodes(graph, person, own))
+
+
+def person_nodes(graph: Triples, person: URIRef, own: list[Node]) -> set[Node]:
+    """The nodes a person's files describe in full: their own, their profile page, their
+    works and the works' authorships."""
     owned = set(own) | set(graph.subjects(SCHEMA.mainEntity, person))
     works = set(graph.objects(person, FOAF.made))
-    owned |= works | {a for w in works for a in graph.objects(w, KG.authorship)}
-    return described(graph, owned)
+    return owned | works | {a for w in works for a in graph.objects(w, KG.authorship)}
 
 
 def described(graph: Triples, owned: Collection[Node]) -> Triples:

@@ -1,18 +1,27 @@
 """What each rendered item depends on, as one digest: the key of its cached files.
 
 An incremental build renders a person's files, or a thing's, again only when something
-its files can show changed. The renderers read the item's description (its own nodes,
-what points at them, the name and type of every node they reach), the whole-graph
-facts of every node in that description (labels, links), whether each has a page, and
-for people and publications the resolved records behind them. The key covers all of
-that, plus kg's code, the templates and the settings: an edit anywhere else leaves it
-unchanged. Everything global (the dumps, the indexes, the dataset description) is
-rendered on every build. tests/test_incremental.py checks that builds after edits of
-each kind are byte-identical to a cold build.
+its files can show changed. What the renderers read, and the key therefore covers:
+
+- the item's description (`described`/`person_subset`: its own nodes, what points at
+  them, the type, name and URL of every node they reach), as N-Triples;
+- for every node of the description, the facts any page may show of a linked node
+  (types, names, title, label, URL) and where it links to (its page or its owner's),
+  and the same facts of that owner;
+- every node the page markup walks in full: the works of a person and the nodes
+  minted under them, the nodes minted under a thing;
+- for people and publications, the resolved records behind the page and the BibTeX
+  (the profile, the publications, their citation keys, the co-authors' records);
+- kg's code and templates, the project's settings, templates and registries.
+
+An edit elsewhere leaves the key unchanged. Everything global (the dumps, the indexes,
+the dataset description) is rendered on every build. tests/test_incremental.py checks
+that builds after edits of each kind are byte-identical to a cold build.
 """
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 import pickle
 from collections.abc import Callable, Iterable
@@ -23,10 +32,15 @@ from rdflib.term import Node
 
 from kg.cache import digest, package_digest
 from kg.config import Config
+from kg.graph.namespaces import DCTERMS, FOAF, RDF, RDFS, SCHEMA
 from kg.graph.ntriples import nt_object
 from kg.graph.triples import Triples
 from kg.model import Profile
+from kg.publish.markup import works_of
 from kg.resolve.identity import PublicationEntity, Resolution
+
+# What a page shows of a node it links to (site `_Links.label`/`kinds`, markup references).
+LINK_FACTS = (RDF.type, SCHEMA.name, SCHEMA.url, FOAF.name, DCTERMS.title, RDFS.label)
 
 
 class SubjectChunks:
@@ -35,13 +49,8 @@ class SubjectChunks:
     IRI holds, so no subject's text is a prefix of another's)."""
 
     def __init__(self, graph: Triples) -> None:
-        memo: dict[Node, str] = {}
-
-        def term(t: Node) -> str:
-            text = memo.get(t)
-            if text is None:
-                text = memo[t] = nt_object(t)
-            return text
+        self.memo: dict[Node, str] = {}  # every term's N-Triples text
+        term = self.term
 
         self.text: dict[Node, str] = {}
         self.digest: dict[Node, bytes] = {}
@@ -51,6 +60,20 @@ class SubjectChunks:
             chunk = self.text[s] = "".join(lines)
             self.digest[s] = hashlib.blake2b(chunk.encode(), digest_size=16).digest()
         self.order = sorted(self.text, key=term)
+        self._keys = [term(s) for s in self.order]
+
+    def term(self, t: Node) -> str:
+        text = self.memo.get(t)
+        if text is None:
+            text = self.memo[t] = nt_object(t)
+        return text
+
+    def under(self, node: Node) -> tuple[int, int]:
+        """The slice of `order` holding the nodes minted under `node` (`<node/…>`)."""
+        if not isinstance(node, URIRef):
+            return 0, 0
+        head = f"<{node}/"
+        return bisect.bisect_left(self._keys, head), bisect.bisect_left(self._keys, head[:-1] + "0")
 
     def ntriples(self) -> str:
         """The whole graph as sorted N-Triples (what `to_ntriples` gives, without a sort
@@ -65,14 +88,18 @@ class Fingerprints:
         self,
         config: Config,
         resolution: Resolution,
+        graph: Triples,
         chunks: SubjectChunks,
         href: Callable[[str], str],
         citation_keys: dict[str, str],
     ) -> None:
         self.config = config
         self.r = resolution
+        self.graph = graph
         self.chunks = chunks
         self.href = href
+        self._views: dict[Node, str] = {}
+        self._pubs: dict[str, str] = {}
         self.citation_keys = citation_keys
 
     @cached_property
@@ -90,20 +117,51 @@ class Fingerprints:
             _pickled((d.organizations, d.venues, d.people)),
         )
 
-    def _nodes(self, subset: Triples) -> Iterable[str]:
-        """Every node of the description with its whole-graph facts and its link."""
-        nodes = set(subset.subjects()) | {o for o in subset.objects() if isinstance(o, URIRef)}
-        for node in sorted(nodes, key=str):
+    def _description(self, owned: set[Node]) -> Iterable[str]:
+        """What `described(graph, owned)` holds, and of each node in it what a page may
+        show when linking it, without building the description: the owned nodes'
+        whole-graph digests, the links into them, and the reached nodes."""
+        term, graph = self.chunks.term, self.graph
+        reached: set[Node] = set(owned)
+        links = []
+        for s in sorted(owned, key=str):
+            yield self._facts(s)
+            reached.update(o for _, o in graph.predicate_objects(s) if isinstance(o, URIRef))
+            for s2, p in graph.subject_predicates(s):
+                if s2 not in owned:
+                    links.append(f"{term(s2)} {term(p)} {term(s)}")
+                    reached.add(s2)
+        yield _text_digest("\n".join(sorted(links)))
+        for node in sorted(reached, key=str):
             link = self.href(str(node))  # the node itself, or the page of its owner
             owner = URIRef(self.config.base_iri + link) if link != str(node) else node
-            yield "\t".join((str(node), self._facts(node), link, self._facts(owner)))
+            yield f"{node}\t{self._view(node)}\t{link}\t{self._view(owner)}"
 
     def _facts(self, node: Node) -> str:
+        """The digest of all of `node`'s triples."""
         return self.chunks.digest.get(node, b"").hex()
+
+    def _view(self, node: Node) -> str:
+        """The facts of `node` that a page linking to it may show."""
+        found = self._views.get(node)
+        if found is None:
+            facts = self.graph.describe(node)
+            lines = sorted(f"{p}\t{nt_object(o)}" for p in LINK_FACTS for o in facts.get(p, ()))
+            found = self._views[node] = _text_digest("\n".join(lines))
+        return found
+
+    def _subtree(self, node: Node) -> Iterable[str]:
+        """The whole-graph digests of `node` and of every node minted under it."""
+        yield self.chunks.digest.get(node, b"").hex()
+        first, last = self.chunks.under(node)
+        for s in self.chunks.order[first:last]:
+            yield self.chunks.digest[s].hex()
 
     @cached_property
     def _person_digests(self) -> dict[str, str]:
-        return {k: _pickled(v) for k, v in self.r.persons.items()}
+        """Of a resolved person the pages and BibTeX show the name (kg/publish reads
+        `.name` only); the rest (where they were mentioned) is in the graph."""
+        return {k: v.name for k, v in self.r.persons.items()}
 
     @cached_property
     def _profile_digests(self) -> dict[str, str]:
@@ -118,19 +176,30 @@ class Fingerprints:
         return {file: sorted(refs) for file, refs in found.items()}
 
     def _publication(self, pub: PublicationEntity) -> Iterable[str]:
-        yield _pickled(pub)
+        found = self._pubs.get(pub.key)
+        if found is None:
+            found = self._pubs[pub.key] = _pickled(pub)
+        yield found
         yield self.citation_keys.get(pub.key, "")
         for slot in pub.authors:
             if slot.person:
                 yield self._person_digests.get(slot.person, "-")
                 yield self._profile_digests.get(slot.person, "-")
 
-    def thing(self, thing: URIRef, subset: Triples, pub: PublicationEntity | None) -> str:
+    def thing(self, thing: URIRef, owned: set[Node], pub: PublicationEntity | None) -> str:
         parts = self._publication(pub) if pub is not None else ()
-        return digest(self.settings, "thing", str(thing), *self._nodes(subset), *parts)
+        return digest(
+            self.settings,
+            "thing",
+            str(thing),
+            *self._description(owned),
+            *self._subtree(thing),
+            *parts,
+        )
 
-    def person(self, profile: Profile, subset: Triples, works: list[PublicationEntity]) -> str:
+    def person(self, profile: Profile, owned: set[Node], works: list[PublicationEntity]) -> str:
         source = profile.source.file if profile.source else ""
+        person = URIRef(f"{self.config.base_iri}person/{profile.slug}")
         return digest(
             self.settings,
             "person",
@@ -138,9 +207,14 @@ class Fingerprints:
             self._profile_digests.get(profile.slug, "-"),
             self._person_digests.get(profile.slug, "-"),
             *self._refs_by_file.get(source, ()),
-            *self._nodes(subset),
+            *self._description(owned),
+            *(d for work in works_of(self.graph, person) for d in self._subtree(work)),
             *(part for pub in works for part in self._publication(pub)),
         )
+
+
+def _text_digest(text: str) -> str:
+    return hashlib.blake2b(text.encode(), digest_size=16).hexdigest()
 
 
 def _pickled(value: object) -> str:

@@ -27,7 +27,7 @@ from kg.publish.export import (
     described,
     jsonld_context,
     owned_nodes,
-    person_subset,
+    person_nodes,
     to_jsonld,
     to_ntriples,
     to_turtle,
@@ -124,7 +124,7 @@ def _make_state(
     site = SiteBuilder(resolution, graph, config.base_iri, settings)
     chunks = SubjectChunks(graph)
     prints = Fingerprints(
-        config, resolution, chunks, _linker(config.base_iri, pages), site.citations.keys
+        config, resolution, graph, chunks, _linker(config.base_iri, pages), site.citations.keys
     )
     things = [t for t in tops if t not in profiled]
     owned = owned_nodes(graph, tops)
@@ -219,13 +219,12 @@ def _thing(state: _State, thing: URIRef, keys: list[str]) -> dict[str, str]:
     path = path_of(str(thing), state.config.base_iri) or ""
     own = state.owned[thing]
     kind = path.split("/", 1)[0]
-    subset = (
-        person_subset(state.graph, thing, own) if kind == "person" else described(state.graph, own)
-    )
+    owned = person_nodes(state.graph, thing, own) if kind == "person" else set(own)
     name = path.split("/", 1)[-1]
     pub = state.resolution.publications.get(name) if kind == "publication" else None
 
     def render() -> dict[str, str]:
+        subset = described(state.graph, owned)
         files = _descriptions(path, subset)
         if pub is not None:
             page = state.site.publication_pages([pub])
@@ -234,20 +233,20 @@ def _thing(state: _State, thing: URIRef, keys: list[str]) -> dict[str, str]:
             files[f"site/{path}.html"] = state.site.thing_page(thing, subset, state.pages)
         return files
 
-    return _cached(state, lambda: state.prints.thing(thing, subset, pub), render, keys)
+    return _cached(state, lambda: state.prints.thing(thing, owned, pub), render, keys)
 
 
 def _people(state: _State, start: int, stop: int, keys: list[str]) -> dict[str, str]:
     files = {}
     for profile in state.resolution.dataset.profiles[start:stop]:
         person = _person(state.config, profile.slug)
-        subset = person_subset(state.graph, person, state.owned[person])
+        owned = person_nodes(state.graph, person, state.owned[person])
         works = state.site.publications_of(profile.slug)
         files.update(
             _cached(
                 state,
-                lambda: state.prints.person(profile, subset, works),  # noqa: B023 (called now)
-                lambda: _person_files(state, profile, person, subset),  # noqa: B023
+                lambda: state.prints.person(profile, owned, works),  # noqa: B023 (called now)
+                lambda: _person_files(state, profile, person, owned),  # noqa: B023
                 keys,
             )
         )
@@ -256,8 +255,9 @@ def _people(state: _State, start: int, stop: int, keys: list[str]) -> dict[str, 
     return files
 
 
-def _person_files(state: _State, profile, person: URIRef, subset: Triples) -> dict[str, str]:
+def _person_files(state: _State, profile, person: URIRef, owned: set[Node]) -> dict[str, str]:
     """A profiled person's downloads, page and profile document."""
+    subset = described(state.graph, owned)
     files = {}
     state.blocks.skip = set(state.owned[person])  # their own nodes: in this file only
     turtle, jsonld = to_turtle(subset, state.blocks), to_jsonld(subset, state.blocks)

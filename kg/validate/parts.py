@@ -38,8 +38,9 @@ from kg.graph.triples import Triple, Triples
 from kg.workers import fork_map
 
 REGISTRY_GROUPS = ("org", "venue")
-NODES_PER_PART = 500
-CACHE_VERSION = "1"
+NODES_PER_PART = 500  # on average; between a quarter and four times that
+CUT_EVERY = 48  # a part ends at one group in this many (groups average ~10 nodes)
+CACHE_VERSION = "2"
 
 Raw = tuple[str, ...]  # focus, severity, path, value, message, shape (N-Triples terms)
 
@@ -70,12 +71,22 @@ def split(triples: Triples, base: str, salt: str) -> list[Part]:
     parts, current = [], []
     for name in sorted(groups):
         current.extend(groups[name])
-        if len(current) >= NODES_PER_PART:
+        if _ends_part(name, len(current)):
             parts.append(current)
             current = []
     if current:
         parts.append(current)
     return [_part(triples, owned, salt) for owned in parts]
+
+
+def _ends_part(group: str, nodes: int) -> bool:
+    """Whether a part ends after `group`: at groups picked by their name's hash, so the
+    boundaries stay where they are when groups are added or removed elsewhere (a part
+    cut every N nodes would shift every later part, and miss the cache, after one edit)."""
+    if nodes >= NODES_PER_PART * 4:
+        return True
+    name_hash = int.from_bytes(hashlib.blake2b(group.encode(), digest_size=4).digest(), "big")
+    return nodes >= NODES_PER_PART // 4 and name_hash % CUT_EVERY == 0
 
 
 def _part(triples: Triples, owned: list[Node], salt: str) -> Part:
