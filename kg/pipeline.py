@@ -245,9 +245,14 @@ def build(
     parts = render_parts(
         config, resolution, mapped.triples, jobs, _every_tenth(progress, "rendered"), render_cache
     )
-    manifest = config.root / OUTPUTS_DIR / f"{digest(str(out_dir.absolute()))[:16]}.json"
-    files = write_outputs(out_dir, with_build_record(parts, report), manifest if cache else None)
+    manifest = output_manifest(config, out_dir) if cache else None
+    files = write_outputs(out_dir, with_build_record(parts, report), manifest)
     return BuildResult(out_dir, tuple(files), len(mapped.triples), resolution, report)
+
+
+def output_manifest(config: Config, out_dir: Path) -> Path:
+    """Where the stamps of the files last written to `out_dir` are kept."""
+    return config.root / OUTPUTS_DIR / f"{digest(str(out_dir.absolute()))[:16]}.json"
 
 
 def with_build_record(parts: Iterator[dict[str, str]], report: Report) -> Iterator[dict[str, str]]:

@@ -81,19 +81,24 @@ elif mode == "query":
     stages["queries"] = times
     stages["answers"] = sizes
 else:
+    from kg.cache import SignedCache
     from kg.config import load_config
-    from kg.ingest.load import load_dataset
     from kg.graph.mapping import map_graph
     from kg.ingest.redact import redact
+    from kg.pipeline import PARSE_CACHE_DIR, load_project, profile_dates
     from kg.resolve.identity import resolve
     config = load_config(root)
-    t = time.perf_counter(); data = redact(load_dataset(config.data_dir)); mark("load", t)
+    caching = mode == "kg"  # a first build: the caches start empty and are filled
+    parse_cache = SignedCache(root / PARSE_CACHE_DIR) if caching else None
+    t = time.perf_counter(); data = redact(load_project(config, parse_cache)); mark("load", t)
     t = time.perf_counter(); resolution = resolve(data); mark("resolve", t)
-    t = time.perf_counter(); mapped = map_graph(resolution, config.base_iri); mark("map", t)
+    t = time.perf_counter()
+    mapped = map_graph(resolution, config.base_iri, *profile_dates(config, data))
+    mark("map", t)
     triples = len(mapped.triples)
     if mode == "kg":
         from kg.publish.export import write_outputs
-        from kg.pipeline import CACHE_DIR, build
+        from kg.pipeline import CACHE_DIR, RENDER_CACHE_DIR, build, output_manifest
         from kg.workers import worker_count
         from kg.publish.render import render_parts
         from kg.validate.shacl import validate_in_parts
@@ -103,16 +108,19 @@ else:
                           config.ontology_dir, config.base_iri, jobs, root / CACHE_DIR)
         mark("validate", t)
         t = time.perf_counter()
-        write_outputs(root / "dist", render_parts(config, resolution, mapped.triples, jobs))
+        render_cache = SignedCache(root / RENDER_CACHE_DIR)
+        parts = render_parts(config, resolution, mapped.triples, jobs, cache=render_cache)
+        write_outputs(root / "dist", parts, output_manifest(config, root / "dist"))
         mark("render and write", t)
         import shutil
         shutil.copyfile(root / "dist" / "graph.nt", root / "graph.nt")
         del mapped
         first = sorted((root / "data" / "profiles").glob("*.yaml"))[0]
         text = first.read_text(encoding="utf-8")
-        first.write_text(text.replace("\nbio:", "\nbio: Edited.", 1) if "\nbio:" in text
-                         else text + "\n", encoding="utf-8")
+        edited = text.replace("- title: ", "- title: Edited ", 1)  # one publication's title
+        first.write_text(edited if edited != text else text + "\n", encoding="utf-8")
         t = time.perf_counter(); build(config, jobs=jobs); mark("rebuild after one edit", t)
+        first.write_text(text, encoding="utf-8")  # the other modes measure the same data
         stages["jobs"] = jobs
         stages["worker_peak_mib"] = (
             resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024)

@@ -16,12 +16,11 @@ from dataclasses import dataclass
 from rdflib import URIRef
 from rdflib.term import Node
 
-from kg.cache import SignedCache
+from kg.cache import SignedCache, digest
 from kg.config import Config
 from kg.graph.triples import Triples
 from kg.publish.deploy import deploy_files
 from kg.publish.export import (
-    SERIALIZERS,
     NodeBlocks,
     dataset_description,
     described,
@@ -175,7 +174,7 @@ def _render(task: Task) -> tuple[dict[str, str], list[str]]:
         text = _state.chunks.ntriples()
         return {kind: text, f"site/{kind}": text}, keys  # the same string: a hard link
     if kind.startswith("graph."):
-        text = SERIALIZERS[kind.removeprefix("graph.")][1](_state.graph)
+        text = _dump(_state, kind.removeprefix("graph."), keys)
         return {kind: text, f"site/{kind}": text}, keys
     if kind == "void":
         return _void(_state), keys
@@ -188,6 +187,35 @@ def _render(task: Task) -> tuple[dict[str, str], list[str]]:
     for thing in _state.things[start:stop]:
         files.update(_thing(_state, thing, keys))
     return files, keys
+
+
+def _dump(state: _State, fmt: str, keys: list[str]) -> str:
+    """The whole graph as Turtle or JSON-LD. With a cache, each subject's block is kept
+    under its triples' digest (in 256 buckets by that digest's first byte), so a build after an edit
+    formats only the subjects whose triples changed; the file is the blocks in order."""
+    write = to_turtle if fmt == "ttl" else to_jsonld
+    if state.cache is None:
+        return write(state.graph)
+    table = "turtle" if fmt == "ttl" else "json"
+    blocks = NodeBlocks(state.graph)
+    kept: dict[Node, object] = getattr(blocks, table)
+    digests = state.chunks.digest
+    buckets: dict[int, list[Node]] = {}
+    for s, found in digests.items():
+        buckets.setdefault(found[0], []).append(s)
+    names = {b: digest(state.prints.settings, "dump", fmt, str(b)) for b in buckets}
+    stored = {b: state.cache.get(names[b]) or {} for b in buckets}
+    for b, subjects in buckets.items():
+        for s in subjects:
+            if digests[s] in stored[b]:
+                kept[s] = stored[b][digests[s]]
+    text = write(state.graph, blocks)
+    for b, subjects in buckets.items():
+        now = {digests[s]: kept[s] for s in subjects if s in kept}
+        if now != stored[b]:
+            state.cache.put(names[b], now)
+        keys.append(names[b])
+    return text
 
 
 def _cached(
