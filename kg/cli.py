@@ -19,6 +19,7 @@ from kg import __version__
 from kg.config import DEFAULT_BASE_IRI, load_config
 from kg.display import terminal_safe
 from kg.errors import BadRecordsError, InputError, KgError, UsageError
+from kg.workers import tune_collector
 
 EXIT_OK, EXIT_NONCONFORMING, EXIT_BAD_INPUT, EXIT_BUG = 0, 1, 2, 3
 REPORT_BUGS = "the kg issue tracker (README.md, Reporting bugs)"
@@ -438,6 +439,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.command is None:
         parser.print_help()
         return EXIT_OK
+    tune_collector()
     try:
         return _run(args)
     except InputError as exc:

@@ -7,7 +7,6 @@ nothing big is pickled. Where `fork` is unavailable everything runs in this proc
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 from collections.abc import Callable, Iterator, Sequence
 from typing import TypeVar
@@ -16,6 +15,17 @@ AUTO_JOBS_FROM = 100
 
 T = TypeVar("T")
 R = TypeVar("R")
+
+
+def tune_collector() -> None:
+    """Collect cyclic garbage less often. A build allocates millions of small objects
+    (terms, triples, records) that live until the end; with Python's default thresholds
+    the collector walks them again and again: about 40% of the CPU time of loading,
+    resolving and mapping 1000 profiles. The graph holds few cycles, so this costs
+    little memory."""
+    import gc
+
+    gc.set_threshold(50_000, 20, 100)
 
 
 def worker_count(jobs: int, profiles: int) -> int:
@@ -30,6 +40,8 @@ def worker_count(jobs: int, profiles: int) -> int:
 
 def fork_map(function: Callable[[T], R], items: Sequence[T], jobs: int) -> Iterator[R]:
     """`map(function, items)` in order, in `jobs` forked processes when that can help."""
+    import multiprocessing  # here: `kg --version` need not load it
+
     if jobs <= 1 or len(items) <= 1 or "fork" not in multiprocessing.get_all_start_methods():
         yield from map(function, items)
         return

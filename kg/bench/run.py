@@ -30,6 +30,8 @@ _CHILD = r"""
 import json, resource, sys, time
 from pathlib import Path
 mode, root, with_rdflib = sys.argv[1], Path(sys.argv[2]), sys.argv[3] == "1"
+from kg.workers import tune_collector
+tune_collector()  # as the CLI does
 stages = {}
 def mark(name, start):
     stages[name] = {"seconds": time.perf_counter() - start,
