@@ -408,8 +408,9 @@ def _cache_argument(parser: argparse.ArgumentParser) -> None:
         "--no-cache",
         dest="cache",
         action="store_false",
-        help="validate every part again instead of reusing results from .kg-cache/ "
-        "for parts whose triples did not change",
+        help="do everything again instead of reusing what .kg-cache/ keeps from earlier "
+        "runs (parsed files, validation results of unchanged parts, rendered files of "
+        "unchanged people and things)",
     )
 
 

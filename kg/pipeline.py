@@ -200,7 +200,7 @@ def build_graph(
 def validate_project(
     config: Config, progress: Progress = _quiet, jobs: int = 0, cache: bool = True
 ) -> tuple[Resolution, Report]:
-    resolution, mapped = build_graph(config, progress)
+    resolution, mapped = build_graph(config, progress, cache)
     jobs = worker_count(jobs, len(resolution.dataset.profiles))
     return resolution, _validate(config, mapped, progress, jobs, cache)
 
