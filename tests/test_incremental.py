@@ -156,3 +156,15 @@ def test_signed_cache_round_trip_and_tamper(tmp_path):
     cache.prune(keep=())
     assert not list(tmp_path.glob("*/*"))
     assert digest("ab", "c") != digest("a", "bc")
+
+
+def test_a_mistake_is_reported_on_every_build_not_cached(warm_project, tmp_path):
+    from kg.errors import InputError
+
+    root = _copy(warm_project, tmp_path / "project")
+    _replace_first(_profiles(root)[0], r"^name: ", "nmae: ")
+    config = load_config(root)
+    for _ in range(2):
+        with pytest.raises(InputError) as caught:
+            build(config, root / "dist")
+        assert any("nmae" in str(p) for p in caught.value.problems)
