@@ -2,9 +2,11 @@
 
 The work is split into tasks (each whole-graph format, the per-person files and pages
 of a slice of the people, the publication pages of a slice, the dataset description).
-With `jobs > 1` the tasks run in forked worker processes that share the parent's graph
-(copy-on-write), so both cores work; the result is the same dictionary either way, and
-a test checks that one and two jobs give byte-identical files.
+Each task is a pure function of the shared state and the task (`render_task`), so
+the tasks can run in forked worker processes that share the parent's graph
+(copy-on-write) or on a dask cluster that receives the state once per worker
+(kg/workers.py); the result is the same dictionary either way, and tests check that
+one and two jobs, and dask, give byte-identical files.
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ from kg.publish.export import (
 from kg.publish.layout import DATASET, DUMP, SPARQL, page_things, path_of
 from kg.publish.site import SiteBuilder, SiteSettings
 from kg.resolve.identity import Resolution
-from kg.workers import fork_map
+from kg.workers import Pool, as_pool
 
 PEOPLE_PER_TASK = 50
 THINGS_PER_TASK = 200
@@ -54,14 +56,11 @@ class _State:
     blocks: NodeBlocks  # filled by each worker process for the files it renders
 
 
-_state: _State | None = None  # set in the parent before forking; read by the workers
-
-
 def render_outputs(
     config: Config,
     resolution: Resolution,
     graph: Triples,
-    jobs: int = 1,
+    jobs: int | Pool = 1,
     progress: Callable[[int, int], None] | None = None,
 ) -> dict[str, str]:
     """Every export file and page, as one dictionary (see `render_parts` to stream)."""
@@ -75,20 +74,20 @@ def render_parts(
     config: Config,
     resolution: Resolution,
     graph: Triples,
-    jobs: int = 1,
+    jobs: int | Pool = 1,
     progress: Callable[[int, int], None] | None = None,
 ) -> Iterator[dict[str, str]]:
     """The files in parts, in a fixed order, as tasks finish; `progress(done, total)`.
 
     A build writes each part and lets it go, so the whole output (several times the
-    graph's size in text) is never in memory at once.
+    graph's size in text) is never in memory at once. `jobs`: a number of forked
+    processes, or a pool (kg/workers.py).
     """
-    global _state
     people = [_person(config, p.slug) for p in resolution.dataset.profiles]
     graph.reverse()  # build the shared index once, before any fork
     tops = page_things(graph.subjects(), config.base_iri)
     profiled = set(people) | {_profile(config, p.slug) for p in resolution.dataset.profiles}
-    _state = _State(
+    state = _State(
         config,
         resolution,
         graph,
@@ -108,14 +107,11 @@ def render_parts(
         ),
         NodeBlocks(graph),
     )
-    tasks = list(_tasks(resolution, len(_state.things)))
-    try:
-        for done, part in enumerate(fork_map(_render, tasks, jobs), start=1):
-            yield part
-            if progress is not None:
-                progress(done, len(tasks))
-    finally:
-        _state = None
+    tasks = list(_tasks(resolution, len(state.things)))
+    for done, part in enumerate(as_pool(jobs).map(render_task, state, tasks), start=1):
+        yield part
+        if progress is not None:
+            progress(done, len(tasks))
     yield {"context.jsonld": json.dumps({"@context": jsonld_context()}, indent=2) + "\n"}
     yield deploy_files(config.base_iri)
 
@@ -131,22 +127,23 @@ def _tasks(resolution: Resolution, things: int) -> Iterator[Task]:
         yield ("things", start, min(start + THINGS_PER_TASK, things))
 
 
-def _render(task: Task) -> dict[str, str]:
-    assert _state is not None
+def render_task(state: _State, task: Task) -> dict[str, str]:
+    """The files of one task: a pure function of the shared state and the task (only
+    `state.blocks`, a cache of text that does not change the output, is written)."""
     kind, start, stop = task
     if kind.startswith("graph."):
-        text = SERIALIZERS[kind.removeprefix("graph.")][1](_state.graph)
+        text = SERIALIZERS[kind.removeprefix("graph.")][1](state.graph)
         return {kind: text, f"site/{kind}": text}  # the same string: a hard link
     if kind == "void":
-        return _void(_state)
+        return _void(state)
     if kind == "site":
-        paths = sorted(_state.pages)
-        return {f"site/{k}": v for k, v in _state.site.site_files(paths).items()}
+        paths = sorted(state.pages)
+        return {f"site/{k}": v for k, v in state.site.site_files(paths).items()}
     if kind == "people":
-        return _people(_state, start, stop)
+        return _people(state, start, stop)
     files: dict[str, str] = {}
-    for thing in _state.things[start:stop]:
-        files.update(_thing(_state, thing))
+    for thing in state.things[start:stop]:
+        files.update(_thing(state, thing))
     return files
 
 
