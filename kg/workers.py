@@ -177,7 +177,7 @@ class DaskPool:
             return
         # in a list: scatter would take a dict (or a list) for many values
         [shared] = self.client.scatter([state], broadcast=True, hash=False)
-        workers = max(len(self.client.scheduler_info().get("workers", {})), 1)
+        workers = max(len(self.client.nthreads()), 1)
 
         def submit(item: T) -> Any:
             return self.client.submit(call_alone, function, shared, item, pure=False)
@@ -193,7 +193,7 @@ class DaskPool:
             shared.release()
 
     def describe(self) -> str:
-        workers = len(self.client.scheduler_info().get("workers", {}))
+        workers = len(self.client.nthreads())
         return f"dask at {self.client.scheduler.address}, {workers} workers"
 
 
@@ -210,7 +210,10 @@ def _dask_client(scheduler: str | None, workers: int) -> Iterator[Any]:
     if scheduler is None:
         with (
             LocalCluster(
-                n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None
+                n_workers=workers,
+                threads_per_worker=1,
+                processes=True,
+                dashboard_address="127.0.0.1:0",
             ) as cluster,
             Client(cluster) as client,
         ):
@@ -221,4 +224,8 @@ def _dask_client(scheduler: str | None, workers: int) -> Iterator[Any]:
     except (OSError, ValueError, TypeError) as exc:  # TimeoutError is an OSError
         raise UsageError(f"cannot reach the dask scheduler at {scheduler!r}: {exc}") from None
     with client:
+        try:
+            client.wait_for_workers(1, timeout=CONNECT_TIMEOUT)
+        except (OSError, TimeoutError) as exc:  # parts would wait for ever
+            raise UsageError(f"the dask scheduler at {scheduler!r} has no workers: {exc}") from None
         yield client

@@ -27,7 +27,7 @@ def cluster_address():
     from distributed import LocalCluster
 
     with LocalCluster(
-        n_workers=2, processes=True, threads_per_worker=1, dashboard_address=None
+        n_workers=2, processes=True, threads_per_worker=1, dashboard_address="127.0.0.1:0"
     ) as cluster:
         yield cluster.scheduler_address
 
@@ -62,6 +62,19 @@ def test_unreachable_scheduler_is_exit_2_and_writes_nothing(tmp_path, capsys, mo
     err = capsys.readouterr().err
     assert f"error: cannot reach the dask scheduler at '{address}'" in err
     assert "Traceback" not in err
+    assert not out.exists()
+
+
+def test_scheduler_without_workers_is_exit_2_and_writes_nothing(tmp_path, capsys, monkeypatch):
+    from distributed import LocalCluster
+
+    monkeypatch.setattr(workers, "CONNECT_TIMEOUT", 1)
+    out = tmp_path / "out"
+    args = ["--project", str(REPO), "build", "--no-cache", "--out", str(out), "--executor", "dask"]
+    with LocalCluster(n_workers=0, processes=True, dashboard_address="127.0.0.1:0") as empty:
+        assert main([*args, "--scheduler", empty.scheduler_address]) == 2
+    err = capsys.readouterr().err
+    assert "has no workers" in err and "Traceback" not in err
     assert not out.exists()
 
 
