@@ -24,6 +24,7 @@ from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from itertools import islice
 from typing import Any, Protocol, TypeVar
 
 from kg.errors import UsageError
@@ -63,7 +64,7 @@ class Pool(Protocol):
         ...
 
     def describe(self) -> str:
-        """For progress messages: `2 jobs`, `dask, 4 workers`."""
+        """For progress messages: `2 jobs`, `dask at tcp://10.0.0.5:8786, 4 workers`."""
         ...
 
 
@@ -152,17 +153,11 @@ def in_order(
     submit: Callable[[T], Any], result: Callable[[Any], R], items: Sequence[T], ahead: int
 ) -> Iterator[R]:
     """Submit items keeping at most `ahead` in flight; yield their results in order."""
-    pending: deque[Any] = deque()
     queue = iter(items)
-    for item in queue:
-        pending.append(submit(item))
-        if len(pending) >= ahead:
-            break
+    pending = deque(submit(item) for item in islice(queue, ahead))
     while pending:
         done = result(pending.popleft())
-        for item in queue:
-            pending.append(submit(item))
-            break
+        pending.extend(submit(item) for item in islice(queue, 1))
         yield done
 
 

@@ -94,3 +94,21 @@ def test_without_dask_installed_the_error_names_the_extra(tmp_path, capsys, monk
     err = capsys.readouterr().err
     assert "install kg[dask]" in err and "Traceback" not in err
     assert not out.exists()
+
+
+def test_results_come_in_item_order_with_a_bounded_number_in_flight():
+    in_flight: list[int] = []
+    most = 0
+
+    def submit(item: int) -> int:
+        nonlocal most
+        in_flight.append(item)
+        most = max(most, len(in_flight))
+        return item
+
+    def result(item: int) -> str:
+        in_flight.remove(item)
+        return f"part {item}"
+
+    assert list(workers.in_order(submit, result, range(10), 3)) == [f"part {i}" for i in range(10)]
+    assert most == 3
