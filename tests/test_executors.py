@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pickle
+import shutil
 import socket
 import sys
 from pathlib import Path
@@ -11,6 +13,9 @@ from conftest import REPO
 
 from kg import workers
 from kg.cli import main
+from kg.config import load_config
+from kg.pipeline import build_graph
+from kg.publish.site import SiteBuilder, SiteSettings
 
 
 def tree(root: Path) -> dict[str, bytes]:
@@ -45,6 +50,35 @@ def test_dask_build_is_byte_identical_to_a_local_build(tmp_path, cluster_address
     assert sorted(actual) == sorted(expected)
     different = [path for path in expected if actual[path] != expected[path]]
     assert different == []
+
+
+def own_index_template(project: Path) -> None:
+    kg_template = Path(workers.__file__).parent / "publish" / "templates" / "index.html.j2"
+    own = kg_template.read_text("utf-8").replace("<h1>", "<h1>Our lab: ", 1)
+    (project / "templates").mkdir()
+    (project / "templates" / "index.html.j2").write_text(own, "utf-8")
+
+
+def test_project_templates_reach_dask_workers(project, tmp_path, cluster_address):
+    own_index_template(project)
+    local, dask = tmp_path / "local", tmp_path / "dask"
+    assert main(["--project", str(project), "build", "--out", str(local)]) == 0
+    args = ["--executor", "dask", "--scheduler", cluster_address, "--no-cache"]
+    assert main(["--project", str(project), "build", "--out", str(dask), *args]) == 0
+    assert "<h1>Our lab: " in (dask / "site" / "index.html").read_text("utf-8")
+    assert tree(dask) == tree(local)
+
+
+def test_a_pickled_site_builder_carries_the_project_templates(project):
+    """A worker on another machine cannot read the project's folder: the templates go
+    in the pickle, and the Jinja environment (not picklable) is made again."""
+    own_index_template(project)
+    config = load_config(project)
+    resolution, mapped = build_graph(config)
+    settings = SiteSettings(templates=project / "templates")
+    data = pickle.dumps(SiteBuilder(resolution, mapped.triples, config.base_iri, settings))
+    shutil.rmtree(project / "templates")
+    assert "<h1>Our lab: " in pickle.loads(data).index_page()
 
 
 def _closed_port() -> int:
