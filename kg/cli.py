@@ -102,8 +102,8 @@ def _parser() -> argparse.ArgumentParser:
         choices=["local", "dask"],
         default="local",
         help="where validation and rendering parts run: local (forked processes, the "
-        "default) or dask (needs kg[dask]; a local cluster of --jobs workers unless "
-        "--scheduler is given)",
+        "default) or dask (needs kg[dask]; unless --scheduler is given, a local cluster "
+        "of --jobs workers, default one per CPU)",
     )
     build.add_argument(
         "--scheduler",
