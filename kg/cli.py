@@ -98,6 +98,20 @@ def _parser() -> argparse.ArgumentParser:
     )
     _jobs_argument(build)
     _cache_argument(build)
+    build.add_argument(
+        "--executor",
+        choices=["local", "dask"],
+        default="local",
+        help="where validation and rendering parts run: local (forked processes, the "
+        "default) or dask (needs kg[dask]; unless --scheduler is given, a local cluster "
+        "of --jobs workers, default one per CPU)",
+    )
+    build.add_argument(
+        "--scheduler",
+        metavar="ADDR",
+        help="address of a running dask scheduler, e.g. tcp://10.0.0.5:8786 "
+        "(with --executor dask; its workers need kg installed)",
+    )
 
     validate = sub.add_parser(
         "validate",
@@ -599,6 +613,8 @@ def _run(args: argparse.Namespace) -> int:
         _print_validation(report, args.format)
         return EXIT_OK if report.conforms else EXIT_NONCONFORMING
     if args.command == "build":
+        from kg.workers import Executor
+
         result = _pipeline().build(
             config,
             out=args.out,
@@ -606,6 +622,7 @@ def _run(args: argparse.Namespace) -> int:
             allow_violations=args.allow_violations,
             jobs=args.jobs,
             cache=args.cache,
+            executor=Executor(args.executor, args.scheduler),
         )
         from kg.ingest.lint import warnings
 

@@ -20,7 +20,7 @@ from kg.ingest.redact import redact
 from kg.model import Dataset, PartialDate
 from kg.resolve.identity import Resolution, reference_problems, resolve
 from kg.validate.shacl import Report, validate_in_parts  # pySHACL only when a part is validated
-from kg.workers import worker_count
+from kg.workers import LOCAL, Executor, ForkPool, Pool, Session, session, worker_count
 
 Progress = Callable[[str], None]
 
@@ -201,19 +201,21 @@ def validate_project(
     config: Config, progress: Progress = _quiet, jobs: int = 0, cache: bool = True
 ) -> tuple[Resolution, Report]:
     resolution, mapped = build_graph(config, progress, cache)
-    jobs = worker_count(jobs, len(resolution.dataset.profiles))
-    return resolution, _validate(config, mapped, progress, jobs, cache)
+    pool = ForkPool(worker_count(jobs, len(resolution.dataset.profiles)))
+    return resolution, _validate(config, mapped, progress, pool, cache)
 
 
-def _validate(config: Config, mapped: Mapped, progress: Progress, jobs: int, cache: bool) -> Report:
-    progress(f"validating against shapes/ ({jobs} job{'s' if jobs != 1 else ''})")
+def _validate(
+    config: Config, mapped: Mapped, progress: Progress, pool: Pool, cache: bool
+) -> Report:
+    progress(f"validating against shapes/ ({pool.describe()})")
     return validate_in_parts(
         mapped.triples,
         mapped.sources,
         config.shapes_dir,
         config.ontology_dir,
         config.base_iri,
-        jobs,
+        pool,
         config.root / CACHE_DIR if cache else None,
         _every_tenth(progress, "validated"),
     )
@@ -226,24 +228,39 @@ def build(
     allow_violations: bool = False,
     jobs: int = 0,
     cache: bool = True,
+    executor: Executor = LOCAL,
 ) -> BuildResult:
     """Load, resolve, map, validate and export; the output directory is replaced atomically.
 
-    With violations nothing is written unless `allow_violations` is set.
+    With violations nothing is written unless `allow_violations` is set. The parts of
+    validation and rendering run on `executor` (forked processes, or dask), which is
+    opened first: an unreachable scheduler fails before any work.
     """
+    with session(executor, jobs) as opened:
+        return _build(config, out, progress, allow_violations, cache, opened)
+
+
+def _build(
+    config: Config,
+    out: Path | None,
+    progress: Progress,
+    allow_violations: bool,
+    cache: bool,
+    opened: Session,
+) -> BuildResult:
     resolution, mapped = build_graph(config, progress, cache)
-    jobs = worker_count(jobs, len(resolution.dataset.profiles))
-    report = _validate(config, mapped, progress, jobs, cache)
+    pool = opened.pool(len(resolution.dataset.profiles))
+    report = _validate(config, mapped, progress, pool, cache)
     if not report.conforms and not allow_violations:
         return BuildResult(None, (), len(mapped.triples), resolution, report)
     from kg.publish.export import write_outputs
     from kg.publish.render import render_parts  # Jinja and the writers: only when writing
 
     out_dir = out or config.out_dir
-    progress(f"rendering and writing to {out_dir} ({jobs} job{'s' if jobs != 1 else ''})")
+    progress(f"rendering and writing to {out_dir} ({pool.describe()})")
     render_cache = SignedCache(config.root / RENDER_CACHE_DIR) if cache else None
     parts = render_parts(
-        config, resolution, mapped.triples, jobs, _every_tenth(progress, "rendered"), render_cache
+        config, resolution, mapped.triples, pool, _every_tenth(progress, "rendered"), render_cache
     )
     manifest = output_manifest(config, out_dir) if cache else None
     files = write_outputs(out_dir, with_build_record(parts, report), manifest)

@@ -1,18 +1,39 @@
-"""Worker processes: how many, and a `fork` pool that shares the parent's memory.
+"""Where per-part work runs: forked processes on this machine, or a Dask cluster.
 
-Callers put what the workers read (the triple index, the shapes) in a module global
-before calling `fork_map`, and pass only small arguments (indexes, task tuples), so
-nothing big is pickled. Where `fork` is unavailable everything runs in this process.
+A stage hands a *pure* function `function(state, item) -> result` (the state shared by
+every part, one part in, its files or results out), the state and the items to a
+`Pool`, and gets the results back in the items' order, so the output is the same
+wherever the parts ran.
+
+- `ForkPool` (the default, `kg build --executor local`): the state and the items go in
+  a module global before forking; the workers share the parent's memory (copy-on-write)
+  and receive only indexes, so nothing big is pickled. Where `fork` is unavailable, or
+  with one job, everything runs in this process.
+- `DaskPool` (`kg build --executor dask`, the `kg[dask]` extra): a `distributed.Client`
+  to a scheduler, or to a `LocalCluster` it starts. The state is pickled once and
+  scattered to every worker; each task then carries one item. Dask is imported only here
+  and only then.
 """
 
 from __future__ import annotations
 
 import os
+import threading
+from collections import deque
 from collections.abc import Callable, Iterator, Sequence
-from typing import TypeVar
+from contextlib import contextmanager
+from dataclasses import dataclass
+from itertools import islice
+from typing import Any, Protocol, TypeVar
+
+from kg.errors import UsageError
 
 AUTO_JOBS_FROM = 100
+EXECUTORS = ("local", "dask")
+CONNECT_TIMEOUT = 10  # seconds to reach a dask scheduler
+TASKS_AHEAD = 4  # dask tasks in flight per worker: results wait on workers, not in bulk
 
+S = TypeVar("S")
 T = TypeVar("T")
 R = TypeVar("R")
 
@@ -47,3 +68,171 @@ def fork_map(function: Callable[[T], R], items: Sequence[T], jobs: int) -> Itera
         return
     with multiprocessing.get_context("fork").Pool(jobs) as pool:
         yield from pool.imap(function, items)
+
+
+class Pool(Protocol):
+    def map(self, function: Callable[[S, T], R], state: S, items: Sequence[T]) -> Iterator[R]:
+        """`function(state, item)` for every item, results in the items' order."""
+        ...
+
+    def describe(self) -> str:
+        """For progress messages: `2 jobs`, `dask at tcp://10.0.0.5:8786, 4 workers`."""
+        ...
+
+
+_shared: tuple[Callable[[Any, Any], Any], Any, Sequence[Any]] | None = None  # before forking
+
+
+class ForkPool:
+    """Forked processes that read the state and the items from the parent's memory."""
+
+    def __init__(self, jobs: int) -> None:
+        self.jobs = jobs
+
+    def map(self, function: Callable[[S, T], R], state: S, items: Sequence[T]) -> Iterator[R]:
+        global _shared
+        _shared = (function, state, items)
+        try:
+            yield from fork_map(_apply_shared, range(len(items)), self.jobs)
+        finally:
+            _shared = None
+
+    def describe(self) -> str:
+        return f"{self.jobs} job{'s' if self.jobs != 1 else ''}"
+
+
+def _apply_shared(index: int) -> Any:
+    assert _shared is not None
+    function, state, items = _shared
+    return function(state, items[index])
+
+
+def as_pool(jobs: int | Pool) -> Pool:
+    """A number of jobs as a `ForkPool`; a pool as it is."""
+    return ForkPool(jobs) if isinstance(jobs, int) else jobs
+
+
+@dataclass(frozen=True)
+class Executor:
+    """Where `kg build` runs its parts: `local` (forked processes) or `dask`, on the
+    cluster whose scheduler is at `scheduler`, or on a `LocalCluster` when it is None."""
+
+    kind: str = "local"
+    scheduler: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.kind not in EXECUTORS:
+            raise UsageError(f"unknown executor {self.kind!r}; expected one of {EXECUTORS}")
+        if self.scheduler is not None and self.kind != "dask":
+            raise UsageError("--scheduler needs --executor dask")
+
+
+LOCAL = Executor()
+
+
+class Session:
+    """An open executor: `pool(profiles)` gives the pool for a project of that size."""
+
+    def __init__(self, jobs: int, remote: Pool | None = None) -> None:
+        self.jobs = jobs
+        self.remote = remote
+
+    def pool(self, profiles: int) -> Pool:
+        return self.remote or ForkPool(worker_count(self.jobs, profiles))
+
+
+@contextmanager
+def session(executor: Executor, jobs: int) -> Iterator[Session]:
+    """Open the executor before any work, so an unreachable scheduler fails first."""
+    if executor.kind == "local":
+        yield Session(jobs)
+        return
+    with _dask_client(executor.scheduler, worker_count(jobs, AUTO_JOBS_FROM)) as client:
+        yield Session(jobs, DaskPool(client))
+
+
+_one_at_a_time = threading.Lock()
+
+
+def call_alone(function: Callable[[S, T], R], state: S, item: T) -> R:
+    """`function(state, item)`, one call at a time in this process: validation patches
+    pySHACL while it runs, so a dask worker with several threads runs parts in turn."""
+    with _one_at_a_time:
+        return function(state, item)
+
+
+def in_order(
+    submit: Callable[[T], Any], result: Callable[[Any], R], items: Sequence[T], ahead: int
+) -> Iterator[R]:
+    """Submit items keeping at most `ahead` in flight; yield their results in order."""
+    queue = iter(items)
+    pending = deque(submit(item) for item in islice(queue, ahead))
+    while pending:
+        done = result(pending.popleft())
+        pending.extend(submit(item) for item in islice(queue, 1))
+        yield done
+
+
+class DaskPool:
+    """Tasks on a dask cluster: the state scattered once to every worker, one item a task."""
+
+    def __init__(self, client: Any) -> None:
+        self.client = client
+
+    def map(self, function: Callable[[S, T], R], state: S, items: Sequence[T]) -> Iterator[R]:
+        if not items:
+            return
+        # in a list: scatter would take a dict (or a list) for many values
+        [shared] = self.client.scatter([state], broadcast=True, hash=False)
+        workers = max(len(self.client.nthreads()), 1)
+
+        def submit(item: T) -> Any:
+            return self.client.submit(call_alone, function, shared, item, pure=False)
+
+        def result(future: Any) -> R:
+            value = future.result()
+            future.release()
+            return value
+
+        try:
+            yield from in_order(submit, result, items, TASKS_AHEAD * workers)
+        finally:
+            shared.release()
+
+    def describe(self) -> str:
+        workers = len(self.client.nthreads())
+        return f"dask at {self.client.scheduler.address}, {workers} workers"
+
+
+@contextmanager
+def _dask_client(scheduler: str | None, workers: int) -> Iterator[Any]:
+    """A client to `scheduler`, or to a `LocalCluster` of `workers` single-threaded
+    processes; closed (and the cluster stopped) on the way out."""
+    try:
+        from distributed import Client, LocalCluster
+    except ImportError:
+        raise UsageError(
+            "--executor dask needs dask and distributed: install kg[dask] (pip install 'kg[dask]')"
+        ) from None
+    if scheduler is None:
+        with (
+            LocalCluster(
+                n_workers=workers,
+                threads_per_worker=1,
+                processes=True,
+                dashboard_address="127.0.0.1:0",
+            ) as cluster,
+            Client(cluster) as client,
+        ):
+            yield client
+        return
+    try:
+        client = Client(scheduler, timeout=CONNECT_TIMEOUT)
+    except (OSError, ValueError, TypeError) as exc:  # TimeoutError is an OSError
+        raise UsageError(f"cannot reach the dask scheduler at {scheduler!r}: {exc}") from None
+    with client:
+        try:
+            client.wait_for_workers(1, timeout=CONNECT_TIMEOUT)
+        except (OSError, TimeoutError) as exc:  # parts would wait for ever
+            raise UsageError(f"the dask scheduler at {scheduler!r} has no workers: {exc}") from None
+        yield client

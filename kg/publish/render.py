@@ -2,9 +2,11 @@
 
 The work is split into tasks (each whole-graph format, the per-person files and pages
 of a slice of the people, the publication pages of a slice, the dataset description).
-With `jobs > 1` the tasks run in forked worker processes that share the parent's graph
-(copy-on-write), so both cores work; the result is the same dictionary either way, and
-a test checks that one and two jobs give byte-identical files.
+Each task is a pure function of the shared state and the task (`render_task`), so
+the tasks can run in forked worker processes that share the parent's graph
+(copy-on-write) or on a dask cluster that receives the state once per worker
+(kg/workers.py); the result is the same dictionary either way, and tests check that
+one and two jobs, and dask, give byte-identical files.
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ from kg.publish.fingerprint import Fingerprints, SubjectChunks
 from kg.publish.layout import DATASET, DUMP, SPARQL, owner_path, page_things, path_of
 from kg.publish.site import SiteBuilder, SiteSettings
 from kg.resolve.identity import Resolution
-from kg.workers import fork_map
+from kg.workers import Pool, as_pool
 
 PEOPLE_PER_TASK = 50
 THINGS_PER_TASK = 200
@@ -58,14 +60,11 @@ class _State:
     prints: Fingerprints
 
 
-_state: _State | None = None  # set in the parent before forking; read by the workers
-
-
 def render_outputs(
     config: Config,
     resolution: Resolution,
     graph: Triples,
-    jobs: int = 1,
+    jobs: int | Pool = 1,
     progress: Callable[[int, int], None] | None = None,
 ) -> dict[str, str]:
     """Every export file and page, as one dictionary (see `render_parts` to stream)."""
@@ -79,7 +78,7 @@ def render_parts(
     config: Config,
     resolution: Resolution,
     graph: Triples,
-    jobs: int = 1,
+    jobs: int | Pool = 1,
     progress: Callable[[int, int], None] | None = None,
     cache: SignedCache | None = None,
 ) -> Iterator[dict[str, str]]:
@@ -90,18 +89,14 @@ def render_parts(
     thing's files are rendered only when what they show changed (see
     `kg.publish.fingerprint`); entries no longer used are removed at the end.
     """
-    global _state
-    _state = _make_state(config, resolution, graph, cache)
-    tasks = list(_tasks(resolution, len(_state.things)))
+    state = _make_state(config, resolution, graph, cache)
+    tasks = list(_tasks(resolution, len(state.things)))
     used: set[str] = set()
-    try:
-        for done, (part, keys) in enumerate(fork_map(_render, tasks, jobs), start=1):
-            yield part
-            used.update(keys)
-            if progress is not None:
-                progress(done, len(tasks))
-    finally:
-        _state = None
+    for done, (part, keys) in enumerate(as_pool(jobs).map(render_task, state, tasks), start=1):
+        yield part
+        used.update(keys)
+        if progress is not None:
+            progress(done, len(tasks))
     if cache is not None:
         cache.prune(used)
     yield {"context.jsonld": json.dumps({"@context": jsonld_context()}, indent=2) + "\n"}
@@ -165,34 +160,35 @@ def _tasks(resolution: Resolution, things: int) -> Iterator[Task]:
         yield ("things", start, min(start + THINGS_PER_TASK, things))
 
 
-def _render(task: Task) -> tuple[dict[str, str], list[str]]:
-    """The files of one task, and the cache keys it used."""
-    assert _state is not None
+def render_task(state: _State, task: Task) -> tuple[dict[str, str], list[str]]:
+    """The files of one task and the cache keys it used: a pure function of the shared
+    state and the task (only `state.blocks`, a cache of text that does not change the
+    output, and the render cache's files are written)."""
     kind, start, stop = task
     keys: list[str] = []
     if kind == "graph.nt":
-        text = _state.chunks.ntriples()
+        text = state.chunks.ntriples()
         return {kind: text, f"site/{kind}": text}, keys  # the same string: a hard link
     if kind.startswith("graph."):
-        text = _dump(_state, kind.removeprefix("graph."), keys)
+        text = _dump(state, kind.removeprefix("graph."), keys)
         return {kind: text, f"site/{kind}": text}, keys
     if kind == "void":
-        return _void(_state), keys
+        return _void(state), keys
     if kind == "site":
-        paths = sorted(_state.pages)
-        return {f"site/{k}": v for k, v in _state.site.site_files(paths).items()}, keys
+        paths = sorted(state.pages)
+        return {f"site/{k}": v for k, v in state.site.site_files(paths).items()}, keys
     if kind == "people":
-        return _people(_state, start, stop, keys), keys
+        return _people(state, start, stop, keys), keys
     files: dict[str, str] = {}
-    for thing in _state.things[start:stop]:
-        files.update(_thing(_state, thing, keys))
+    for thing in state.things[start:stop]:
+        files.update(_thing(state, thing, keys))
     return files, keys
 
 
 def _dump(state: _State, fmt: str, keys: list[str]) -> str:
     """The whole graph as Turtle or JSON-LD. With a cache, each subject's block is kept
-    under its triples' digest (in 256 buckets by that digest's first byte), so a build after an edit
-    formats only the subjects whose triples changed; the file is the blocks in order."""
+    under its triples' digest (in 256 buckets by the digest's first byte), so a build
+    after an edit formats only the subjects whose triples changed."""
     write = to_turtle if fmt == "ttl" else to_jsonld
     if state.cache is None:
         return write(state.graph)

@@ -22,6 +22,7 @@ from pathlib import Path
 from jinja2 import (
     BaseLoader,
     ChoiceLoader,
+    DictLoader,
     Environment,
     FileSystemLoader,
     PackageLoader,
@@ -88,9 +89,14 @@ class SiteSettings:
     templates: Path | None = None  # a project's templates/: its files win over kg's
 
 
-def _environment(templates: Path | None = None) -> Environment:
+def _environment(
+    templates: Path | None = None, sources: dict[str, str] | None = None
+) -> Environment:
+    """kg's templates behind the project's: a folder, or its `sources` (name -> text)."""
     loaders: list[BaseLoader] = [PackageLoader("kg.publish", "templates")]
-    if templates is not None and templates.is_dir():
+    if sources is not None:
+        loaders.insert(0, DictLoader(sources))
+    elif templates is not None and templates.is_dir():
         loaders.insert(0, FileSystemLoader(str(templates)))
     env = Environment(
         loader=ChoiceLoader(loaders),
@@ -103,6 +109,19 @@ def _environment(templates: Path | None = None) -> Environment:
     )
     env.filters["period"] = period
     return env
+
+
+def _template_sources(templates: Path | None) -> dict[str, str]:
+    """Every file under a project's templates/, by its name for Jinja."""
+    if templates is None or not templates.is_dir():
+        return {}
+    sources = {}
+    for path in sorted(templates.rglob("*")):
+        try:
+            sources[path.relative_to(templates).as_posix()] = path.read_text("utf-8")
+        except (OSError, UnicodeDecodeError):  # a folder, or not a template
+            continue
+    return sources
 
 
 def period(start: PartialDate | None, end: PartialDate | Present | None = None) -> str:
@@ -204,11 +223,27 @@ class SiteBuilder:
         self.graph = graph
         self.base = base_iri
         self.settings = settings or SiteSettings()
-        self.env = _environment(self.settings.templates)
-        self.env.globals["site"] = self.settings
-        self.env.globals["base"] = base_iri
+        self.env = self._environment(_environment(self.settings.templates))
         self.profiled = {p.slug for p in resolution.dataset.profiles}
         self.citations = Citations(resolution)  # keys, works per person: once, before forks
+
+    def _environment(self, env: Environment) -> Environment:
+        env.globals["site"] = self.settings
+        env.globals["base"] = self.base
+        return env
+
+    def __getstate__(self) -> dict:
+        """Pickled for a worker that may be on another machine (`kg build --executor
+        dask`): the project's templates travel as text and the Jinja environment, which
+        cannot be pickled, is made again there."""
+        state = {k: v for k, v in self.__dict__.items() if k != "env"}
+        state["_templates"] = _template_sources(self.settings.templates)
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        sources = state.pop("_templates")
+        self.__dict__.update(state)
+        self.env = self._environment(_environment(sources=sources))
 
     # ------------------------------------------------------------ views
 

@@ -35,7 +35,7 @@ from rdflib.term import Node
 from kg.graph.namespaces import RDF, SH
 from kg.graph.ntriples import ntriples_lines
 from kg.graph.triples import Triple, Triples
-from kg.workers import fork_map
+from kg.workers import Pool, as_pool
 
 REGISTRY_GROUPS = ("org", "venue")
 NODES_PER_PART = 500  # on average; between a quarter and four times that
@@ -115,20 +115,18 @@ def _part(triples: Triples, owned: list[Node], salt: str) -> Part:
 # --------------------------------------------------------------------------- running
 
 
-@dataclass
-class _Context:
+@dataclass(frozen=True)
+class Shapes:
+    """What every part is validated with: the state shared by the workers."""
+
     shapes: Graph
     ontology: Graph
-    parts: list[Part]
-
-
-_context: _Context | None = None  # set in the parent before forking
 
 
 def run_parts(
     parts: list[Part],
     load_shapes: Callable[[], tuple[Graph, Graph]],
-    jobs: int,
+    jobs: int | Pool,
     cache_dir: Path | None,
     progress: Callable[[int, int], None] | None = None,
 ) -> list[Raw]:
@@ -136,41 +134,35 @@ def run_parts(
 
     `load_shapes` gives (shapes, ontology); it is called only when some part is not
     cached, so a build with every part cached neither parses the shapes nor imports
-    pySHACL."""
-    global _context
+    pySHACL. `jobs`: a number of forked processes, or a pool (kg/workers.py)."""
     cached = _read_cache(cache_dir, parts)
     todo = [p for p in parts if p.key not in cached]
     if not todo:
         _write_cache(cache_dir, parts, cached)
         return [r for p in parts for r in cached[p.key]]
-    _context = _Context(*load_shapes(), todo)
-    try:
-        results = fork_map(_validate_part, range(len(todo)), jobs)
-        for done, (part, raw) in enumerate(zip(todo, results, strict=True), start=1):
-            cached[part.key] = raw
-            if progress is not None:
-                progress(done, len(todo))
-    finally:
-        _context = None
+    results = as_pool(jobs).map(validate_part, Shapes(*load_shapes()), todo)
+    for done, (part, raw) in enumerate(zip(todo, results, strict=True), start=1):
+        cached[part.key] = raw
+        if progress is not None:
+            progress(done, len(todo))
     _write_cache(cache_dir, parts, cached)
     return [r for p in parts for r in cached[p.key]]
 
 
-def _validate_part(index: int) -> list[Raw]:
+def validate_part(shapes: Shapes, part: Part) -> list[Raw]:
+    """The results for the part's own nodes: a pure function of the shapes and the part."""
     from pyshacl import validate as shacl_validate
 
     from kg.validate.shacl import _constraint_lookup_by_set, _parsed_once
 
-    assert _context is not None
-    part = _context.parts[index]
     data = Graph()
     data.addN((s, p, o, data) for s, p, o in part.closure)
-    data.addN((s, p, o, data) for s, p, o in _context.ontology)
+    data.addN((s, p, o, data) for s, p, o in shapes.ontology)
     owned = set(part.owned)
     with _parsed_once(), _constraint_lookup_by_set(), _targets_within(owned):
         _, results, _ = shacl_validate(
             data,
-            shacl_graph=_context.shapes,
+            shacl_graph=shapes.shapes,
             inference="none",
             advanced=True,
             allow_warnings=True,
@@ -180,7 +172,7 @@ def _validate_part(index: int) -> list[Raw]:
     for node in results.subjects(RDF.type, SH.ValidationResult):
         focus = results.value(node, SH.focusNode)
         if focus in owned:
-            raw.append(_raw(results, node))
+            raw.append(_raw(results, node, shapes.shapes))
     return sorted(raw)
 
 
@@ -207,13 +199,11 @@ def _targets_within(owned: set[Node]) -> Iterator[None]:
         Shape.focus_nodes = original  # type: ignore[method-assign]
 
 
-def _raw(results: Graph, node: Node) -> Raw:
+def _raw(results: Graph, node: Node, shapes: Graph) -> Raw:
     """A result as N-Triples terms; blank nodes (anonymous shapes and paths) are not kept
     as such: their ids mean nothing in another process, so a shape is named by the node
     shape that holds it and a complex path is left out."""
     from kg.validate.shacl import _owner_shape
-
-    assert _context is not None
 
     def term(p: URIRef) -> str:
         value = results.value(node, p)
@@ -221,7 +211,7 @@ def _raw(results: Graph, node: Node) -> Raw:
 
     shape = results.value(node, SH.sourceShape)
     if not isinstance(shape, URIRef):
-        owner = _owner_shape(_context.shapes, shape)
+        owner = _owner_shape(shapes, shape)
         shape = URIRef(owner) if owner else None
     return (
         term(SH.focusNode),

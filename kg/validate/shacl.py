@@ -21,6 +21,7 @@ from rdflib.util import from_n3
 from kg.graph.namespaces import RDF, SH, curie
 from kg.graph.triples import Triples
 from kg.model import Source
+from kg.workers import Pool
 
 SEVERITIES: dict[Node | None, str] = {  # looked up with any term found, or None
     SH.Violation: "Violation",
@@ -109,7 +110,7 @@ def validate_in_parts(
     shapes_dir: Path,
     ontology_dir: Path,
     base: str,
-    jobs: int = 1,
+    jobs: int | Pool = 1,
     cache_dir: Path | None = None,
     progress: Callable[[int, int], None] | None = None,
 ) -> Report:
