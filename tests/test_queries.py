@@ -236,6 +236,28 @@ def test_hostile_literal_is_matched_as_a_value(graph):
     assert run_embedded(graph, query, {"v": value}).rows == ((Literal(value),),)
 
 
+def test_both_engines_bind_parameters_inside_sub_selects(graph):
+    """Both engines get the parameters substituted into the same text, here two
+    sub-SELECTs with a parameter each: one paper has both authors."""
+    query = parse_query(
+        "PREFIX schema: <http://schema.org/>\nSELECT ?title WHERE {"
+        " { SELECT ?paper WHERE { ?paper schema:author ?_a_iri } }"
+        " { SELECT ?paper WHERE { ?paper schema:author ?_b_iri } }"
+        " ?paper schema:name ?title } ORDER BY ?title",
+        "sub",
+    )
+    values = {"a": B + "person/yinmin-zhong", "b": B + "person/yihao-zhao"}
+    title = "ElasticFlow: An Elastic Serverless Training Platform for Distributed Deep Learning"
+    assert run_rdflib(graph, query, values).rows == ((Literal(title),),)
+    assert run_embedded(graph, query, values).rows == ((Literal(title),),)
+
+
+@pytest.mark.parametrize("value", HOSTILE_VALUES)
+def test_literal_parameters_cannot_inject_the_reference_engine(graph, value):
+    answer = run_rdflib(graph, QUERIES["ranked-venue-papers"], {"list": value})
+    assert answer.rows == ()
+
+
 # ------------------------------------------------------------------ CLI and errors
 
 
