@@ -5,9 +5,10 @@ from __future__ import annotations
 import datetime
 import os
 import subprocess
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, cast
 
 from rdflib import URIRef
 
@@ -22,7 +23,11 @@ from kg.resolve.identity import Resolution, reference_problems, resolve
 from kg.validate.shacl import Report, validate_in_parts  # pySHACL only when a part is validated
 from kg.workers import LOCAL, Executor, ForkPool, Pool, Session, session, worker_count
 
+if TYPE_CHECKING:
+    from kg.publish.export import Kept
+
 Progress = Callable[[str], None]
+Files = Mapping[str, "str | Kept"]  # as render_parts gives them
 
 
 def _quiet(message: str) -> None:
@@ -253,16 +258,22 @@ def _build(
     report = _validate(config, mapped, progress, pool, cache)
     if not report.conforms and not allow_violations:
         return BuildResult(None, (), len(mapped.triples), resolution, report)
-    from kg.publish.export import write_outputs
+    from kg.publish.export import previous_tree, write_outputs
     from kg.publish.render import render_parts  # Jinja and the writers: only when writing
 
     out_dir = out or config.out_dir
     progress(f"rendering and writing to {out_dir} ({pool.describe()})")
     render_cache = SignedCache(config.root / RENDER_CACHE_DIR) if cache else None
-    parts = render_parts(
-        config, resolution, mapped.triples, pool, _every_tenth(progress, "rendered"), render_cache
-    )
     manifest = output_manifest(config, out_dir) if cache else None
+    parts = render_parts(
+        config,
+        resolution,
+        mapped.triples,
+        pool,
+        _every_tenth(progress, "rendered"),
+        render_cache,
+        previous_tree(out_dir, manifest),
+    )
     files = write_outputs(out_dir, with_build_record(parts, report), manifest)
     return BuildResult(out_dir, tuple(files), len(mapped.triples), resolution, report)
 
@@ -272,7 +283,7 @@ def output_manifest(config: Config, out_dir: Path) -> Path:
     return config.root / OUTPUTS_DIR / f"{digest(str(out_dir.absolute()))[:16]}.json"
 
 
-def with_build_record(parts: Iterator[dict[str, str]], report: Report) -> Iterator[dict[str, str]]:
+def with_build_record(parts: Iterator[Files], report: Report) -> Iterator[Files]:
     """The parts, then `build.json`: the verdict on graph.nt, which `kg publish` checks."""
     from kg.query.graph_store import BUILD_RECORD, GRAPH_FILES, build_record
 
@@ -280,7 +291,7 @@ def with_build_record(parts: Iterator[dict[str, str]], report: Report) -> Iterat
     for part in parts:
         found = [path for path in GRAPH_FILES if path in part]
         if found:  # the first of the places a layout may put it
-            graph_path, ntriples = found[0], part[found[0]]
+            graph_path, ntriples = found[0], str(part[found[0]])  # whole dumps are text
         yield part
     counts = report.count("Violation"), report.count("Warning")
     yield {BUILD_RECORD: build_record(report.conforms, *counts, graph_path, ntriples)}
@@ -304,7 +315,8 @@ def site_parts(
     resolution, mapped = build_graph(config, progress)
     jobs = worker_count(jobs, len(resolution.dataset.profiles))
     for part in render_parts(config, resolution, mapped.triples, jobs):
-        yield {k[len("site/") :]: v for k, v in part.items() if k.startswith("site/")}
+        site = {k[len("site/") :]: v for k, v in part.items() if k.startswith("site/")}
+        yield cast("dict[str, str]", site)  # without a cache, every file is text
 
 
 def embed_markup(config: Config, person: str) -> dict:

@@ -11,8 +11,10 @@ import hashlib
 import json
 import os
 import re
+import shutil
 from collections import Counter
 from collections.abc import Callable, Collection, Iterable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar, cast
 
@@ -451,7 +453,7 @@ def _local(iri: Node) -> str:
 
 def write_outputs(
     out_dir: Path,
-    files: Mapping[str, str] | Iterable[Mapping[str, str]],
+    files: Mapping[str, str | Kept] | Iterable[Mapping[str, str | Kept]],
     manifest: Path | None = None,
 ) -> list[str]:
     """Write `files` (relative path -> text), or a stream of such parts, as the new
@@ -466,7 +468,7 @@ def write_outputs(
     parts = [files] if isinstance(files, Mapping) else files
 
     def fill(staging: Path) -> list[str]:
-        writer = _TreeWriter(staging, _previous(out_dir, manifest))
+        writer = _TreeWriter(staging, previous_tree(out_dir, manifest))
         names: list[str] = []
         for part in parts:
             writer.write(part)
@@ -486,13 +488,38 @@ def write_outputs(
 
 
 Stamp = tuple[str, int, int, int]  # content digest, inode, size, mtime in ns
+Previous = tuple[Path, dict[str, Stamp]]  # the tree a build replaces, its files' stamps
+
+
+@dataclass(frozen=True)
+class Kept:
+    """In place of a file's text: the previous tree's file at the same path, which holds
+    these bytes (by digest); the writer links it."""
+
+    digest: str
+
+
+def content_digest(data: bytes) -> str:
+    return hashlib.blake2b(data, digest_size=16).hexdigest()
+
+
+def still_there(previous: Previous, rel: str, digest: str) -> bool:
+    """Whether the previous tree's file `rel` holds `digest` and is untouched since."""
+    tree, stamps = previous
+    stamp = stamps.get(rel)
+    if stamp is None or stamp[0] != digest:
+        return False
+    try:
+        return _stamp(digest, (tree / rel).stat(follow_symlinks=False)) == stamp
+    except OSError:
+        return False
 
 
 def _stamp(digest: str, stat: os.stat_result) -> Stamp:
     return digest, stat.st_ino, stat.st_size, stat.st_mtime_ns
 
 
-def _previous(out_dir: Path, manifest: Path | None) -> tuple[Path, dict[str, Stamp]] | None:
+def previous_tree(out_dir: Path, manifest: Path | None) -> Previous | None:
     """The tree `out_dir` shows now and the stamps of its files, when the manifest is
     the one written with that tree."""
     if manifest is None or not out_dir.is_symlink():
@@ -522,22 +549,25 @@ class _TreeWriter:
     """Writes parts into the staging folder: hard links for repeated strings and for
     files unchanged since the previous tree, else new files; records their stamps."""
 
-    def __init__(self, staging: Path, previous: tuple[Path, dict[str, Stamp]] | None) -> None:
+    def __init__(self, staging: Path, previous: Previous | None) -> None:
         self.staging = staging
         self.previous = previous
         self.folders: set[Path] = {staging}
         self.done: dict[str, Stamp] = {}
 
-    def write(self, part: Mapping[str, str]) -> None:
+    def write(self, part: Mapping[str, str | Kept]) -> None:
         written: dict[int, tuple[Path, str]] = {}  # id(text) -> first file, while `part` lives
         for rel, text in part.items():
             target = self._target(rel)
+            if isinstance(text, Kept):
+                self._keep(rel, text.digest, target)
+                continue
             first = written.get(id(text))
             if first is not None and _linked(first[0], target):
                 self.done[rel] = self.done[first[1]]
                 continue
             data = text.encode("utf-8")
-            digest = hashlib.blake2b(data, digest_size=16).hexdigest()
+            digest = content_digest(data)
             if not self._reuse(rel, digest, target):
                 self.done[rel] = _stamp(digest, _write_new(target, data))
             written.setdefault(id(text), (target, rel))
@@ -551,6 +581,18 @@ class _TreeWriter:
             target.parent.mkdir(parents=True, exist_ok=True)
             self.folders.update(target.parents)
         return target
+
+    def _keep(self, rel: str, digest: str, target: Path) -> None:
+        """Take the previous tree's file (a link, else a copy): the renderer found it
+        holds the bytes of this build's file."""
+        if self.previous is None or not still_there(self.previous, rel, digest):
+            raise ProjectError(
+                f"{rel} in the previous output changed during the build; build again"
+            )
+        source = self.previous[0] / rel
+        if not _linked(source, target):
+            shutil.copyfile(source, target)
+        self.done[rel] = _stamp(digest, target.stat())
 
     def _reuse(self, rel: str, digest: str, target: Path) -> bool:
         """Link the previous tree's file when it holds these bytes, untouched since."""

@@ -12,8 +12,9 @@ one and two jobs, and dask, give byte-identical files.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
+from typing import cast
 
 from rdflib import URIRef
 from rdflib.term import Node
@@ -23,12 +24,16 @@ from kg.config import Config
 from kg.graph.triples import Triples
 from kg.publish.deploy import deploy_files
 from kg.publish.export import (
+    Kept,
     NodeBlocks,
+    Previous,
+    content_digest,
     dataset_description,
     described,
     jsonld_context,
     owned_nodes,
     person_nodes,
+    still_there,
     to_jsonld,
     to_ntriples,
     to_turtle,
@@ -43,6 +48,7 @@ PEOPLE_PER_TASK = 50
 THINGS_PER_TASK = 200
 
 Task = tuple[str, int, int]  # kind, start, stop
+Files = Mapping[str, str | Kept]  # path -> text, or the previous build's unchanged file
 
 
 @dataclass
@@ -58,6 +64,7 @@ class _State:
     chunks: SubjectChunks  # each subject's N-Triples: the dump, and what keys are made of
     cache: SignedCache | None  # each person's and thing's files, by what they depend on
     prints: Fingerprints
+    previous: Previous | None  # the tree this build replaces: where kept files are
 
 
 def render_outputs(
@@ -70,7 +77,7 @@ def render_outputs(
     """Every export file and page, as one dictionary (see `render_parts` to stream)."""
     files: dict[str, str] = {}
     for part in render_parts(config, resolution, graph, jobs, progress):
-        files.update(part)
+        files.update(cast("dict[str, str]", part))  # without a cache, every file is text
     return files
 
 
@@ -81,15 +88,17 @@ def render_parts(
     jobs: int | Pool = 1,
     progress: Callable[[int, int], None] | None = None,
     cache: SignedCache | None = None,
-) -> Iterator[dict[str, str]]:
+    previous: Previous | None = None,
+) -> Iterator[Files]:
     """The files in parts, in a fixed order, as tasks finish; `progress(done, total)`.
 
     A build writes each part and lets it go, so the whole output (several times the
     graph's size in text) is never in memory at once. With `cache`, a person's or a
     thing's files are rendered only when what they show changed (see
-    `kg.publish.fingerprint`); entries no longer used are removed at the end.
+    `kg.publish.fingerprint`); entries no longer used are removed at the end. Files the
+    `previous` tree holds unchanged come as `Kept` (the writer links them).
     """
-    state = _make_state(config, resolution, graph, cache)
+    state = _make_state(config, resolution, graph, cache, previous)
     tasks = list(_tasks(resolution, len(state.things)))
     used: set[str] = set()
     for done, (part, keys) in enumerate(as_pool(jobs).map(render_task, state, tasks), start=1):
@@ -104,7 +113,11 @@ def render_parts(
 
 
 def _make_state(
-    config: Config, resolution: Resolution, graph: Triples, cache: SignedCache | None
+    config: Config,
+    resolution: Resolution,
+    graph: Triples,
+    cache: SignedCache | None,
+    previous: Previous | None,
 ) -> _State:
     """What every task reads, made once in the parent before any fork."""
     people = [_person(config, p.slug) for p in resolution.dataset.profiles]
@@ -134,6 +147,7 @@ def _make_state(
         chunks,
         cache if cache is not None and cache.enabled else None,
         prints,
+        previous,
     )
 
 
@@ -160,7 +174,7 @@ def _tasks(resolution: Resolution, things: int) -> Iterator[Task]:
         yield ("things", start, min(start + THINGS_PER_TASK, things))
 
 
-def render_task(state: _State, task: Task) -> tuple[dict[str, str], list[str]]:
+def render_task(state: _State, task: Task) -> tuple[Files, list[str]]:
     """The files of one task and the cache keys it used: a pure function of the shared
     state and the task (only `state.blocks`, a cache of text that does not change the
     output, and the render cache's files are written)."""
@@ -179,7 +193,7 @@ def render_task(state: _State, task: Task) -> tuple[dict[str, str], list[str]]:
         return {f"site/{k}": v for k, v in state.site.site_files(paths).items()}, keys
     if kind == "people":
         return _people(state, start, stop, keys), keys
-    files: dict[str, str] = {}
+    files: dict[str, str | Kept] = {}
     for thing in state.things[start:stop]:
         files.update(_thing(state, thing, keys))
     return files, keys
@@ -216,16 +230,18 @@ def _dump(state: _State, fmt: str, keys: list[str]) -> str:
 
 def _cached(
     state: _State, key: Callable[[], str], render: Callable[[], dict[str, str]], keys: list[str]
-) -> dict[str, str]:
+) -> Files:
     """`render()`, or the files kept under `key()` when the cache has them."""
     if state.cache is None:
         return render()
     found = key()
     keys.append(found)
-    files = state.cache.get(found)
-    if files is None:
-        files = render()
-        state.cache.put(found, files)
+    kept = state.cache.get(found)  # path -> digest of the bytes last rendered for it
+    previous = state.previous
+    if kept and previous and all(still_there(previous, r, d) for r, d in kept.items()):
+        return {rel: Kept(d) for rel, d in kept.items()}
+    files = render()
+    state.cache.put(found, {rel: content_digest(text.encode()) for rel, text in files.items()})
     return files
 
 
@@ -238,7 +254,7 @@ def _descriptions(path: str, subset: Triples, turtle: str | None = None) -> dict
     }
 
 
-def _thing(state: _State, thing: URIRef, keys: list[str]) -> dict[str, str]:
+def _thing(state: _State, thing: URIRef, keys: list[str]) -> Files:
     """The description files and the page of one thing (not a profiled person)."""
     path = path_of(str(thing), state.config.base_iri) or ""
     own = state.owned[thing]
@@ -260,8 +276,8 @@ def _thing(state: _State, thing: URIRef, keys: list[str]) -> dict[str, str]:
     return _cached(state, lambda: state.prints.thing(thing, owned, pub), render, keys)
 
 
-def _people(state: _State, start: int, stop: int, keys: list[str]) -> dict[str, str]:
-    files = {}
+def _people(state: _State, start: int, stop: int, keys: list[str]) -> Files:
+    files: dict[str, str | Kept] = {}
     for profile in state.resolution.dataset.profiles[start:stop]:
         person = _person(state.config, profile.slug)
         owned = person_nodes(state.graph, person, state.owned[person])
