@@ -585,31 +585,21 @@ class _TreeWriter:
     def _keep(self, rel: str, digest: str, target: Path) -> None:
         """Take the previous tree's file (a link, else a copy): the renderer found it
         holds the bytes of this build's file."""
+        if self._reuse(rel, digest, target):
+            return
         if self.previous is None or not still_there(self.previous, rel, digest):
-            raise ProjectError(
-                f"{rel} in the previous output changed during the build; build again"
-            )
-        source = self.previous[0] / rel
-        if not _linked(source, target):
-            shutil.copyfile(source, target)
+            message = f"{rel} in the previous output changed during the build; build again"
+            raise ProjectError(message)
+        shutil.copyfile(self.previous[0] / rel, target)  # no hard links on this file system
         self.done[rel] = _stamp(digest, target.stat())
 
     def _reuse(self, rel: str, digest: str, target: Path) -> bool:
         """Link the previous tree's file when it holds these bytes, untouched since."""
-        if self.previous is None:
+        if self.previous is None or not still_there(self.previous, rel, digest):
             return False
-        tree, stamps = self.previous
-        stamp = stamps.get(rel)
-        if stamp is None or stamp[0] != digest:
+        if not _linked(self.previous[0] / rel, target):
             return False
-        source = tree / rel
-        try:
-            now = _stamp(digest, source.stat(follow_symlinks=False))
-            if now != stamp or not _linked(source, target):
-                return False
-        except OSError:
-            return False
-        self.done[rel] = now
+        self.done[rel] = _stamp(digest, target.stat())
         return True
 
 

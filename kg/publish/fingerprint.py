@@ -32,15 +32,17 @@ from rdflib.term import Node
 
 from kg.cache import digest, package_digest
 from kg.config import Config
-from kg.graph.namespaces import DCTERMS, FOAF, RDF, RDFS, SCHEMA
+from kg.graph.namespaces import RDF, SCHEMA
 from kg.graph.ntriples import nt_object
 from kg.graph.triples import Triples
 from kg.model import Profile
 from kg.publish.markup import works_of
+from kg.publish.site import LABELS
 from kg.resolve.identity import PublicationEntity, Resolution
 
-# What a page shows of a node it links to (site `_Links.label`/`kinds`, markup references).
-LINK_FACTS = (RDF.type, SCHEMA.name, SCHEMA.url, FOAF.name, DCTERMS.title, RDFS.label)
+# What a page shows of a node it links to: its label (the site's LABELS), its types and
+# URL (site kinds, markup references).
+LINK_FACTS = (RDF.type, SCHEMA.url, *LABELS)
 
 
 class SubjectChunks:

@@ -507,6 +507,9 @@ class SectionView:
     facts: list[tuple[str, list[LinkView]]]
 
 
+LABELS = (SCHEMA.name, FOAF.name, DCTERMS.title, RDFS.label)  # a linked node's label, in order
+
+
 class _Links:
     """Labels and relative links of the nodes on one simple page."""
 
@@ -534,7 +537,7 @@ class _Links:
 
     def label(self, node, description: Triples) -> str:
         for source in (description, self.graph):
-            for p in (SCHEMA.name, FOAF.name, DCTERMS.title, RDFS.label):
+            for p in LABELS:
                 value = source.value(node, p)
                 if value is not None:
                     return str(value)
