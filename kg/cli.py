@@ -247,6 +247,8 @@ def _parser() -> argparse.ArgumentParser:
     embed.add_argument("person", help="profile slug (file name in data/profiles/)")
     embed.add_argument("--json", action="store_true", help="print the bare JSON-LD")
 
+    _cv_parser(sub)
+
     bench = sub.add_parser(
         "bench",
         help="synthetic corpora for benchmarks",
@@ -434,6 +436,67 @@ def _port(text: str) -> int:
     return int(text)
 
 
+def _cv_parser(sub) -> None:
+    from kg.publish.cv.model import FORMATS, SECTION_KEYS
+
+    cv = sub.add_parser(
+        "cv",
+        help="render a person's CV (Markdown, HTML, LaTeX, PDF, JSON Resume)",
+        description="Render the CV of PERSON from their own profile only (the registries "
+        "give organization and venue names): every section their document has, publications "
+        "grouped the way CVs are (selected, published, accepted, submitted, preprints, "
+        "reports). A project's templates/cv/cv.{md,html,tex}.j2 replace kg's. --format pdf "
+        "runs xelatex or pdflatex (TeX Live) and needs --out.",
+    )
+    cv.add_argument("person", help="profile slug (file name in data/profiles/)")
+    cv.add_argument("--format", choices=FORMATS, default="md", help="output format (default md)")
+    cv.add_argument("--out", type=Path, help="write to this file (default: standard output)")
+    cv.add_argument(
+        "--from",
+        dest="start",
+        type=_cv_date,
+        metavar="DATE",
+        help="YYYY[-MM]: leave out entries that ended before (undated entries are kept)",
+    )
+    cv.add_argument(
+        "--to",
+        dest="end",
+        type=_cv_date,
+        metavar="DATE",
+        help="YYYY[-MM]: leave out entries that started after",
+    )
+    cv.add_argument(
+        "--sections",
+        type=_cv_sections,
+        default=SECTION_KEYS,
+        metavar="LIST",
+        help=f"comma-separated sections, in this order (default: {','.join(SECTION_KEYS)})",
+    )
+    cv.add_argument("--max-publications", type=_jobs, metavar="N", help="list at most N")
+
+
+def _cv_date(text: str):
+    from kg.model import PartialDate
+
+    try:
+        return PartialDate.parse(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"expected {exc}, got {text!r}") from None
+
+
+def _cv_sections(text: str) -> tuple[str, ...]:
+    from kg.publish.cv.model import SECTION_KEYS
+
+    names = tuple(n.strip() for n in text.split(",") if n.strip())
+    unknown = [n for n in names if n not in SECTION_KEYS]
+    if unknown or not names:
+        named = ", ".join(map(repr, unknown)) or repr(text)
+        raise argparse.ArgumentTypeError(
+            f"unknown section {named}; expected some of {', '.join(SECTION_KEYS)}"
+        )
+    return names
+
+
 def _jobs(text: str) -> int:
     if not text.isdigit() or int(text) < 1:
         raise argparse.ArgumentTypeError(f"expected a positive whole number, got {text!r}")
@@ -566,6 +629,8 @@ def _run(args: argparse.Namespace) -> int:
     if args.command == "export":
         sys.stdout.write(_pipeline().export_citations(config, args.person, args.format))
         return EXIT_OK
+    if args.command == "cv":
+        return _cv(config, args)
     if args.command == "publish":
         from kg.query.graph_store import publish, published_graph
 
@@ -642,6 +707,23 @@ def _run(args: argparse.Namespace) -> int:
         print(f"wrote {result.out_dir} ({result.triples} triples, {len(result.files)} files)")
         return EXIT_OK
     raise AssertionError(args.command)
+
+
+def _cv(config, args: argparse.Namespace) -> int:
+    from kg.publish.cv.formats import write_file
+    from kg.publish.cv.model import Options
+
+    if args.format == "pdf" and args.out is None:
+        raise UsageError("--format pdf writes a binary file: give --out FILE")
+    options = Options(args.start, args.end, args.sections, args.max_publications)
+    document = _pipeline().render_cv(config, args.person, args.format, options)
+    if args.out is None:
+        assert isinstance(document, str)
+        sys.stdout.write(document)
+        return EXIT_OK
+    write_file(args.out, document)
+    print(f"wrote {args.out}", file=sys.stderr)
+    return EXIT_OK
 
 
 def _query(config, args: argparse.Namespace) -> int:

@@ -24,6 +24,7 @@ from kg.validate.shacl import Report, validate_in_parts  # pySHACL only when a p
 from kg.workers import LOCAL, Executor, ForkPool, Pool, Session, session, worker_count
 
 if TYPE_CHECKING:
+    from kg.publish.cv.model import Options as CVOptions
     from kg.publish.export import Kept
 
 Progress = Callable[[str], None]
@@ -356,3 +357,12 @@ def export_citations(config: Config, person: str, fmt: str) -> str:
         hint = f" (did you mean {close[0]!r}?)" if close else ""
         raise UsageError(f"no profile {person!r}{hint}; profiles: {', '.join(slugs)}")
     return (bibtex_file if fmt == "bibtex" else csl_file)(resolution, person)
+
+
+def render_cv(
+    config: Config, person: str, fmt: str, options: CVOptions | None = None
+) -> str | bytes:
+    """A person's CV (`kg cv`) from their own profile, with the project's templates/cv/."""
+    from kg.publish.cv.formats import render_cv as render
+
+    return render(resolve_project(config), person, fmt, options, config.root / "templates")

@@ -92,6 +92,7 @@ def education_item(e: Education, names: Names) -> Item:
         lines,
         bound(e.start, False),
         bound(e.end, True),
+        e,
     )
 
 
@@ -111,6 +112,7 @@ def position_item(x: Position, names: Names) -> Item:
         lines,
         bound(x.start, False),
         bound(x.end, True),
+        x,
     )
 
 
@@ -206,7 +208,7 @@ def talk_items(profile: Profile, names: Names, options: Options) -> tuple[Item, 
         ]
         lines = tuple(joined(e.event, where(e, names), date_text(e.date)) for e in events)
         if events:
-            items.append(Item(talk.title, lines=lines))
+            items.append(Item(talk.title, lines=lines, origin=talk))
     return tuple(items)
 
 
@@ -220,7 +222,7 @@ def where(event: TalkEvent, names: Names) -> str | None:
 
 def teaching_items(profile: Profile, names: Names) -> tuple[Item, ...]:
     return tuple(
-        Item(t.course, joined(t.role, names.org(t.institution)), ", ".join(t.terms))
+        Item(t.course, joined(t.role, names.org(t.institution)), ", ".join(t.terms), origin=t)
         for t in profile.teaching
     )
 
@@ -228,19 +230,18 @@ def teaching_items(profile: Profile, names: Names) -> tuple[Item, ...]:
 def service_items(profile: Profile, names: Names, options: Options) -> tuple[Item, ...]:
     items = []
     for s in profile.service:
-        year = (s.year, 1), (s.year, 12)
-        if s.year is not None and not in_range(*year, options):
+        if s.year is not None and not in_range((s.year, 1), (s.year, 12), options):
             continue
         served = s.as_printed or joined(
             ", ".join(names.venue(v)[0] for v in s.venues), str(s.year) if s.year else None, sep=" "
         )
-        items.append(Item(s.role, served))
+        items.append(Item(s.role, served, origin=s))
     return tuple(items)
 
 
 def award_items(profile: Profile, names: Names, options: Options) -> tuple[Item, ...]:
     return tuple(
-        Item(a.name, joined(a.note, names.org(a.awarded_by)), date_text(a.date))
+        Item(a.name, joined(a.note, names.org(a.awarded_by)), date_text(a.date), origin=a)
         for a in profile.awards
         if in_range(bound(a.date, False), bound(a.date, True), options)
     )
@@ -258,7 +259,8 @@ def project_items(profile: Profile, names: Names, options: Options) -> tuple[Ite
             *(joined(link.label, link.url, link.note, sep=": ") for link in p.links),
             *p.notes,
         )
-        items.append(Item(p.name, joined(p.category, names.org(p.team)), date_text(p.date), lines))
+        detail = joined(p.category, names.org(p.team))
+        items.append(Item(p.name, detail, date_text(p.date), lines, origin=p))
     return tuple(items)
 
 
@@ -295,7 +297,9 @@ def sections(profile: Profile, names: Names, options: Options) -> dict[str, Sect
         "service": service_items(profile, names, options),
         "awards": award_items(profile, names, options),
         "projects": project_items(profile, names, options),
-        "skills": tuple(Item(s.category or "", ", ".join(s.items)) for s in profile.skills),
+        "skills": tuple(
+            Item(s.category or "", ", ".join(s.items), origin=s) for s in profile.skills
+        ),
         "other": tuple(Item(o) for o in profile.other),
     }
     found = {k: Section(k, headings[k], v) for k, v in items.items() if v}

@@ -10,7 +10,8 @@ Dates keep the precision they were written with (`Sep 2021`, `2021`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 from kg.model import (
     PartialDate,
@@ -32,6 +33,7 @@ SECTIONS = (  # key -> heading, in the order a CV prints them
     ("skills", "Skills"),
     ("other", "Other"),
 )
+FORMATS = ("md", "html", "tex", "pdf", "jsonresume")
 SECTION_KEYS = tuple(key for key, _ in SECTIONS)
 STATUS_GROUPS = (  # status -> heading of its group
     ("published", "Publications"),
@@ -102,6 +104,7 @@ class Item:
     lines: tuple[str, ...] = ()
     start: Bound | None = None
     end: Bound | None = None  # (9999, 12) for `present`
+    origin: Any = field(default=None, compare=False)  # the profile's record it shows
 
 
 @dataclass(frozen=True)
