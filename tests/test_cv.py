@@ -666,3 +666,14 @@ def test_output_is_deterministic(resolution):
     for fmt in ("md", "html", "tex", "jsonresume"):
         assert render(resolution, "liangyu-zhao", fmt) == render(resolution, "liangyu-zhao", fmt)
     assert render_text(build_cv(resolution, "yihao-zhao"), "md").startswith("# Yihao Zhao\n")
+
+
+def test_site_has_a_printable_cv_linked_from_the_person_page():
+    from conftest import MINI
+
+    from kg.pipeline import site_parts
+
+    files = {k: v for part in site_parts(load_config(MINI)) for k, v in part.items()}
+    page = files["cv/a-b.html"]
+    assert "@media print" in page and '<a href="../person/a-b.html">' in page
+    assert '<a href="../cv/a-b.html">printable CV</a>' in files["person/a-b.html"]
