@@ -450,7 +450,9 @@ def _cv_parser(sub) -> None:
     )
     cv.add_argument("person", help="profile slug (file name in data/profiles/)")
     cv.add_argument("--format", choices=FORMATS, default="md", help="output format (default md)")
-    cv.add_argument("--out", type=Path, help="write to this file (default: standard output)")
+    cv.add_argument(
+        "--out", type=Path, metavar="FILE", help="write to this file (default: standard output)"
+    )
     cv.add_argument(
         "--from",
         dest="start",
@@ -470,7 +472,8 @@ def _cv_parser(sub) -> None:
         type=_cv_sections,
         default=SECTION_KEYS,
         metavar="LIST",
-        help=f"comma-separated sections, in this order (default: {','.join(SECTION_KEYS)})",
+        help="comma-separated sections to include, in this order (default: all): "
+        + ", ".join(SECTION_KEYS),
     )
     cv.add_argument("--max-publications", type=_jobs, metavar="N", help="list at most N")
 
