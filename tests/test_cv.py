@@ -127,6 +127,7 @@ SEEDS = {
             # Skills
             ("Programming Languages", "Python, C++"),
             ("Deep Learning Frameworks", "PyTorch, TensorFlow"),
+            ("Software & OS", "LaTeX, MS Office, Linux"),
         ),
     ),
     "hanyu-zhao": Seed(  # 002_d5e130007bd0772e.txt
@@ -677,3 +678,10 @@ def test_site_has_a_printable_cv_linked_from_the_person_page():
     page = files["cv/a-b.html"]
     assert "@media print" in page and '<a href="../person/a-b.html">' in page
     assert '<a href="../cv/a-b.html">printable CV</a>' in files["person/a-b.html"]
+
+
+def test_docs_show_a_rendered_cv(resolution):
+    from test_docs import _check_generated
+
+    example = str(render(resolution, "yihao-zhao", "md"))
+    _check_generated(REPO / "docs" / "cv.md", "````markdown\n" + example.strip() + "\n````")
