@@ -627,6 +627,13 @@ def test_options_date_range_sections_and_limit(resolution):
         "Unpaired Image-to-Image Translation using Adversarial Consistency Loss",
     ]
     assert len(build_cv(resolution, "yihao-zhao", Options(max_publications=3)).papers) == 3
+    # "Distributed Machine Learning / Fall 2022, Fall 2023": only the term in range stays
+    teaching = build_cv(resolution, "yihao-zhao", Options(start=PartialDate(2023)))
+    section = teaching.section("teaching")
+    assert section is not None
+    assert [(i.lead, i.when) for i in section.items] == [
+        ("Distributed Machine Learning", "Fall 2023")
+    ]
 
 
 def test_project_template_override(project):

@@ -7,6 +7,8 @@ merged publication entities, other profiles, or notes of the project.
 
 from __future__ import annotations
 
+import re
+
 from kg.errors import UsageError
 from kg.model import (
     ACCOUNT_SERVICES,
@@ -220,11 +222,20 @@ def where(event: TalkEvent, names: Names) -> str | None:
     return None if name is None or name in event.event else name
 
 
-def teaching_items(profile: Profile, names: Names) -> tuple[Item, ...]:
-    return tuple(
-        Item(t.course, joined(t.role, names.org(t.institution)), ", ".join(t.terms), origin=t)
-        for t in profile.teaching
-    )
+def term_in_range(term: str, options: Options) -> bool:
+    """A term (`Fall 2022`, `2022 Fall`) by its year; a term without one is kept."""
+    year = re.search(r"\b(\d{4})\b", term)
+    return year is None or in_range((int(year[1]), 1), (int(year[1]), 12), options)
+
+
+def teaching_items(profile: Profile, names: Names, options: Options) -> tuple[Item, ...]:
+    items = []
+    for t in profile.teaching:
+        terms = [term for term in t.terms if term_in_range(term, options)]
+        if terms or not t.terms:
+            detail = joined(t.role, names.org(t.institution))
+            items.append(Item(t.course, detail, ", ".join(terms), origin=t))
+    return tuple(items)
 
 
 def service_items(profile: Profile, names: Names, options: Options) -> tuple[Item, ...]:
@@ -293,7 +304,7 @@ def sections(profile: Profile, names: Names, options: Options) -> dict[str, Sect
         "education": dated(tuple(education_item(e, names) for e in profile.education), options),
         "positions": dated(tuple(position_item(x, names) for x in profile.positions), options),
         "talks": talk_items(profile, names, options),
-        "teaching": teaching_items(profile, names),
+        "teaching": teaching_items(profile, names, options),
         "service": service_items(profile, names, options),
         "awards": award_items(profile, names, options),
         "projects": project_items(profile, names, options),
