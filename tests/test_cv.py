@@ -676,15 +676,16 @@ def test_output_is_deterministic(resolution):
     assert render_text(build_cv(resolution, "yihao-zhao"), "md").startswith("# Yihao Zhao\n")
 
 
-def test_site_has_a_printable_cv_linked_from_the_person_page():
-    from conftest import MINI
-
+def test_site_has_a_printable_cv_linked_from_the_person_page(project):
     from kg.pipeline import site_parts
 
-    files = {k: v for part in site_parts(load_config(MINI)) for k, v in part.items()}
+    files = {k: v for part in site_parts(load_config(project)) for k, v in part.items()}
     page = files["cv/a-b.html"]
     assert "@media print" in page and '<a href="../person/a-b.html">' in page
     assert '<a href="../cv/a-b.html">printable CV</a>' in files["person/a-b.html"]
+    write(project / "templates" / "cv" / "cv.html.j2", "<p>{{ cv.name }} & {{ '<b>' }}</p>\n")
+    files = {k: v for part in site_parts(load_config(project)) for k, v in part.items()}
+    assert files["cv/a-b.html"] == "<p>Ann Bee & &lt;b&gt;</p>\n"  # the project's; values escaped
 
 
 def test_docs_show_a_rendered_cv(resolution):

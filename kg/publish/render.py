@@ -312,19 +312,21 @@ def _person_files(state: _State, profile, person: URIRef, owned: set[Node]) -> d
     page = state.site.person_page(profile)
     files[f"site/person/{profile.slug}.html"] = page
     files[f"site/profile/{profile.slug}.html"] = page  # the profile document: same page
-    files[f"site/cv/{profile.slug}.html"] = cv_page(state.resolution, profile.slug, state.config)
+    files[f"site/cv/{profile.slug}.html"] = cv_page(state, profile.slug)
     profile_iri = _profile(state.config, profile.slug)
     files.update(_descriptions(f"profile/{profile.slug}", described(state.graph, [profile_iri])))
     return files
 
 
-def cv_page(resolution: Resolution, slug: str, config: Config) -> str:
-    """The printable CV beside the person page (issue 29), from the same templates/cv/."""
+def cv_page(state: _State, slug: str) -> str:
+    """The printable CV beside the person page (issue 29), through the site's template
+    loader (the project's templates/cv/ first, also on a Dask worker)."""
     from kg.publish.cv.build import build_cv
     from kg.publish.cv.render import render_text
 
-    cv = build_cv(resolution, slug)
-    return render_text(cv, "html", config.root / "templates", back=f"../person/{slug}.html")
+    cv = build_cv(state.resolution, slug)
+    loader = state.site.env.loader
+    return render_text(cv, "html", loader=loader, back=f"../person/{slug}.html")
 
 
 def _void(state: _State) -> dict[str, str]:

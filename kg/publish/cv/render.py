@@ -75,11 +75,16 @@ def needs_xelatex(tex: str) -> bool:
     return _PDFLATEX_SAFE.fullmatch(tex) is None
 
 
-def environment(fmt: str, templates: Path | None = None) -> Environment:
-    """kg's CV templates behind a project's `templates/` folder (its files win)."""
+def environment(
+    fmt: str, templates: Path | None = None, loader: BaseLoader | None = None
+) -> Environment:
+    """kg's CV templates behind a project's `templates/` folder (its files win), or the
+    given `loader` (the site's, which carries the project's templates to Dask workers)."""
     loaders: list[BaseLoader] = [PackageLoader("kg.publish", "templates")]
     if templates is not None and templates.is_dir():
         loaders.insert(0, FileSystemLoader(str(templates)))
+    if loader is not None:
+        loaders = [loader]
     if fmt == "html":
         return Environment(
             loader=ChoiceLoader(loaders),
@@ -99,7 +104,13 @@ def environment(fmt: str, templates: Path | None = None) -> Environment:
     )
 
 
-def render_text(cv: CV, fmt: str, templates: Path | None = None, **values: object) -> str:
+def render_text(
+    cv: CV,
+    fmt: str,
+    templates: Path | None = None,
+    loader: BaseLoader | None = None,
+    **values: object,
+) -> str:
     """The CV in `md`, `html` or `tex`, from kg's template or the project's override."""
-    template = environment(fmt, templates).get_template(TEMPLATES[fmt])
+    template = environment(fmt, templates, loader).get_template(TEMPLATES[fmt])
     return template.render(cv=cv, **values)
