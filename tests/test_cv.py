@@ -693,3 +693,25 @@ def test_docs_show_a_rendered_cv(resolution):
 
     example = str(render(resolution, "yihao-zhao", "md"))
     _check_generated(REPO / "docs" / "cv.md", "````markdown\n" + example.strip() + "\n````")
+
+
+def test_html_cv_prints_without_navigation(chromium, resolution, tmp_path):
+    from browser import serve
+
+    page_html = render_text(build_cv(resolution, "yinmin-zhong"), "html", back="index.html")
+    write(tmp_path / "cv.html", page_html)
+    with serve(tmp_path) as origin:
+        page = chromium.new_page()
+        try:
+            page.goto(origin + "cv.html")
+            assert page.locator("nav.back").is_visible()  # on screen: back to the profile
+            page.emulate_media(media="print")
+            assert not page.locator("nav.back").is_visible()
+            (tmp_path / "printed.pdf").write_bytes(page.pdf(format="A4"))
+        finally:
+            page.close()
+    done = subprocess.run(["pdftotext", str(tmp_path / "printed.pdf"), "-"], capture_output=True)
+    printed = normalized(done.stdout.decode("utf-8"))
+    assert "Profile page" not in printed
+    for title, authors in SEEDS["yinmin-zhong"].papers:  # the page prints every paper
+        assert normalized(title) in printed and normalized(authors) in printed
