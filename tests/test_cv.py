@@ -715,3 +715,13 @@ def test_html_cv_prints_without_navigation(chromium, resolution, tmp_path):
     assert "Profile page" not in printed
     for title, authors in SEEDS["yinmin-zhong"].papers:  # the page prints every paper
         assert normalized(title) in printed and normalized(authors) in printed
+
+
+def test_markdown_values_cannot_start_a_block():
+    from kg.publish.cv.render import md_escape
+
+    assert md_escape("1. not a list") == "1\\. not a list"
+    assert md_escape("- no item") == "\\- no item"
+    assert md_escape("=== no heading") == "\\=== no heading"
+    assert md_escape("# no heading, *no emphasis*") == "\\# no heading, \\*no emphasis\\*"
+    assert md_escape("GPA 3.79/4.0 (top 5%)") == "GPA 3.79/4.0 (top 5%)"  # prose unchanged

@@ -49,6 +49,7 @@ _PDFLATEX_SAFE = re.compile(
     r"[\x09\x0a\x20-\x7e\u00a0-\u00ff\u2013\u2014\u2018\u2019\u201c\u201d\u2026\u2022]*"
 )
 _MD_SPECIAL = re.compile(r"([\\`*_\[\]<>|#])")
+_MD_BLOCK = re.compile(r"^(\s*(?:\d+)?)([.)](?=\s|$)|[-+](?=\s|$)|=|~~~)")
 
 
 def tex_escape(value: object) -> str:
@@ -66,8 +67,8 @@ def md_escape(value: object) -> str:
     line break cannot start a heading, list or block of the data's making."""
     if isinstance(value, Markup):
         return str(value)
-    text = _CONTROL.sub("", str(value))
-    return _MD_SPECIAL.sub(r"\\\1", text).replace("\n", " ")
+    text = _MD_SPECIAL.sub(r"\\\1", _CONTROL.sub("", str(value))).replace("\n", " ")
+    return _MD_BLOCK.sub(r"\1\\\2", text)  # `1. `, `- `, `+ `, `=` cannot start a block
 
 
 def needs_xelatex(tex: str) -> bool:
