@@ -674,6 +674,8 @@ def test_output_is_deterministic(resolution):
     for fmt in ("md", "html", "tex", "jsonresume"):
         assert render(resolution, "liangyu-zhao", fmt) == render(resolution, "liangyu-zhao", fmt)
     assert render_text(build_cv(resolution, "yihao-zhao"), "md").startswith("# Yihao Zhao\n")
+    tex = str(render(resolution, "yihao-zhao", "tex"))
+    assert compile_pdf(tex) == compile_pdf(tex)  # a fixed SOURCE_DATE_EPOCH: same bytes
 
 
 def test_site_has_a_printable_cv_linked_from_the_person_page(project):
