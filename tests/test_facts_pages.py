@@ -112,3 +112,22 @@ def test_no_curation_note_reaches_a_page(site):
     for page in (out / "site").rglob("*.html"):
         text = page.read_text(encoding="utf-8")
         assert not any(p in text for p in phrases), page
+
+
+def test_a_shared_papers_page_shows_each_documents_version(site):
+    out, _ = site
+    key = "elasticflow-an-elastic-serverless-training-platform-for"
+    page = (out / "site" / "publication" / f"{key}.html").read_text(encoding="utf-8")
+    section = page[page.index("As each document lists it") :]
+    yihao, yinmin = section.split("<li>")[1:3]
+    # Yihao Zhao's [6]: "Diandian Gu*, Yihao Zhao*, ..." / "ACM ASPLOS 2023, CCF-A"
+    assert "Yihao Zhao" in yihao[:120] and yihao.count('title="equal contribution"') == 2
+    assert "<em>ACM ASPLOS 2023</em>" in yihao and "CCF-A" in yihao
+    # Yinmin Zhong's: no marks, the full conference name, no rank note
+    assert "Yinmin Zhong" in yinmin[:120] and 'title="equal contribution"' not in yinmin
+    assert "(ASPLOS 2023)</em>" in yinmin and "CCF-A" not in yinmin
+    # a paper listed once has no such section
+    single = (
+        out / "site" / "publication" / "autolrs-automatic-learning-rate-schedule-by-bayesian.html"
+    )
+    assert "As each document lists it" not in single.read_text(encoding="utf-8")

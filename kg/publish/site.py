@@ -316,6 +316,16 @@ class SiteBuilder:
             pub.abstract,
         )
 
+    def versions(self, pub: PublicationEntity) -> list[tuple[str, str, PublicationView]]:
+        """Each listing's own version, when several documents list the work (they may
+        disagree: one marks equal contributors, another does not)."""
+        if len(pub.listings) < 2:
+            return []
+        return [
+            (slug, self.r.persons[slug].name, self.listing_view(pub, own, None, "../"))
+            for slug, own in pub.listings
+        ]
+
     def publications_of(self, slug: str) -> list[PublicationEntity]:
         """Works the person authored or listed, newest first."""
         pubs = self.works.get(slug, {}).values()
@@ -387,6 +397,7 @@ class SiteBuilder:
             root="../",
             alternates=alternates(f"publication/{pub.key}"),
             listed_by=[(s, self.r.persons[s].name) for s, _ in pub.listings],
+            versions=self.versions(pub),
             cite_bibtex=bibtex,
             cite_text=plain,
             copy_script=Markup(COPY_SCRIPT),
