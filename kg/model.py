@@ -595,7 +595,10 @@ class KnownPerson:
     )
     affiliation: str | None = f("Organization (registry reference).", example="HKUST")
     homepage: str | None = f("Homepage address.", fmt="url")
-    note: str | None = f("Who this is, for a human reader.")
+    note: str | None = f(
+        "Who this is and the evidence for a decision, for a human reader: shown by "
+        "`kg resolve --report`, never published as a fact about the person."
+    )
     same_as: list[str] = f(
         "A decision that confirms a merge: the profiles (slugs) whose mentions of this name "
         "are this person, checked by a human. Those mentions resolve here without `person:`, "

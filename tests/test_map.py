@@ -107,3 +107,38 @@ def test_source_map_points_at_yaml_lines(mini_build):
     role = URIRef("https://kg.example.org/person/a-b/position/1")
     assert sources[role].file == "data/profiles/a-b.yaml"
     assert sources[role].line == 20
+
+
+def test_a_degree_is_held_only_when_completed():
+    from kg.graph.mapping import held
+    from kg.model import PRESENT, Education, PartialDate
+
+    def degree(**fields) -> Education:
+        return Education(institution="PKU", degree="Ph.D.", **fields)
+
+    assert held(degree(status="completed"))
+    assert not held(degree(status="in-progress", end=PRESENT))
+    assert not held(degree(status="expected", end=PartialDate(2027, 6)))
+    assert not held(degree(status="incomplete", end=PartialDate(2021)))
+    assert held(degree(end=PartialDate(2021)))  # ended, and nothing says it is unfinished
+    assert not held(degree(end=PRESENT)) and not held(degree())
+
+
+def test_mini_ongoing_phd_is_a_programme_not_a_credential(mini_build):
+    g = mini_build[1].graph
+    ann = URIRef("https://kg.example.org/person/a-b")
+    role = URIRef("https://kg.example.org/person/a-b/education/1")
+    assert g.value(role, KG.credential) == URIRef(f"{role}/credential")
+    assert list(g.objects(ann, SCHEMA.hasCredential)) == []
+
+
+def test_each_listing_is_a_node_with_its_claims(mini_build):
+    g = mini_build[1].graph
+    paper = URIRef("https://kg.example.org/publication/paper-one")
+    listings = set(g.objects(paper, KG.listing))
+    assert listings == {URIRef(f"{paper}/listing/a-b"), URIRef(f"{paper}/listing/c-d")}
+    for node in listings:
+        assert g.value(node, KG.listingOf) == paper
+        slug = str(node).rsplit("/", 1)[1]
+        assert g.value(node, KG.listedIn) == URIRef(f"https://kg.example.org/profile/{slug}")
+        assert node in mini_build[1].sources

@@ -101,7 +101,8 @@ def check_authors_of_publication(graph):
     elastic = rows(graph, "authors-of-publication")
     assert [r["printed"] for r in elastic][:3] == ["Diandian Gu", "Yihao Zhao", "Yinmin Zhong"]
     assert len(elastic) == 10
-    assert [r["equal"] for r in elastic][:3] == ["true", "true", "false"]
+    # "Yinmin Zhong" carries no mark in either listing: unknown, so nothing (not "false")
+    assert [r["equal"] for r in elastic][:3] == ["true", "true", ""]
     assert {r["corresponding"] for r in elastic} == {""}
 
 

@@ -180,8 +180,10 @@ def test_profile_page_has_the_fields_google_documents(site):
     (document,) = data["json-ld"]
     page = document["@graph"][0]
     assert page["@type"] == "ProfilePage"
-    assert len(page["dateCreated"]) == 10 and page["dateCreated"] <= page["dateModified"]
-    assert all(isinstance(page[k], str) for k in ("dateCreated", "dateModified"))
+    # dates are the graph's xsd:date literals (value objects the context does not coerce)
+    created, modified = page["dateCreated"], page["dateModified"]
+    assert {created["@type"], modified["@type"]} == {"http://www.w3.org/2001/XMLSchema#date"}
+    assert len(created["@value"]) == 10 and created["@value"] <= modified["@value"]
     person = page["mainEntity"]
     assert set(person["identifier"]) == {"0000-0002-1825-0097", "a-b"}
     assert person["image"] == "https://lab.example.org/img/ann.jpg"
@@ -207,7 +209,10 @@ def test_publication_page_metadata(site):
     _, site_dir = site
     data = metadata(site_dir, f"{PAPER}.html")
     (article,) = data["json-ld"]
-    assert article["@type"] == "ScholarlyArticle" and article["datePublished"] == "2024"
+    assert article["@type"] == "ScholarlyArticle" and article["datePublished"] == {
+        "@value": "2024",
+        "@type": "http://www.w3.org/2001/XMLSchema#gYear",
+    }
     assert article["abstract"].startswith("We show")
     assert article["encoding"]["contentUrl"] == "https://lab.example.org/papers/one.pdf"
     assert article["encoding"]["encodingFormat"] == "application/pdf"

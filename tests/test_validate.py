@@ -38,6 +38,7 @@ TOPIC = "b:topic/distributed-systems"
 ACCOUNT = "<https://kg.example.org/person/a-b/account/github>"
 PROJECT = "<https://kg.example.org/person/c-d/project/tool>"
 PROFILE = "b:profile/a-b"
+LISTING = "<https://kg.example.org/publication/paper-one/listing/a-b>"
 
 
 def replace(node: str, prop: str, value: str) -> str:
@@ -57,11 +58,13 @@ def insert(triples: str) -> str:
 CASES = {
     "Authorship-author": replace(A1, "kg:author", '"Nobody"'),
     "Authorship-corresponding": insert(f'{A1} kg:corresponding "yes"'),
-    "Authorship-equalContribution": delete(A1, "kg:equalContribution"),
+    "Authorship-equalContribution": insert(
+        "<https://kg.example.org/publication/paper-one/author/2> kg:equalContribution false"
+    ),
     "Authorship-printedName": delete(A1, "kg:printedName"),
     "Authorship-rank": insert(
         "b:loose a kg:Authorship ; kg:author b:person/a-b ; kg:printedName 'A' ; "
-        "kg:equalContribution false ; kg:corresponding false ; kg:rank 0"
+        "kg:equalContribution true ; kg:corresponding false ; kg:rank 0"
     ),
     "Account-holder": delete(ANN, "foaf:account"),
     "Account-name": delete(ACCOUNT, "foaf:accountName"),
@@ -88,7 +91,14 @@ CASES = {
     "Event-name": delete(EDITION, "schema:name"),
     "Event-startDate": replace(EDITION, "schema:startDate", '"2024"'),
     "Event-superEvent": insert(f"{EDITION} schema:superEvent b:org/pku"),
+    "IdentityBasis": insert("b:thing a kg:IdentityBasis"),
     "InstructorRole": insert(f"{TEACH} schema:instructor b:person/c-d"),
+    "Listing": delete(LISTING, "kg:listedIn"),
+    "Listing-claims": insert(
+        "<https://kg.example.org/publication/paper-one/listing/c-d> "
+        "kg:claimsEqualContribution <https://kg.example.org/publication/paper-one/author/2>"
+    ),
+    "Listing-work": insert(f"b:publication/homonyms kg:listing {LISTING}"),
     "Organization-name": delete("b:org/pku", "schema:name"),
     "Organization-noCycle": insert(
         "b:org/bytedance schema:parentOrganization b:org/pku . "
@@ -107,6 +117,7 @@ CASES = {
     "Person-sameAs": insert(f'{ANN} schema:sameAs "github"'),
     "Person-url": insert(f"{ANN} schema:url <ftp://example.org/ann>"),
     "PositionDates": delete(POS, "schema:startDate"),
+    "ProfileLink": insert('b:thing a schema:WebPage ; schema:name "x"'),
     "Proceedings": delete("<https://kg.example.org/venue/osdi/2024/proceedings>", "schema:about"),
     "ProfilePage-dateModified": replace(PROFILE, "schema:dateModified", '"2024"^^xsd:gYear'),
     "ProfilePage-mainEntity": (
@@ -160,6 +171,7 @@ CASES = {
     "Venue-name": delete("b:venue/osdi", "schema:name"),
     "VenueRanking-list": delete("b:venue/osdi/rank/ccf", "kg:rankingList"),
     "VenueRanking-value": delete("b:venue/osdi/rank/ccf", "kg:rankValue"),
+    "WorksCounter": replace("b:person/a-b/writes", "schema:userInteractionCount", "-1"),
 }
 
 

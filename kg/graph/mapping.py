@@ -32,6 +32,7 @@ from kg.model import (
     Present,
     Profile,
     Project,
+    Publication,
     Service,
     Source,
     Talk,
@@ -287,7 +288,8 @@ class _Mapper:
             if known.homepage:
                 self.add(s, SCHEMA.url, URIRef(known.homepage))
                 self.add(s, FOAF.homepage, URIRef(known.homepage))
-            self.add(s, SCHEMA.description, known.note)
+            # `note` is the curator's note (evidence for a decision), not a fact any
+            # document states about the person: it stays in the resolution report
 
     def basis(self, name: str) -> URIRef:
         """A kg:IdentityBasis individual, typed and named in the graph it is used in."""
@@ -432,6 +434,7 @@ class _Mapper:
         self.add(role, SCHEMA.alumniOf, institution)
         self.add(role, SCHEMA.roleName, e.degree or "Student")
         self.period(role, e.start, e.end, e.status in ONGOING)
+        self.add(role, KG.educationStatus, e.status)  # ongoing or incomplete, said as such
         self.add(role, KG.department, e.unit)
         self.add(role, KG.program, e.program)
         self.add(role, KG.location, e.location)
@@ -443,7 +446,8 @@ class _Mapper:
                 [SCHEMA.EducationalOccupationalCredential],
                 e.source,
             )
-            self.add(s, SCHEMA.hasCredential, cred)
+            if held(e):  # only a completed degree is a credential the person holds
+                self.add(s, SCHEMA.hasCredential, cred)
             self.add(role, KG.credential, cred)
             label = ", ".join(x for x in (e.degree, e.field) if x) or e.level or "Degree"
             self.named(cred, label)
@@ -618,7 +622,7 @@ class _Mapper:
         work_type = pub.type or self._infer_type(pub)
         w = self.node(
             self.iri("publication", pub.key),
-            [WORK_TYPES.get(work_type, SCHEMA.ScholarlyArticle)],
+            [WORK_TYPES.get(work_type or "", SCHEMA.ScholarlyArticle)],
             pub.listings[0][1].source,
         )
         self.named(w, pub.title)
@@ -628,11 +632,6 @@ class _Mapper:
             self.sources.setdefault(w, listing.source)  # type: ignore[arg-type]
             self.add(w, KG.listedIn, self.iri("profile", slug))
         self.place(w, pub)
-        for note in pub.notes:
-            self.add(w, KG.note, note)
-        for printed in pub.venue_as_printed:
-            self.add(w, KG.venueAsPrinted, printed)
-        self.add(w, KG.equalContributionNote, pub.equal_contribution_note)
         if pub.arxiv:
             self.add(w, SCHEMA.identifier, f"arXiv:{pub.arxiv}")
             self.add(w, SCHEMA.sameAs, URIRef(f"https://arxiv.org/abs/{pub.arxiv}"))
@@ -648,6 +647,25 @@ class _Mapper:
                 self.add(self.person(slug), KG.selectedPublication, w)
         for slot in pub.authors:
             self.authorship(w, pub, slot)
+        for slug, listing in pub.listings:
+            self.listing(w, slug, listing)
+
+    def listing(self, w: URIRef, slug: str, listing: Publication) -> None:
+        """One document's listing of the work, with the claims only it makes: the venue
+        as it printed it, its notes (CCF-A), its marker legend and the authors it marks
+        as equal contributors (docs/mapping.md#listings). Listings of one work can
+        disagree; each claim keeps the document that makes it."""
+        node = self.node(URIRef(f"{w}/listing/{slug}"), [KG.Listing], listing.source)
+        self.add(w, KG.listing, node)
+        self.add(node, KG.listingOf, w)
+        self.add(node, KG.listedIn, self.iri("profile", slug))
+        self.add(node, KG.venueAsPrinted, listing.venue_as_printed)
+        for note in listing.notes:
+            self.add(node, KG.note, note)
+        self.add(node, KG.equalContributionNote, listing.equal_contribution_note)
+        for rank, ref in enumerate(listing.authors, start=1):
+            if ref.equal_contribution:
+                self.add(node, KG.claimsEqualContribution, URIRef(f"{w}/author/{rank}"))
 
     def media(self, w: URIRef, pub: PublicationEntity) -> None:
         """Abstract, full text, code, slides and video (docs/mapping.md)."""
@@ -675,15 +693,20 @@ class _Mapper:
                             self.add(node, SCHEMA.creator, self.person(slot.person))
                 self.add(w, prop, node)
 
-    def _infer_type(self, pub: PublicationEntity) -> str:
+    def _infer_type(self, pub: PublicationEntity) -> str | None:
+        """The kind of work its status or venue says; None (a generic scholarly work,
+        no `kg:publicationType`) when neither does, e.g. a paper "[In Submission]" to a
+        venue the document does not name."""
         kind = self.r.venues[pub.venue].kind if pub.venue else None
         if pub.status == "report" or kind == "report-series":
             return "report"
         if pub.status == "preprint" or kind == "preprint-server":
             return "preprint"
-        return {"journal": "journal-article", "workshop": "workshop-paper"}.get(
-            kind or "", "conference-paper"
-        )
+        return {
+            "journal": "journal-article",
+            "workshop": "workshop-paper",
+            "conference": "conference-paper",
+        }.get(kind or "")
 
     def place(self, w: URIRef, pub: PublicationEntity) -> None:
         """Where and when the work appeared, by status (docs/mapping.md#publication-status).
@@ -727,7 +750,8 @@ class _Mapper:
         self.add(a, KG.rank, slot.rank)
         for printed in slot.printed:
             self.add(a, KG.printedName, printed)
-        self.add(a, KG.equalContribution, slot.equal_contribution)
+        # a mark is a claim; no mark is unknown, not false: nothing is written
+        self.add(a, KG.equalContribution, True if slot.equal_contribution else None)
         self.add(a, KG.corresponding, slot.corresponding)
         self.add(a, KG.annotation, slot.annotation)
         if len(pub.listings) > 1:  # which listing printed the marks
@@ -760,6 +784,14 @@ class _Mapper:
             )
             self.named(g, name)
             return g
+
+
+def held(e: Education) -> bool:
+    """Whether the degree was obtained: written `completed`, or with no status and an
+    end date that is not `present`. In progress, expected or incomplete: not held."""
+    if e.status is not None:
+        return e.status == "completed"
+    return isinstance(e.end, PartialDate)
 
 
 def topic_key(label: str) -> str:

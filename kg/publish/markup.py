@@ -4,7 +4,8 @@ Every statement in the markup is a triple of the downloadable graph: the markup 
 built by walking the graph, never from the YAML, so the page and the dumps cannot
 disagree. Only schema.org terms are used, with `"@context": "https://schema.org"`;
 typed literals keep their XSD datatype as value objects, because the official
-context would otherwise coerce dates to `schema:Date`.
+context would otherwise coerce dates to `schema:Date` (a page date is the graph's own
+`xsd:gYear` / `xsd:gYearMonth` / `xsd:date` literal, never a `schema:Date`).
 """
 
 from __future__ import annotations
@@ -27,9 +28,9 @@ _JSON_IN_HTML = re.compile(f"[<>&\u2028\u2029{BIDI_CONTROLS}]")
 IRI_COERCED = frozenset(
     {"url", "sameAs", "image", "contentUrl", "codeRepository", "embedUrl", "thumbnailUrl"}
 )
-# ... and to schema:Date: written as plain ISO strings, as Google's examples do
+# ... and to schema:Date: a date is written as a value object with its XSD type, which
+# the context's coercion does not touch, so the page says what the graph says
 DATE_COERCED = frozenset({"startDate", "endDate", "datePublished", "dateModified", "dateCreated"})
-DATES = frozenset({XSD.date, XSD.gYear, XSD.gYearMonth})
 # every coerced property: a plain string there would not be read as text
 COERCED = IRI_COERCED | DATE_COERCED | {"isPartOf", "birthDate", "additionalType"}
 SKIPPED = frozenset(
@@ -68,8 +69,6 @@ class _Walker:
             return {"@value": str(o), "@language": o.language}
         if o.datatype in (None, XSD.string):
             return {"@value": str(o)} if key in COERCED else str(o)
-        if key in DATE_COERCED and o.datatype in DATES:
-            return str(o)  # "2024-05": the context reads it as a schema:Date
         if o.datatype == XSD.integer:
             return int(o)
         if o.datatype == XSD.boolean:

@@ -42,6 +42,7 @@ from kg.model import (
     PersonRef,
     Present,
     Profile,
+    Publication,
 )
 from kg.publish.citation import Citations, publication_type
 from kg.publish.layout import DATASET, alternates, owner_path, path_of, relative_root
@@ -254,6 +255,11 @@ class SiteBuilder:
         return [(ref.name, self.person_href(self.r.person(ref), prefix)) for ref in refs]
 
     def publication_view(self, pub: PublicationEntity, me: str | None, prefix: str):
+        """The work as `me`'s own listing prints it (their marks, venue wording and notes)
+        when they list it; else as merged from every listing (docs/mapping.md#listings)."""
+        own = next((listing for slug, listing in pub.listings if slug == me), None)
+        if own is not None:
+            return self.listing_view(pub, own, me, prefix)
         authors = tuple(
             AuthorView(
                 slot.printed[0],
@@ -282,6 +288,43 @@ class SiteBuilder:
             publication_links(pub),
             pub.abstract,
         )
+
+    def listing_view(self, pub: PublicationEntity, own: Publication, me: str | None, prefix: str):
+        """One document's version of a work: nothing another listing adds."""
+        authors = tuple(
+            AuthorView(
+                ref.name,
+                self.person_href(slot.person, prefix),
+                ref.equal_contribution,
+                slot.person == me,
+                ref.annotation,
+            )
+            for slot, ref in zip(pub.authors, own.authors, strict=True)
+        )
+        venue = own.venue_as_printed or (self.r.venues[pub.venue].name if pub.venue else "")
+        return PublicationView(
+            pub.key,
+            pub.title,
+            authors,
+            venue,
+            pub.year,
+            STATUS_LABELS.get(pub.status, ""),
+            tuple(own.notes),
+            own.equal_contribution_note,
+            pub.status in STATUSES_WITH_DATE,
+            publication_links(pub),
+            pub.abstract,
+        )
+
+    def versions(self, pub: PublicationEntity) -> list[tuple[str, str, PublicationView]]:
+        """Each listing's own version, when several documents list the work (they may
+        disagree: one marks equal contributors, another does not)."""
+        if len(pub.listings) < 2:
+            return []
+        return [
+            (slug, self.r.persons[slug].name, self.listing_view(pub, own, None, "../"))
+            for slug, own in pub.listings
+        ]
 
     def publications_of(self, slug: str) -> list[PublicationEntity]:
         """Works the person authored or listed, newest first."""
@@ -354,6 +397,7 @@ class SiteBuilder:
             root="../",
             alternates=alternates(f"publication/{pub.key}"),
             listed_by=[(s, self.r.persons[s].name) for s, _ in pub.listings],
+            versions=self.versions(pub),
             cite_bibtex=bibtex,
             cite_text=plain,
             copy_script=Markup(COPY_SCRIPT),

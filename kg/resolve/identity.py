@@ -520,7 +520,13 @@ def _resolve_persons(data: Dataset, problems: list[Problem]) -> tuple[dict, dict
     return persons, person_of, decided
 
 
-def _person_notes(persons: dict[str, PersonEntity], decisions: dict[str, set[str]]) -> list[Note]:
+def _person_notes(
+    persons: dict[str, PersonEntity],
+    decisions: dict[str, set[str]],
+    evidence: dict[str, str] | None = None,
+) -> list[Note]:
+    """The merge report; `evidence` (the `note` of a data/people.yaml entry, by key) is
+    the curator's reason for a decision: it lives here, never in the graph."""
     notes = []
     for p in persons.values():
         if len(p.printed) > 1 or len(p.mentioned_in) > 1:
@@ -529,6 +535,8 @@ def _person_notes(persons: dict[str, PersonEntity], decisions: dict[str, set[str
                 f"printed as {', '.join(map(repr, p.printed))} in "
                 f"{', '.join(p.mentioned_in)}: {_basis_text(p)}"
             )
+            if evidence and p.key in evidence:
+                detail += f"; evidence: {evidence[p.key]}"
             notes.append(Note(kind, f"person/{p.key}", detail))
     return notes + near_misses(persons, decisions)
 
@@ -864,7 +872,8 @@ def resolve(data: Dataset) -> Resolution:
     )
     persons = identity_basis(persons, decided, publications)
     decisions = _distinct_decisions(data, persons, problems)
-    notes = _person_notes(persons, decisions)
+    evidence = {k.key: k.note for k in data.people if k.note}
+    notes = _person_notes(persons, decisions, evidence)
     titles = _title_index(publications)
     _check_project_papers(data, titles, problems)
     if problems:
