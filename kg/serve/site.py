@@ -43,23 +43,24 @@ class Files:
     """Files under the web root by relative path, cached (None: no such file)."""
 
     root: Path
-    _cache: dict[str, bytes | None] = field(default_factory=dict)
+    _cache: dict[str, bytes] = field(default_factory=dict)
     _bytes: int = 0
 
     def read(self, rel: str) -> bytes | None:
+        """The file's bytes, or None. Only files that exist are cached (a miss is not:
+        its key would be the client's text), up to CACHE_BYTES and CACHE_ENTRIES."""
         if rel in self._cache:
             return self._cache[rel]
         path = self.root / rel
-        data = None
         try:
-            if path.is_file() and path.resolve().is_relative_to(self.root):
-                data = path.read_bytes()
+            if not (path.is_file() and path.resolve().is_relative_to(self.root)):
+                return None
+            data = path.read_bytes()
         except OSError:
-            data = None
-        size = len(data) if data else 0
-        if self._bytes + size <= CACHE_BYTES and len(self._cache) < CACHE_ENTRIES:
+            return None
+        if self._bytes + len(data) <= CACHE_BYTES and len(self._cache) < CACHE_ENTRIES:
             self._cache[rel] = data
-            self._bytes += size
+            self._bytes += len(data)
         return data
 
     def variants(self, stem: str) -> list[str]:
@@ -91,12 +92,14 @@ def media_type(rel: str) -> str:
 
 @dataclass(frozen=True)
 class Site:
-    """One good build: its output directory, web root files and query store."""
+    """One good build: its output directory, web root files and query store (the one the
+    stored queries use; /sparql queries run in workers: kg.serve.runner)."""
 
     out_dir: Path
     files: Files
     store: ox.Store
     triples: int
+    graphs: frozenset[str] = frozenset()  # named graphs in `store` (queries may name only these)
 
     @classmethod
     def open(cls, out_dir: Path) -> Site:
@@ -109,4 +112,5 @@ class Site:
             store.bulk_load(path=str(graph), format=ox.RdfFormat.N_TRIPLES)
         except (OSError, SyntaxError) as exc:
             raise ProjectError(f"{graph}: cannot load the graph: {exc}") from None
-        return cls(out_dir, Files(root), store, len(store))
+        graphs = frozenset(g.value for g in store.named_graphs() if isinstance(g, ox.NamedNode))
+        return cls(out_dir, Files(root), store, len(store), graphs)
