@@ -272,7 +272,7 @@ def test_sparql_protocol_formats_errors_and_service_description(seeds):
     assert client.get("/sparql?query=SELEKT", None)[0] == 400
     update = "INSERT DATA { <http://x/s> <http://x/p> <http://x/o> }"
     assert client.get(f"/sparql?update={urllib.parse.quote(update)}")[0] == 403
-    assert client.get(f"/sparql?query={urllib.parse.quote(update)}")[0] == 403  # refused before parsing: read-only
+    assert client.get(f"/sparql?query={urllib.parse.quote(update)}")[0] == 403
     status, _, _ = client.get(
         "/sparql", method="POST", body=update, Content_Type="application/sparql-update"
     )

@@ -15,7 +15,8 @@ from collections.abc import Iterable, Iterator
 # One token at a time: comments, strings, IRIs, prefixed names / keywords, brackets.
 _TOKEN = re.compile(
     r"""
-      (?P<comment>\#[^\n]*)
+      (?P<space>\s+)
+    | (?P<comment>\#[^\n]*)
     | (?P<string>'''(?:[^'\\]|\\.|'(?!''))*'''|\"\"\"(?:[^"\\]|\\.|"(?!""))*\"\"\"
                 |'(?:[^'\\\n]|\\.)*'|"(?:[^"\\\n]|\\.)*")
     | (?P<iri><[^<>"{}|^`\\\x00-\x20]*>)
@@ -51,7 +52,7 @@ class Refused(Exception):
 def _tokens(text: str) -> Iterator[tuple[str, str]]:
     for match in _TOKEN.finditer(text):
         kind = match.lastgroup or "other"
-        if kind not in ("comment", "string"):
+        if kind not in ("space", "comment", "string"):
             yield kind, match.group()
 
 

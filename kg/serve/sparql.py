@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import time
 from dataclasses import dataclass
-from xml.sax.saxutils import escape, quoteattr
+from html import escape as _escape
 
 import pyoxigraph as ox
 
@@ -165,6 +165,15 @@ def _solutions(variables: list[str], rows: list, media: str) -> bytes:
     if media == "text/csv":
         return _csv(variables, rows)
     return _tsv(variables, rows)
+
+
+def escape(text: str) -> str:
+    """XML character data (xml.sax.saxutils imports urllib: slow for a worker)."""
+    return _escape(text, quote=False)
+
+
+def quoteattr(text: str) -> str:
+    return '"' + _escape(text, quote=True) + '"'
 
 
 def _json_term(term) -> dict:

@@ -1,14 +1,17 @@
-"""A query worker process (`python -m kg.serve.worker OUT_DIR MEMORY_BYTES`): opens the
-query store once, caps its own address space, then answers one query at a time read from
-stdin, each under a CPU-time limit.
+"""Query worker processes (`python -m kg.serve.worker OUT_DIR MEMORY_BYTES FD`).
 
-Invariant: whatever a query does (exhaust memory, overflow a stack, spin), only this
-process dies; the server (kg.serve.runner) sees the pipe close and answers for it. The
-worker reads only the store and its pipes: it writes no file (RLIMIT_FSIZE 0) and opens
-no connection (the evaluator has no SERVICE or LOAD left to run: kg.serve.guard).
+The process started by the server is a *zygote*: it opens the query store once, then for
+every query forks a child that shares the store copy-on-write. The server hands it, over
+the Unix socket FD, one end of a fresh socket pair per query; the child answers that one
+query on it and ends; the zygote replies with the child's pid (so the server can kill it).
 
-Messages both ways: a 4-byte big-endian length, then that many bytes. A request is one
-JSON object; an answer is a JSON head followed by the body bytes.
+Invariant: whatever a query does (exhaust memory, overflow a stack, spin), only its child
+dies: each child caps its own address space (RLIMIT_AS: the zygote's size plus
+MEMORY_BYTES) and CPU time (RLIMIT_CPU), writes no file (RLIMIT_FSIZE 0), dumps no core,
+and has no SERVICE or LOAD left to run (kg.serve.guard), so it opens no connection.
+
+Messages: a 4-byte big-endian length, then that many bytes. A request is one JSON
+object; an answer is a JSON head, then the body bytes.
 """
 
 from __future__ import annotations
@@ -16,18 +19,19 @@ from __future__ import annotations
 import json
 import os
 import resource
+import socket
 import struct
 import sys
-import time
 from pathlib import Path
 from typing import BinaryIO
 
 LENGTH = struct.Struct(">I")
+MOST_REQUEST = 16 * 1024 * 1024
 
 
 def open_query_store(out_dir: Path):
-    """The store a query worker evaluates against: the one place that decides how it is
-    opened (today the build's graph.nt loaded into memory)."""
+    """The store the SPARQL endpoint evaluates against: the one place that decides how it
+    is opened (today the build's graph.nt, loaded into memory once, in the zygote)."""
     import pyoxigraph as ox
 
     store = ox.Store()
@@ -41,7 +45,7 @@ def send(stream: BinaryIO, data: bytes) -> None:
 
 
 def receive(stream: BinaryIO, most: int) -> bytes | None:
-    """One message, or None at end of stream (or a message longer than `most`)."""
+    """One message, or None at end of stream (or for a message longer than `most`)."""
     head = stream.read(LENGTH.size)
     if len(head) < LENGTH.size:
         return None
@@ -57,18 +61,14 @@ def _address_space() -> int:
         return int(statm.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
 
 
-def _cap(memory: int) -> None:
+def _cap(memory: int, seconds: float) -> None:
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     resource.setrlimit(resource.RLIMIT_FSIZE, (0, 0))
     limit = _address_space() + memory
     resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
-
-
-def _cpu_deadline(seconds: float) -> None:
     used = resource.getrusage(resource.RUSAGE_SELF)
-    spent = used.ru_utime + used.ru_stime
-    soft = int(spent + seconds) + 2
-    resource.setrlimit(resource.RLIMIT_CPU, (soft, resource.RLIM_INFINITY))
+    cpu = int(used.ru_utime + used.ru_stime + seconds) + 2
+    resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
 
 
 def answer(store, request: dict) -> tuple[dict, bytes]:
@@ -100,20 +100,45 @@ def answer(store, request: dict) -> tuple[dict, bytes]:
     return head, result.body
 
 
-def main(out_dir: str, memory: str) -> None:
-    store = open_query_store(Path(out_dir))
-    _cap(int(memory))
-    stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
-    send(stdout, b"ready")
-    while (message := receive(stdin, 64 * 1024 * 1024)) is not None:
-        started = time.monotonic()
+def _child(store, channel: socket.socket, memory: int) -> None:
+    """Answer the one query that arrives on `channel`."""
+    with channel, channel.makefile("rb") as reader, channel.makefile("wb") as writer:
+        message = receive(reader, MOST_REQUEST)
+        if message is None:
+            return
         request = json.loads(message)
-        _cpu_deadline(request["timeout"])
+        _cap(memory, request["timeout"])
         head, body = answer(store, request)
-        head["seconds"] = round(time.monotonic() - started, 3)
-        send(stdout, json.dumps(head).encode())
-        send(stdout, body)
+        send(writer, json.dumps(head).encode())
+        send(writer, body)
+
+
+def main(out_dir: str, memory: str, fd: str) -> None:
+    """The zygote's loop, until the server hangs up: `f` with a socket forks a child for
+    it and answers its pid; `r` with a pid reaps that child (the server has killed it:
+    until then its pid cannot be reused, so the server never signals a stranger)."""
+    store = open_query_store(Path(out_dir))
+    control = socket.socket(fileno=int(fd))
+    control.sendall(b"ready")
+    while True:
+        try:
+            data, fds, _, _ = socket.recv_fds(control, 5, 1)
+        except OSError:
+            return
+        if not data:
+            return  # the server closed its end
+        if data[:1] == b"r":
+            os.waitpid(struct.unpack(">i", data[1:5])[0], 0)
+            control.sendall(b"ok")
+            continue
+        pid = os.fork()
+        if pid == 0:
+            control.close()
+            _child(store, socket.socket(fileno=fds[0]), int(memory))
+            return
+        os.close(fds[0])
+        control.sendall(struct.pack(">i", pid))
 
 
 if __name__ == "__main__":
-    main(*sys.argv[1:3])
+    main(*sys.argv[1:4])
