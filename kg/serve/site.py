@@ -11,6 +11,7 @@ import pyoxigraph as ox
 
 from kg.errors import ProjectError
 from kg.publish.layout import EXTENSIONS, MEDIA_TYPES, owner_path
+from kg.serve.worker import open_query_store
 
 MEDIA_BY_EXTENSION = {
     **{ext: f"{media}; charset=utf-8" for ext, media in MEDIA_TYPES.items()},
@@ -107,9 +108,8 @@ class Site:
         graph = out_dir / "graph.nt"
         if not root.is_dir() or not graph.is_file():
             raise ProjectError(f"{out_dir} holds no built site (run kg build first)")
-        store = ox.Store()
         try:
-            store.bulk_load(path=str(graph), format=ox.RdfFormat.N_TRIPLES)
+            store = open_query_store(out_dir)
         except (OSError, SyntaxError) as exc:
             raise ProjectError(f"{graph}: cannot load the graph: {exc}") from None
         graphs = frozenset(g.value for g in store.named_graphs() if isinstance(g, ox.NamedNode))

@@ -29,13 +29,20 @@ LENGTH = struct.Struct(">I")
 MOST_REQUEST = 16 * 1024 * 1024
 
 
+NAMED_GRAPHS = "graphs.nq"  # named graphs an operator may add next to graph.nt
+
+
 def open_query_store(out_dir: Path):
-    """The store the SPARQL endpoint evaluates against: the one place that decides how it
-    is opened (today the build's graph.nt, loaded into memory once, in the zygote)."""
+    """The store kg serve queries: the one place that decides how it is opened (today the
+    build's graph.nt loaded into memory as the default graph, plus the named graphs of
+    `graphs.nq` if the output directory has one; kg build writes none). Raises OSError
+    or SyntaxError for a missing or broken file."""
     import pyoxigraph as ox
 
     store = ox.Store()
     store.bulk_load(path=str(out_dir / "graph.nt"), format=ox.RdfFormat.N_TRIPLES)
+    if (out_dir / NAMED_GRAPHS).is_file():
+        store.bulk_load(path=str(out_dir / NAMED_GRAPHS), format=ox.RdfFormat.N_QUADS)
     return store
 
 
