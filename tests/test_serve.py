@@ -149,7 +149,7 @@ def test_content_negotiation_edge_cases(seeds):
         ext = {"text/html": "html", "text/turtle": "ttl"}.get(expected)
         if ext:
             assert headers["Content-Location"] == f"{person}.{ext}"
-        assert f'<{person}.nt>; rel="alternate"; type="application/n-triples"' in headers["Link"]
+        assert f'<{person}.nt>; rel="describedby"; type="application/n-triples"' in headers["Link"]
     for accept in ("image/png", "application/rdf+xml", "text/turtle;q=0, text/html;q=0"):
         status, headers, body = client.get(person, accept)
         assert status == 406, accept

@@ -4,6 +4,7 @@ endpoint, the stored queries as an API, and the build status."""
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -20,6 +21,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from kg.errors import KgError, UsageError
+from kg.publish.deploy import link_header
 from kg.publish.layout import MEDIA_TYPES
 from kg.query.results import render, to_sparql_json
 from kg.query.store import QueryStore
@@ -129,20 +131,33 @@ def _negotiated(request: Request, live: Live, rel: str) -> Response:
     ext = offered[media]
     data = files.read(f"{rel}.{ext}") or b""
     headers["Content-Location"] = f"/{rel}.{ext}"
-    return _file(live, data, media_type(f"{rel}.{ext}"), headers)
+    return _file(live, data, media_type(f"{rel}.{ext}"), headers, request)
 
 
 def _links(stem: str, variants: list[str]) -> dict[str, str]:
+    """The Link header of a thing (kg.publish.deploy.link_header: the same on all servers)."""
     if not variants:
         return {}
-    links = [f'</{stem}.{ext}>; rel="alternate"; type="{MEDIA_TYPES[ext]}"' for ext in variants]
-    return {"Link": ", ".join(links)}
+    return {"Link": link_header(f"/{stem}", [(ext, MEDIA_TYPES[ext]) for ext in variants])}
 
 
-def _file(live: Live, data: bytes, media: str, headers: dict[str, str]) -> Response:
+def _file(
+    live: Live, data: bytes, media: str, headers: dict[str, str], request: Request | None = None
+) -> Response:
+    """A file's bytes with a (weak: gzip may recode them) ETag; 304 when the client's
+    If-None-Match names it."""
     if live.error is not None and media.startswith("text/html"):
         data = data.replace(b"<body>", b"<body>\n" + _banner(live.error).encode(), 1)
+    etag = f'W/"{hashlib.blake2b(data, digest_size=12).hexdigest()}"'
+    headers = {**headers, "ETag": etag}
+    if request is not None and etag in _tags(request.headers.get("if-none-match", "")):
+        return Response(status_code=304, headers=headers)
     return Response(data, headers=headers, media_type=media)
+
+
+def _tags(header: str) -> set[str]:
+    tags = {tag.strip() for tag in header.split(",")}
+    return tags | {f"W/{tag}" for tag in tags if not tag.startswith("W/")}
 
 
 def _banner(error: str) -> str:

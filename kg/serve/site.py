@@ -10,15 +10,12 @@ from pathlib import Path
 import pyoxigraph as ox
 
 from kg.errors import ProjectError
-from kg.publish.layout import EXTENSIONS, MEDIA_TYPES, owner_path
+from kg.publish.deploy import FILE_TYPES
+from kg.publish.layout import EXTENSIONS, owner_path
 from kg.serve.worker import open_query_store
 
-MEDIA_BY_EXTENSION = {
-    **{ext: f"{media}; charset=utf-8" for ext, media in MEDIA_TYPES.items()},
-    "json": "application/json; charset=utf-8",
-    "txt": "text/plain; charset=utf-8",
-    "css": "text/css; charset=utf-8",
-    "svg": "image/svg+xml",
+MEDIA_BY_EXTENSION = {  # the same types as the nginx and Apache recipes
+    ext: f"{media}; charset=utf-8" if is_text else media for ext, media, is_text in FILE_TYPES
 }
 PAGE_AND_DATA = ("html", *EXTENSIONS)
 CACHE_BYTES = 256 * 1024 * 1024

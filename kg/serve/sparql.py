@@ -119,6 +119,8 @@ def _check(media: str | None, offered: tuple[str, ...], late: bool) -> str:
 
 
 def _charset(media: str) -> str:
+    if "json" in media:
+        return media  # JSON is UTF-8 by definition; JSON-LD loaders reject a charset
     return f"{media}; charset=utf-8"
 
 
