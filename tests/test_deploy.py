@@ -263,7 +263,7 @@ def test_every_file_type_of_the_site_is_served_with_its_media_type(site, dist):
     assert {"html", "ttl", "jsonld", "nt", "txt", "xml", "bib"} <= seen
 
 
-def test_pyld_dereferences_iris_with_its_stock_loader(site, dist):
+def test_pyld_and_rdflib_dereference_iris_with_their_stock_loaders(site, dist):
     from pyld import jsonld
 
     url = f"{site}/lab/person/a-b"
@@ -271,6 +271,8 @@ def test_pyld_dereferences_iris_with_its_stock_loader(site, dist):
         expanded = jsonld.expand(target)
         ids = {node.get("@id") for node in expanded}
         assert f"{BASE}person/a-b" in ids, target
+    graph = Graph().parse(url)  # rdflib's own Accept header and parser
+    assert (URIRef(f"{BASE}person/a-b"), None, None) in graph
 
 
 @pytest.fixture(scope="module", params=["nginx", "apache"])
