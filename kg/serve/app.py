@@ -4,9 +4,10 @@ endpoint, the stored queries as an API, and the build status."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import json
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import parse_qs
@@ -78,7 +79,7 @@ def create_app(live: Live, lifespan=None) -> Starlette:
         live.runner.warm()
     app = Starlette(
         routes=routes,
-        lifespan=lifespan,
+        lifespan=_closing(live, lifespan),
         middleware=[
             Middleware(Bounds, limits=live.http),
             Middleware(GZipMiddleware, minimum_size=1024),
@@ -86,6 +87,24 @@ def create_app(live: Live, lifespan=None) -> Starlette:
     )
     app.state.live = live
     return app
+
+
+def _closing(live: Live, inner):
+    """A lifespan that runs `inner` (if any) and stops the query zygote at shutdown."""
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        try:
+            if inner is None:
+                yield
+            else:
+                async with inner(app):
+                    yield
+        finally:
+            if live.runner is not None:
+                live.runner.close()
+
+    return lifespan
 
 
 def _live(request: Request) -> Live:

@@ -25,6 +25,8 @@ import sys
 from pathlib import Path
 from typing import BinaryIO
 
+from kg.serve import sparql  # imported once, in the zygote, before any fork
+
 LENGTH = struct.Struct(">I")
 MOST_REQUEST = 16 * 1024 * 1024
 
@@ -80,8 +82,6 @@ def _cap(memory: int, seconds: float) -> None:
 
 def answer(store, request: dict) -> tuple[dict, bytes]:
     """Run one request; (head, body)."""
-    from kg.serve import sparql
-
     limits = sparql.Limits(timeout=request["timeout"], max_results=request["max_results"])
     try:
         result = sparql.execute(
