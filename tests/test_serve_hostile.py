@@ -189,6 +189,7 @@ def test_timed_out_queries_free_their_slots_at_once(server):
         thread.start()
     time.sleep(0.3)
     assert query(url, "ASK {}")[0] == 503  # every slot is taken while they run
+    assert Client(url).get("/queries/people")[0] == 503  # stored queries share the slots
     quick(url)
     for thread in threads:
         thread.join(10)
@@ -198,6 +199,8 @@ def test_timed_out_queries_free_their_slots_at_once(server):
     status, _, body = query(url, "ASK { ?s ?p ?o }")
     assert status == 200 and b"true" in body
     assert time.monotonic() - started < 1.0
+    status, _, body = Client(url).get("/queries/people.csv")
+    assert status == 200 and b"Ann Bee" in body
 
 
 def test_an_evaluation_error_is_a_400_not_a_500(server):
@@ -227,7 +230,7 @@ def _raw(url: str, data: bytes, wait: float = 3.0) -> bytes:
 def test_request_size_bounds(server):
     url, _ = server
     head = b"GET / HTTP/1.1\r\nHost: x\r\nX-Big: " + b"a" * (8 * 1024 * 1024) + b"\r\n\r\n"
-    assert not _raw(url, head).startswith(b"HTTP/1.1 200")
+    assert not _raw(url, head, wait=1.0).startswith(b"HTTP/1.1 200")
     post = b"POST /sparql HTTP/1.1\r\nHost: x\r\nContent-Type: application/sparql-query\r\n"
     answer = _raw(url, post + b"Content-Length: 314572800\r\n\r\nASK {}")
     assert answer.startswith(b"HTTP/1.1 413")

@@ -3,7 +3,6 @@ endpoint, the stored queries as an API, and the build status."""
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import hashlib
 import json
@@ -14,19 +13,15 @@ from urllib.parse import parse_qs
 
 from markupsafe import escape
 from starlette.applications import Starlette
-from starlette.concurrency import run_in_threadpool
 from starlette.middleware import Middleware
 from starlette.middleware.gzip import GZipMiddleware
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from kg.errors import KgError, UsageError
 from kg.publish.deploy import link_header
 from kg.publish.layout import MEDIA_TYPES
-from kg.query.results import render, to_sparql_json
-from kg.query.store import QueryStore
-from kg.query.stored import StoredQuery, load_queries, run_embedded
+from kg.query.stored import StoredQuery, load_queries
 from kg.serve import guard, sparql
 from kg.serve.bounds import BodyTooLarge, Bounds, HttpLimits
 from kg.serve.negotiate import choose
@@ -370,18 +365,24 @@ async def stored_query(request: Request) -> Response:
     fmt = _query_format(query, suffix, request.headers.get("accept"))
     if fmt is None:
         return _problem(406, "stored query answers are JSON or CSV (Turtle for graphs)")
-    values = dict(request.query_params)
-    store = QueryStore(live.site.store)
+    job = {"stored": name, "values": dict(request.query_params), "fmt": fmt}
+    job["queries_dir"] = str(live.queries_dir)
+    limits, runner = live.limits, live.runner
+    assert runner is not None
     try:
-        job = run_in_threadpool(run_embedded, store, query, values)
-        answer = await asyncio.wait_for(job, live.limits.timeout)
-    except UsageError as exc:
-        return _problem(400, str(exc))
+        head, body = await runner.run(job)
+    except Busy:
+        return _problem(503, "too many queries are running; try again shortly", RETRY)
     except TimeoutError:
-        return _problem(503, f"the query took longer than {live.limits.timeout:g} s")
-    except KgError as exc:
-        return _problem(500, str(exc))
-    return _query_response(answer, fmt)
+        return _problem(503, f"the query took longer than {limits.timeout:g} s", RETRY)
+    except Crashed:
+        mib = limits.memory // (1024 * 1024)
+        return _problem(503, f"the query needed more than {mib} MiB or crashed its worker")
+    if head["outcome"] == "usage":
+        return _problem(400, head["message"])
+    if head["outcome"] == "error":
+        return _problem(500, head["message"])
+    return Response(body, headers={"Vary": "Accept"}, media_type=head["media"])
 
 
 def _query_format(query: StoredQuery, suffix: str, accept: str | None) -> str | None:
@@ -392,17 +393,6 @@ def _query_format(query: StoredQuery, suffix: str, accept: str | None) -> str | 
     offered = [media for fmt in allowed for media in QUERY_TYPES[fmt]]
     media = choose(accept, offered)
     return next((f for f in allowed if media in QUERY_TYPES[f]), None)
-
-
-def _query_response(answer, fmt: str) -> Response:
-    headers = {"Vary": "Accept"}
-    if answer.graph is not None:
-        media = "application/ld+json" if fmt == "json" else "text/turtle"
-        return Response(render(answer, fmt), headers=headers, media_type=media)
-    if fmt == "csv":
-        return Response(render(answer, "csv"), headers=headers, media_type="text/csv")
-    body = _json(to_sparql_json(answer))
-    return Response(body, headers=headers, media_type="application/sparql-results+json")
 
 
 def _json(value: object) -> bytes:

@@ -16,6 +16,7 @@ object; an answer is a JSON head, then the body bytes.
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import resource
@@ -81,7 +82,9 @@ def _cap(memory: int, seconds: float) -> None:
 
 
 def answer(store, request: dict) -> tuple[dict, bytes]:
-    """Run one request; (head, body)."""
+    """Run one request (a protocol query, or a stored query by name); (head, body)."""
+    if "stored" in request:
+        return stored_answer(store, request)
     limits = sparql.Limits(timeout=request["timeout"], max_results=request["max_results"])
     try:
         result = sparql.execute(
@@ -107,6 +110,39 @@ def answer(store, request: dict) -> tuple[dict, bytes]:
     return head, result.body
 
 
+QUERY_MEDIA = {
+    "json": "application/sparql-results+json",
+    "csv": "text/csv; charset=utf-8",
+    "ttl": "text/turtle; charset=utf-8",
+}
+
+
+def stored_answer(store, request: dict) -> tuple[dict, bytes]:
+    """A stored query of the project (`queries_dir`) with the client's parameter values
+    bound as terms, in `fmt` (json, csv; json is JSON-LD and ttl Turtle for graphs)."""
+    from kg.errors import KgError, UsageError
+    from kg.query.results import render, to_sparql_json
+    from kg.query.store import QueryStore
+    from kg.query.stored import load_queries, run_embedded
+
+    query = load_queries(Path(request["queries_dir"]))[request["stored"]]
+    fmt = request["fmt"]
+    try:
+        result = run_embedded(QueryStore(store), query, request["values"])
+    except UsageError as exc:
+        return {"outcome": "usage", "message": str(exc)}, b""
+    except KgError as exc:
+        return {"outcome": "error", "message": str(exc)}, b""
+    if result.graph is not None:
+        media = "application/ld+json" if fmt == "json" else QUERY_MEDIA["ttl"]
+        return {"outcome": "ok", "media": media, "truncated": False}, render(result, fmt).encode()
+    if fmt == "csv":
+        body = render(result, "csv").encode()
+    else:
+        body = json.dumps(to_sparql_json(result), ensure_ascii=False, indent=2).encode() + b"\n"
+    return {"outcome": "ok", "media": QUERY_MEDIA[fmt], "truncated": False}, body
+
+
 def _child(store, channel: socket.socket, memory: int) -> None:
     """Answer the one query that arrives on `channel`."""
     with channel, channel.makefile("rb") as reader, channel.makefile("wb") as writer:
@@ -125,6 +161,9 @@ def main(out_dir: str, memory: str, fd: str) -> None:
     it and answers its pid; `r` with a pid reaps that child (the server has killed it:
     until then its pid cannot be reused, so the server never signals a stranger)."""
     store = open_query_store(Path(out_dir))
+    for module in ("kg.query.results", "kg.query.store", "kg.query.stored"):
+        importlib.import_module(module)  # for stored queries: once, before any fork
+
     control = socket.socket(fileno=int(fd))
     control.sendall(b"ready")
     while True:
