@@ -24,7 +24,7 @@ from kg.serve.bounds import HttpLimits
 from kg.serve.server import Limits, app_for, open_live
 
 LIMITS = Limits(timeout=1.5, max_results=1000, concurrent=2, memory=96 * 1024 * 1024)
-HTTP = HttpLimits(header_timeout=1.0, keep_alive=2, connections=64)
+HTTP = HttpLimits(header_timeout=1.0, keep_alive=2, requests=16, connections=100)
 CROSS = "SELECT * WHERE { ?a ?b ?c . ?d ?e ?f . ?g ?h ?i . ?j ?k ?l } ORDER BY ?c ?f ?i ?l"
 
 
@@ -260,17 +260,23 @@ def test_slow_and_idle_connections_are_dropped(server):
     url, _ = server
     parts = urllib.parse.urlsplit(url)
     slow = []
-    for _ in range(HTTP.connections + 8):  # more half-sent requests than the limit
+    for _ in range(HTTP.requests * 4):  # four times as many half-sent requests as slots
         sock = socket.create_connection((parts.hostname, parts.port), timeout=5)
         sock.sendall(b"GET / HTTP/1.1\r\nHost: x\r\n")
         slow.append(sock)
     started = time.monotonic()
+    quick(url)  # while they hang
     time.sleep(HTTP.header_timeout + 0.5)
     for sock in slow:  # the server hung up on every one of them
         assert sock.recv(100) == b""
         sock.close()
     assert time.monotonic() - started < HTTP.header_timeout + 3
     quick(url)
+    crowd = [socket.create_connection((parts.hostname, parts.port)) for _ in range(110)]
+    crowd[-1].settimeout(0.5)
+    assert crowd[-1].recv(10) == b""  # past the connection limit: closed at once
+    for sock in crowd:
+        sock.close()
     idle = socket.create_connection((parts.hostname, parts.port), timeout=5)
     idle.sendall(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
     time.sleep(HTTP.keep_alive + 0.5)

@@ -3,8 +3,9 @@ kg.serve.server), and the headers every response carries.
 
 Invariant: no request whose path is longer than `max_path` bytes or has more than
 `max_segments` segments reaches a route (414), no request body longer than `max_body`
-bytes is read (413), and every response carries `X-Content-Type-Options: nosniff` and
-`Access-Control-Allow-Origin: *` (the data is public; no credentials are ever honoured).
+bytes is read (413), at most `requests` requests are in flight (503), and every
+response carries `X-Content-Type-Options: nosniff` and `Access-Control-Allow-Origin: *`
+(the data is public; no credentials are ever honoured).
 """
 
 from __future__ import annotations
@@ -27,7 +28,8 @@ class HttpLimits:
     max_header: int = 16 * 1024  # bytes of the request line and headers together
     header_timeout: float = 10.0  # seconds to send a whole request head
     keep_alive: int = 5  # seconds an idle kept-alive connection stays open
-    connections: int = 256  # open connections and running requests; more get 503
+    requests: int = 256  # requests in flight; more get 503 at once
+    connections: int = 1000  # open connections (idle and half-sent ones too); more are closed
 
 
 class Bounds:
@@ -36,6 +38,7 @@ class Bounds:
     def __init__(self, app, limits: HttpLimits) -> None:
         self.app = app
         self.limits = limits
+        self.in_flight = 0  # touched only on the event loop
 
     async def __call__(self, scope, receive, send) -> None:
         if scope["type"] != "http":
@@ -50,10 +53,16 @@ class Bounds:
             await send(message)
 
         problem = self._problem(scope)
+        if problem is None and self.in_flight >= self.limits.requests:
+            problem = 503, "too many requests at once; try again shortly"
         if problem is not None:
             await _plain(send_with_headers, *problem)
             return
-        await self.app(scope, _capped(receive, self.limits.max_body), send_with_headers)
+        self.in_flight += 1
+        try:
+            await self.app(scope, _capped(receive, self.limits.max_body), send_with_headers)
+        finally:
+            self.in_flight -= 1
 
     def _problem(self, scope) -> tuple[int, str] | None:
         raw = scope.get("raw_path") or scope["path"].encode()

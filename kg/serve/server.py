@@ -57,12 +57,17 @@ def app_for(config: Config, live: Live, watch: bool, log: Log) -> Starlette:
 class BoundedH11(H11Protocol):
     """uvicorn's HTTP/1.1 protocol with a deadline on each request's head and body: a
     client that has not sent a whole request `header_timeout` seconds after the
-    connection opened (or after the previous response) is disconnected."""
+    connection opened (or after the previous response) is disconnected; a connection
+    beyond `max_connections` is closed at once."""
 
     header_timeout = HttpLimits.header_timeout
+    max_connections = HttpLimits.connections
 
     def connection_made(self, transport) -> None:
         super().connection_made(transport)
+        if len(self.connections) > self.max_connections:
+            transport.close()
+            return
         self._arm()
 
     def on_response_complete(self) -> None:
@@ -82,7 +87,8 @@ class BoundedH11(H11Protocol):
 def uvicorn_config(app: Starlette, host: str, port: int, http: HttpLimits):
     import uvicorn
 
-    protocol = type("KgH11", (BoundedH11,), {"header_timeout": http.header_timeout})
+    bounds = {"header_timeout": http.header_timeout, "max_connections": http.connections}
+    protocol = type("KgH11", (BoundedH11,), bounds)
     return uvicorn.Config(
         app,
         host=host,
@@ -92,7 +98,6 @@ def uvicorn_config(app: Starlette, host: str, port: int, http: HttpLimits):
         http=protocol,
         ws="none",
         lifespan="on",
-        limit_concurrency=http.connections,
         timeout_keep_alive=http.keep_alive,
         h11_max_incomplete_event_size=http.max_header,
         server_header=False,
