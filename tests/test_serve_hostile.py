@@ -308,3 +308,23 @@ def test_every_answer_says_nosniff_and_cors(server):
     )
     assert status == 204 and "POST" in headers["Access-Control-Allow-Methods"]
     assert "content-type" in headers["Access-Control-Allow-Headers"].lower()
+
+
+def test_requests_in_flight_are_capped_and_slow_bodies_dropped(server):
+    url, _ = server
+    parts = urllib.parse.urlsplit(url)
+    head = (
+        b"POST /sparql HTTP/1.1\r\nHost: x\r\nContent-Type: application/sparql-query\r\n"
+        b"Content-Length: 100\r\n\r\nASK"
+    )
+    held = []
+    for _ in range(HTTP.requests):  # each one waits in the app for the rest of its body
+        sock = socket.create_connection((parts.hostname, parts.port), timeout=5)
+        sock.sendall(head)
+        held.append(sock)
+    time.sleep(0.3)
+    assert Client(url).get("/")[0] == 503  # no request slot left
+    time.sleep(HTTP.header_timeout + 0.3)  # the slow bodies are cut off
+    for sock in held:
+        sock.close()
+    quick(url)

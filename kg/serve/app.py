@@ -15,7 +15,7 @@ from markupsafe import escape
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.middleware.gzip import GZipMiddleware
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
 from starlette.routing import Route
 
@@ -247,6 +247,8 @@ async def _read_query(request: Request, most: int) -> Read | Response:
             body = raw.decode("utf-8")
         except BodyTooLarge:
             return _problem(413, f"a request body may have at most {most} bytes")
+        except ClientDisconnect:  # cut off (slow body) or gone: nobody reads this answer
+            return _problem(400, "the request body did not arrive")
         except UnicodeDecodeError:
             return _problem(400, "the request body is not UTF-8")
         if content_type == FORM:
