@@ -653,7 +653,7 @@ def _run(args: argparse.Namespace) -> int:
         print(f"wrote {out} ({len(files)} files)")
         return EXIT_OK
     if args.command == "serve":
-        from kg.serve import Limits, serve
+        from kg.serve.server import Limits, serve
 
         with contextlib.suppress(KeyboardInterrupt):
             serve(

@@ -186,6 +186,7 @@ def apache_server(site: Path, prefix: str, sparql: str, workdir: Path):
     conf.write_text(
         f"""ServerRoot {workdir}
 ServerName 127.0.0.1
+UseCanonicalName On
 Listen 127.0.0.1:{port}
 PidFile {workdir}/httpd.pid
 DefaultRuntimeDir {workdir}

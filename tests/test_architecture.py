@@ -112,3 +112,47 @@ def test_only_the_cli_exits(path):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
             called = f"{getattr(node.func.value, 'id', '')}.{node.func.attr}"
             assert called not in {"sys.exit", "os._exit"}, f"{path.name}:{node.lineno}"
+
+
+def _packages(module: str) -> set[str]:
+    """Importing kg.serve.app runs kg/serve/__init__.py first: kg.serve.app, kg.serve."""
+    parts = module.split(".")
+    return {".".join(parts[:i]) for i in range(2, len(parts) + 1)}
+
+
+def _cycle() -> list[str]:
+    """One import cycle among kg's modules (lazy imports count too; importing a module
+    imports the packages it is in), or []."""
+    graph = {
+        module: sorted({p for t, name in targets for p in _packages(_target(t, name))} - {module})
+        for module, targets in _imports().items()
+    }
+    state: dict[str, int] = {}  # 1: on the current path, 2: finished
+    path: list[str] = []
+
+    def visit(module: str) -> list[str]:
+        state[module] = 1
+        path.append(module)
+        for target in graph.get(module, []):
+            if state.get(target) == 1:
+                return [*path[path.index(target) :], target]
+            if target not in state and (found := visit(target)):
+                return found
+        state[module] = 2
+        path.pop()
+        return []
+
+    for module in sorted(graph):
+        if module not in state and (found := visit(module)):
+            return found
+    return []
+
+
+def test_no_import_cycles():
+    assert _cycle() == [], " -> ".join(_cycle())
+
+
+def test_the_cycle_finder_finds_a_cycle(monkeypatch):
+    fake = {"kg.a": {("kg.b", "f")}, "kg.b": {("kg.c", "g")}, "kg.c": {("kg.a", "h")}}
+    monkeypatch.setitem(globals(), "_imports", lambda: fake)
+    assert _cycle() == ["kg.a", "kg.b", "kg.c", "kg.a"]

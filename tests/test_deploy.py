@@ -4,6 +4,7 @@ prefix (/lab/). Every test runs against both servers."""
 
 from __future__ import annotations
 
+import http.client
 import json
 import re
 import shutil
@@ -20,7 +21,7 @@ from rdflib import Graph, URIRef
 from sparql_server import oxigraph_server
 
 from kg.cli import main
-from kg.publish.deploy import SECTIONS, base_path, deploy_files
+from kg.publish.deploy import FILE_TYPES, SECTIONS, base_path, deploy_files
 
 BASE = "https://kg.example.org/lab/"
 PAGE_SECTIONS = ("person", "publication")
@@ -78,9 +79,9 @@ def get(url: str, accept: str | None = None, data: bytes | None = None):
         return exc.code, exc.headers, exc.read()
 
 
-def links(url: str, headers) -> set[tuple[str, str]]:
-    """(absolute target, type) of each rel="alternate" in the Link header."""
-    found = re.findall(r'<([^>]*)>; rel="alternate"; type="([^"]*)"', headers.get("Link", ""))
+def links(url: str, headers, rel: str = "describedby") -> set[tuple[str, str]]:
+    """(absolute target, type) of each link of relation `rel` in the Link header."""
+    found = re.findall(rf'<([^>]*)>; rel="{rel}"; type="([^"]*)"', headers.get("Link", ""))
     return {(urllib.parse.urljoin(url, target), kind) for target, kind in found}
 
 
@@ -98,6 +99,7 @@ def test_content_negotiation_honours_q_values(site, dist, accept, expected):
     assert location == f"{url}.{expected}"
     assert body == (dist / "site" / "person" / f"a-b.{expected}").read_bytes()
     assert links(url, headers) == {(f"{url}.{ext}", media) for ext, media in MEDIA.items()}
+    assert links(url, headers, "alternate") == {(f"{url}.jsonld", "application/ld+json")}
 
 
 def test_a_thing_without_a_page_serves_its_best_description(site, dist):
@@ -204,3 +206,98 @@ def test_deploy_files_follow_the_base_path():
     for section in SECTIONS:
         assert section in files["deploy/nginx.conf"] and section in files["site/.htaccess"]
     assert files == deploy_files("https://example.org/a.b/")  # deterministic
+
+
+# ------------------------------------------------------------------ attacks and interop
+
+
+def raw(base: str, path: str, headers: dict[str, str] | None = None):
+    """(status, headers) for a path sent byte for byte (urllib would re-quote it)."""
+    parts = urllib.parse.urlsplit(base)
+    connection = http.client.HTTPConnection(parts.hostname, parts.port, timeout=10)
+    connection.putrequest("GET", path, skip_host=bool(headers and "Host" in headers))
+    for name, value in (headers or {}).items():
+        connection.putheader(name, value)
+    connection.endheaders()
+    response = connection.getresponse()
+    response.read()
+    connection.close()
+    return response.status, response.headers
+
+
+def test_no_header_injection_and_no_host_in_redirects(site):
+    for path in (
+        "/lab/person/a%0d%0aSet-Cookie:%20kg=1/award/1",
+        "/lab/person/a-b%0d%0aSet-Cookie:%20kg=1/x",
+        "/lab/course/pku/os%0aSet-Cookie:kg=1/x",
+    ):
+        status, headers = raw(site, path)
+        assert headers.get("Set-Cookie") is None, path
+        assert "\r" not in headers.get("Location", "") and "\n" not in headers.get("Location", "")
+    for path in ("/lab/person/a-b/award/1", "/lab"):
+        status, headers = raw(site, path, {"Host": "evil.example"})
+        location = urllib.parse.urlsplit(headers["Location"])
+        assert status in (301, 303) and location.hostname in (None, "127.0.0.1"), path
+        assert location.path.startswith("/lab")
+
+
+def test_sub_resources_answer_303_whatever_the_accept_header(site):
+    for accept in ("image/png", "text/turtle;q=0", "application/ld+json"):
+        status, headers, _ = get(f"{site}/lab/person/a-b/award/1", accept)
+        assert status == 303 and headers["Location"].endswith("/lab/person/a-b"), accept
+
+
+def test_every_file_type_of_the_site_is_served_with_its_media_type(site, dist):
+    kinds = {ext: (media, text) for ext, media, text in FILE_TYPES}
+    seen = set()
+    for path in sorted((dist / "site").rglob("*.*")):
+        ext = path.suffix[1:]
+        if ext in seen or path.name.startswith(".") or ext not in kinds:
+            continue
+        seen.add(ext)
+        rel = path.relative_to(dist / "site").as_posix()
+        status, headers, _ = get(f"{site}/lab/{rel}")
+        media, text = kinds[ext]
+        assert (status, headers.get_content_type()) == (200, media), rel
+        assert headers.get_content_charset() == ("utf-8" if text else None), rel
+    assert {"html", "ttl", "jsonld", "nt", "txt", "xml", "bib"} <= seen
+
+
+def test_pyld_and_rdflib_dereference_iris_with_their_stock_loaders(site, dist):
+    from pyld import jsonld
+
+    url = f"{site}/lab/person/a-b"
+    for target in (url, f"{url}.html", f"{url}.jsonld"):
+        expanded = jsonld.expand(target)
+        ids = {node.get("@id") for node in expanded}
+        assert f"{BASE}person/a-b" in ids, target
+    graph = Graph().parse(url)  # rdflib's own Accept header and parser
+    assert (URIRef(f"{BASE}person/a-b"), None, None) in graph
+
+
+@pytest.fixture(scope="module", params=["nginx", "apache"])
+def root_site(request, dist, store, tmp_path_factory):
+    """The same site deployed at the root of its host (https://kg.example.org/), with a
+    file where an ACME client (certbot --webroot) puts its HTTP-01 challenge."""
+    copy = tmp_path_factory.mktemp(f"root-{request.param}") / "dist"
+    shutil.copytree(dist, copy, ignore=shutil.ignore_patterns(".kg-cache"))
+    for rel, text in deploy_files("https://kg.example.org/").items():
+        (copy / rel).write_text(text, encoding="utf-8")
+    challenge = copy / "site" / ".well-known" / "acme-challenge"
+    challenge.mkdir(parents=True)
+    (challenge / "token-k9").write_text("token-k9.thumbprint")
+    workdir = tmp_path_factory.mktemp(f"root-{request.param}-run")
+    if request.param == "nginx":
+        server = nginx_server(copy, "/", store, workdir)
+    else:
+        server = apache_server(copy / "site", "/", store, workdir)
+    with server as base:
+        yield base
+
+
+def test_acme_challenges_are_served_and_dotfiles_are_not(root_site):
+    status, _, body = get(f"{root_site}/.well-known/acme-challenge/token-k9")
+    assert (status, body) == (200, b"token-k9.thumbprint")
+    assert get(f"{root_site}/.htaccess")[0] == 404
+    assert get(f"{root_site}/person/.hidden")[0] == 404
+    assert get(f"{root_site}/person/a-b", "text/turtle")[0] == 200

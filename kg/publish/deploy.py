@@ -37,7 +37,7 @@ SECTIONS = {
     "profile": 1,
     "course": 2,
 }
-_SEGMENT = "/[^/.]+"
+_SEGMENT = "/[^/.[:cntrl:]\\s]+"  # no CR LF (or any control) can reach a Location header
 THING_RULE = "(?:" + "|".join(f"{s}{_SEGMENT * n}" for s, n in SECTIONS.items()) + ")"
 PARENT_RULE = THING_RULE  # the owner of an IRI minted below it
 FORMATS = (  # extension, media type; the first is the default
@@ -45,6 +45,22 @@ FORMATS = (  # extension, media type; the first is the default
     ("ttl", "text/turtle"),
     ("jsonld", "application/ld+json"),
     ("nt", "application/n-triples"),
+)
+# Every file type the site holds, the same on kg serve, nginx and Apache; `True`: text,
+# sent with `; charset=utf-8` (JSON and JSON-LD are UTF-8 by definition: no charset).
+FILE_TYPES = (
+    *((ext, media, ext != "jsonld") for ext, media in FORMATS),
+    ("txt", "text/plain", True),
+    ("xml", "application/xml", True),
+    ("js", "text/javascript", True),
+    ("css", "text/css", True),
+    ("csv", "text/csv", True),
+    ("bib", "application/x-bibtex", True),
+    ("rq", "application/sparql-query", True),
+    ("json", "application/json", False),
+    ("svg", "image/svg+xml", False),
+    ("png", "image/png", False),
+    ("ico", "image/x-icon", False),
 )
 
 
@@ -67,14 +83,20 @@ def deploy_files(base_iri: str) -> dict[str, str]:
     }
 
 
-def _link_header(name: str) -> str:
-    links = [f'<{name}.{ext}>; rel="alternate"; type="{media}"' for ext, media in FORMATS]
+def link_header(stem: str, formats=FORMATS) -> str:
+    """The Link header of a thing, the same from kg serve, nginx and Apache: each file
+    that describes it as rel="describedby", and its JSON-LD once more as the one
+    rel="alternate" (JSON-LD 1.1 discovery; pyld's loader fails on several)."""
+    links = [f'<{stem}.{ext}>; rel="describedby"; type="{media}"' for ext, media in formats]
+    links += [f'<{stem}.jsonld>; rel="alternate"; type="{m}"' for e, m in formats if e == "jsonld"]
     return ", ".join(links)
 
 
 def _types() -> str:
-    lines = "".join(f"        {media} {ext};\n" for ext, media in FORMATS)
-    return f"    types {{\n{lines}    }}\n    charset utf-8;\n    charset_types *;\n"
+    """nginx's `types {}` replaces the host's whole map in its location: list them all."""
+    lines = "".join(f"        {media} {ext};\n" for ext, media, _ in FILE_TYPES)
+    text = " ".join(sorted({media for _, media, is_text in FILE_TYPES if is_text}))
+    return f"    types {{\n{lines}    }}\n    charset utf-8;\n    charset_types {text};\n"
 
 
 def nginx_conf(base_iri: str, prefix: str) -> str:
@@ -88,8 +110,12 @@ def nginx_conf(base_iri: str, prefix: str) -> str:
 js_set $kg_ext kg.extension;
 js_set $kg_links kg.links;
 
-# No dotfiles (.htaccess, .nojekyll), whatever else serves this host.
-location ~ ^{p}(?:.*/)?\\. {{
+# Redirects name the path only, never the client's Host header.
+absolute_redirect off;
+
+# No dotfiles (.htaccess, .nojekyll), whatever else serves this host; /.well-known/ (ACME
+# HTTP-01 challenges) is left to the host's own locations.
+location ~ ^{p}(?!\\.well-known/)(?:.*/)?\\. {{
     return 404;
 }}
 
@@ -272,13 +298,20 @@ function extension(r) {
     return chosen;
 }
 
-// $kg_links: the Link header naming every format the thing has files for.
+// $kg_links: the Link header naming every format the thing has files for (describedby),
+// and its JSON-LD once more as the one rel="alternate" (kg.publish.deploy.link_header).
 function links(r) {
-    var base = r.variables.kg_base || "/";
-    return available(r).map(function (format) {
-        return "<" + base + r.variables.kg_path + "." + format[0] + '>; rel="alternate"; type="'
-            + format[1] + '"';
-    }).join(", ");
+    var stem = (r.variables.kg_base || "/") + r.variables.kg_path + ".";
+    var found = available(r);
+    var out = found.map(function (format) {
+        return "<" + stem + format[0] + '>; rel="describedby"; type="' + format[1] + '"';
+    });
+    found.forEach(function (format) {
+        if (format[0] === "jsonld") {
+            out.push("<" + stem + "jsonld>; rel=\"alternate\"; type=\"" + format[1] + "\"");
+        }
+    });
+    return out.join(", ");
 }
 
 export default { extension, links };
@@ -290,28 +323,36 @@ def htaccess(base_iri: str, prefix: str) -> str:
         f'AddType "{media}; qs={q}" .{ext}\n'
         for (ext, media), q in zip(FORMATS, ("1.0", "0.99", "0.98", "0.97"), strict=True)
     )
-    link = _link_header("%{KG_NAME}e").replace('"', '\\"')
+    types += "".join(f"AddType {media} .{ext}\n" for ext, media, _ in FILE_TYPES[len(FORMATS) :])
+    charset = " ".join(f".{ext}" for ext, _, is_text in FILE_TYPES if is_text)
+    link = link_header("%{KG_NAME}e").replace('"', '\\"')
     p = _regex_path(prefix)
     formats = "|".join(ext for ext, _ in FORMATS)
     return f"""# Apache rules for {base_iri} (written by kg build; docs/deploy.md).
 # Needs AllowOverride All (or FileInfo Options) and mod_negotiation, mod_rewrite,
 # mod_headers, mod_setenvif, mod_mime. MultiViews picks person/x.html, .ttl, .jsonld or
 # .nt by Accept (q-values; qs makes HTML the default) and sends Vary and
-# Content-Location itself. /sparql needs a line in the server configuration:
+# Content-Location itself. The server configuration needs two lines more:
 #   ProxyPass {prefix}sparql http://127.0.0.1:7878/query   (mod_proxy, mod_proxy_http)
+#   UseCanonicalName On   (with ServerName: redirects must not echo the Host header)
 Options +MultiViews -Indexes
 DirectoryIndex index.html
 ErrorDocument 404 {prefix}404.html
-{types}AddCharset utf-8 .html .ttl .jsonld .nt
+{types}AddCharset utf-8 {charset}
 # qs is for the negotiation only, not for clients.
 Header edit Content-Type ";\\s*qs=[0-9.]+" ""
 
 RewriteEngine On
-# No dotfiles.
-RewriteRule (^|/)\\. - [R=404,L]
-# IRIs minted under a thing with a page answer 303 See Other to that thing (MultiViews
-# has already turned person/x/award/1 into person/x.html/award/1 here).
-RewriteCond %{{REQUEST_URI}} ^{p}({PARENT_RULE})(?:\\.[a-z]+)?/.
+# No dotfiles, except /.well-known/ (ACME HTTP-01 challenges).
+RewriteRule (^|/)\\.(?!well-known/) - [R=404,L]
+# Redirects name this host by its ServerName, never the client's Host header: that needs
+# `UseCanonicalName On` in the server configuration (it cannot be set here).
+# IRIs minted under a thing with a page answer 303 See Other to that thing, whatever
+# the Accept header: MultiViews must not negotiate them (it would answer 406 first).
+<If "%{{REQUEST_URI}} =~ m#^{p}{PARENT_RULE}/.#">
+    Options -MultiViews
+</If>
+RewriteCond %{{REQUEST_URI}} ^{p}({PARENT_RULE})/.
 RewriteRule ^ {prefix}%1 [R=303,L]
 
 # Extensionless requests and the extension URLs of things: Link to every format.

@@ -10,14 +10,12 @@ from pathlib import Path
 import pyoxigraph as ox
 
 from kg.errors import ProjectError
-from kg.publish.layout import EXTENSIONS, MEDIA_TYPES, owner_path
+from kg.publish.deploy import FILE_TYPES
+from kg.publish.layout import EXTENSIONS, owner_path
+from kg.serve.worker import open_query_store
 
-MEDIA_BY_EXTENSION = {
-    **{ext: f"{media}; charset=utf-8" for ext, media in MEDIA_TYPES.items()},
-    "json": "application/json; charset=utf-8",
-    "txt": "text/plain; charset=utf-8",
-    "css": "text/css; charset=utf-8",
-    "svg": "image/svg+xml",
+MEDIA_BY_EXTENSION = {  # the same types as the nginx and Apache recipes
+    ext: f"{media}; charset=utf-8" if is_text else media for ext, media, is_text in FILE_TYPES
 }
 PAGE_AND_DATA = ("html", *EXTENSIONS)
 CACHE_BYTES = 256 * 1024 * 1024
@@ -43,23 +41,24 @@ class Files:
     """Files under the web root by relative path, cached (None: no such file)."""
 
     root: Path
-    _cache: dict[str, bytes | None] = field(default_factory=dict)
+    _cache: dict[str, bytes] = field(default_factory=dict)
     _bytes: int = 0
 
     def read(self, rel: str) -> bytes | None:
+        """The file's bytes, or None. Only files that exist are cached (a miss is not:
+        its key would be the client's text), up to CACHE_BYTES and CACHE_ENTRIES."""
         if rel in self._cache:
             return self._cache[rel]
         path = self.root / rel
-        data = None
         try:
-            if path.is_file() and path.resolve().is_relative_to(self.root):
-                data = path.read_bytes()
+            if not (path.is_file() and path.resolve().is_relative_to(self.root)):
+                return None
+            data = path.read_bytes()
         except OSError:
-            data = None
-        size = len(data) if data else 0
-        if self._bytes + size <= CACHE_BYTES and len(self._cache) < CACHE_ENTRIES:
+            return None
+        if self._bytes + len(data) <= CACHE_BYTES and len(self._cache) < CACHE_ENTRIES:
             self._cache[rel] = data
-            self._bytes += size
+            self._bytes += len(data)
         return data
 
     def variants(self, stem: str) -> list[str]:
@@ -91,12 +90,14 @@ def media_type(rel: str) -> str:
 
 @dataclass(frozen=True)
 class Site:
-    """One good build: its output directory, web root files and query store."""
+    """One good build: its output directory, web root files and query store (the one the
+    stored queries use; /sparql queries run in workers: kg.serve.runner)."""
 
     out_dir: Path
     files: Files
     store: ox.Store
     triples: int
+    graphs: frozenset[str] = frozenset()  # named graphs in `store` (queries may name only these)
 
     @classmethod
     def open(cls, out_dir: Path) -> Site:
@@ -104,9 +105,9 @@ class Site:
         graph = out_dir / "graph.nt"
         if not root.is_dir() or not graph.is_file():
             raise ProjectError(f"{out_dir} holds no built site (run kg build first)")
-        store = ox.Store()
         try:
-            store.bulk_load(path=str(graph), format=ox.RdfFormat.N_TRIPLES)
+            store = open_query_store(out_dir)
         except (OSError, SyntaxError) as exc:
             raise ProjectError(f"{graph}: cannot load the graph: {exc}") from None
-        return cls(out_dir, Files(root), store, len(store))
+        graphs = frozenset(g.value for g in store.named_graphs() if isinstance(g, ox.NamedNode))
+        return cls(out_dir, Files(root), store, len(store), graphs)

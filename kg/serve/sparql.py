@@ -12,11 +12,10 @@ from __future__ import annotations
 import json
 import time
 from dataclasses import dataclass
-from xml.sax.saxutils import escape, quoteattr
+from html import escape as _escape
 
 import pyoxigraph as ox
 
-from kg.graph.namespaces import PREFIXES
 from kg.serve.negotiate import choose
 
 SELECT_TYPES = (
@@ -52,9 +51,14 @@ class NotAcceptable(Exception):
 
 @dataclass(frozen=True)
 class Limits:
-    timeout: float = 10.0  # seconds
+    """What one query may use (docs/serve.md#limits)."""
+
+    timeout: float = 10.0  # seconds of wall time (and of CPU time, in its worker)
     max_results: int = 10_000  # rows or triples
-    concurrent: int = 4  # queries running at once; more get 503
+    concurrent: int = 4  # queries running at once, one worker process each; more get 503
+    memory: int = 512 * 1024 * 1024  # bytes of address space a query may add to its worker
+    max_depth: int = 40  # bracket nesting; deeper is refused before parsing
+    max_query: int = 64 * 1024  # bytes of query text (and of a POST body to /sparql)
 
 
 @dataclass(frozen=True)
@@ -71,11 +75,12 @@ def execute(
     limits: Limits,
     default_graphs: list[str] | None = None,
     named_graphs: list[str] | None = None,
+    base_iri: str | None = None,
 ) -> Answer:
     """Run `query` and write its answer; raises SyntaxError for a bad query,
     QueryTimeout, NotAcceptable."""
     deadline = time.monotonic() + limits.timeout
-    options: dict = {}
+    options: dict = {"base_iri": base_iri} if base_iri else {}
     if default_graphs:
         options["default_graph"] = [ox.NamedNode(g) for g in default_graphs]
     if named_graphs:
@@ -114,12 +119,16 @@ def _check(media: str | None, offered: tuple[str, ...], late: bool) -> str:
 
 
 def _charset(media: str) -> str:
+    if "json" in media:
+        return media  # JSON is UTF-8 by definition; JSON-LD loaders reject a charset
     return f"{media}; charset=utf-8"
 
 
 def _prefixes(media: str) -> dict[str, str] | None:
     if media != "text/turtle":
         return None
+    from kg.graph.namespaces import PREFIXES  # rdflib: only for Turtle answers
+
     return {prefix: str(ns) for prefix, ns in PREFIXES.items()}
 
 
@@ -158,6 +167,15 @@ def _solutions(variables: list[str], rows: list, media: str) -> bytes:
     if media == "text/csv":
         return _csv(variables, rows)
     return _tsv(variables, rows)
+
+
+def escape(text: str) -> str:
+    """XML character data (xml.sax.saxutils imports urllib: slow for a worker)."""
+    return _escape(text, quote=False)
+
+
+def quoteattr(text: str) -> str:
+    return '"' + _escape(text, quote=True) + '"'
 
 
 def _json_term(term) -> dict:
