@@ -10,6 +10,7 @@ no `xsd:string` datatype.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 
 import pyoxigraph as ox
@@ -34,8 +35,11 @@ _XSD_STRING = str(XSD.string)
 class QueryStore:
     """One graph in pyoxigraph's in-memory store, queried with SPARQL 1.1."""
 
-    def __init__(self, store: ox.Store) -> None:
+    def __init__(self, store: ox.Store, union: bool = False) -> None:
+        """`union`: the graph is the union of the store's graphs (kg.query.persist keeps
+        each page owner's triples in a named graph); else the default graph."""
         self._store = store
+        self._union = union
 
     @classmethod
     def from_graph(cls, graph: GraphLike) -> QueryStore:
@@ -66,11 +70,33 @@ class QueryStore:
 
     def query(self, text: str, name: str) -> ox.QuerySolutions | ox.QueryBoolean | ox.QueryTriples:
         try:
-            return self._store.query(text)
+            return self._store.query(text, use_default_graph_as_union=self._union)
         except SyntaxError as exc:
             raise QueryError(f"query {name!r} is not valid SPARQL: {exc}") from None
         except (OSError, ValueError) as exc:
             raise QueryError(f"query {name!r} failed: {exc}") from None
+
+    def named_graph(self, iri: str) -> Graph | None:
+        """The named graph `iri` as an rdflib Graph (kg's prefixes), or None when the store
+        keeps no graph of that name (an in-memory store keeps none)."""
+        if not self._union:
+            return None
+        name = ox.NamedNode(iri)
+        if not self._store.contains_named_graph(name):
+            return None
+        return _graph_of(self._store.quads_for_pattern(None, None, None, name))
+
+
+def _graph_of(triples: Iterable) -> Graph:
+    convert = _Converter()
+    graph = Graph(bind_namespaces="none")
+    for prefix, ns in PREFIXES.items():
+        graph.bind(prefix, ns)
+    graph.addN(
+        (convert.term(t.subject), convert.term(t.predicate), convert.term(t.object), graph)
+        for t in triples
+    )
+    return graph
 
 
 def solutions(result: ox.QuerySolutions) -> tuple[tuple[str, ...], list[tuple[Node | None, ...]]]:
@@ -83,15 +109,7 @@ def solutions(result: ox.QuerySolutions) -> tuple[tuple[str, ...], list[tuple[No
 
 def triples_graph(result: ox.QueryTriples) -> Graph:
     """The triples of a CONSTRUCT or DESCRIBE answer as an rdflib Graph (kg's prefixes)."""
-    convert = _Converter()
-    graph = Graph(bind_namespaces="none")
-    for prefix, ns in PREFIXES.items():
-        graph.bind(prefix, ns)
-    graph.addN(
-        (convert.term(t.subject), convert.term(t.predicate), convert.term(t.object), graph)
-        for t in result
-    )
-    return graph
+    return _graph_of(result)
 
 
 class _Converter:

@@ -82,6 +82,16 @@ class StoredQuery:
     parameters: tuple[Parameter, ...]
     form: str
     path: Path | None = None
+    graph: str | None = None  # `#+ graph: NAME`: the answer is the named graph NAME
+
+    def named_graph(self, values: dict[str, str]) -> str | None:
+        """The IRI of the named graph that answers this query on kg's persistent store
+        (`#+ graph: person` on a CONSTRUCT whose answer is that page owner's triples),
+        or None."""
+        if self.graph is None or self.form != "CONSTRUCT":
+            return None
+        term = self.bindings(values).get(f"_{self.graph}_iri")
+        return str(term) if isinstance(term, URIRef) else None
 
     def bindings(self, values: dict[str, str]) -> dict[str, URIRef | Literal]:
         """Terms for every parameter: the given value, else the default."""
@@ -133,6 +143,7 @@ def parse_query(text: str, name: str, path: Path | None = None) -> StoredQuery:
         parameters=tuple(params.values()),
         form=form.group(1).upper(),
         path=path,
+        graph=str(meta["graph"]) if meta.get("graph") else None,
     )
 
 
@@ -209,6 +220,10 @@ def run_embedded(
             "pass --allow-service to run it"
         )
     store = source if isinstance(source, QueryStore) else QueryStore.from_graph(source)
+    graph_name = query.named_graph(values or {})
+    found = store.named_graph(graph_name) if graph_name else None
+    if found is not None:  # the page owner's named graph is the answer (kg.query.persist)
+        return Answer(query.form, graph=found)
     result = store.query(with_values(query, query.bindings(values or {})), query.name)
     try:  # answers are computed while they are read
         if query.form == "ASK":
