@@ -57,7 +57,7 @@ elif mode == "query":
     t = time.perf_counter(); write_store(root / "graph.nt", root / "query-store", config.base_iri)
     mark("store write", t)  # what kg build adds (kg.query.persist)
     t = time.perf_counter()
-    store = QueryStore(pyoxigraph.Store.read_only(str(root / "query-store")), union=True)
+    store = QueryStore(pyoxigraph.Store.read_only(str(root / "query-store")), owner_index=True)
     mark("store open", t)  # what kg query and kg serve pay
     chosen = corpus_values(store)
     stages["parameters"] = chosen

@@ -35,11 +35,10 @@ _XSD_STRING = str(XSD.string)
 class QueryStore:
     """One graph in pyoxigraph's in-memory store, queried with SPARQL 1.1."""
 
-    def __init__(self, store: ox.Store, union: bool = False) -> None:
-        """`union`: the graph is the union of the store's graphs (kg.query.persist keeps
-        each page owner's triples in a named graph); else the default graph."""
+    def __init__(self, store: ox.Store, owner_index: bool = False) -> None:
+        """`owner_index`: the store has kg.query.persist's page-owner index."""
         self._store = store
-        self._union = union
+        self._owner_index = owner_index
 
     @classmethod
     def from_graph(cls, graph: GraphLike) -> QueryStore:
@@ -70,21 +69,35 @@ class QueryStore:
 
     def query(self, text: str, name: str) -> ox.QuerySolutions | ox.QueryBoolean | ox.QueryTriples:
         try:
-            return self._store.query(text, use_default_graph_as_union=self._union)
+            return self._store.query(text)
         except SyntaxError as exc:
             raise QueryError(f"query {name!r} is not valid SPARQL: {exc}") from None
         except (OSError, ValueError) as exc:
             raise QueryError(f"query {name!r} failed: {exc}") from None
 
-    def named_graph(self, iri: str) -> Graph | None:
-        """The named graph `iri` as an rdflib Graph (kg's prefixes), or None when the store
-        keeps no graph of that name (an in-memory store keeps none)."""
-        if not self._union:
+    def owner_graph(self, iri: str) -> Graph | None:
+        """The triples of page owner `iri` and of every subject it describes (those minted
+        under its IRI), read by index from a persistent store (kg.query.persist); None
+        where the store has no owner index or `iri` is not a page owner."""
+        from kg.query.persist import OWNER, OWNERS
+
+        owners = ox.NamedNode(OWNERS)
+        node = ox.NamedNode(iri)
+        if not self._owner_index or not self._store.contains_named_graph(owners):
             return None
-        name = ox.NamedNode(iri)
-        if not self._store.contains_named_graph(name):
-            return None
-        return _graph_of(self._store.quads_for_pattern(None, None, None, name))
+        default = ox.DefaultGraph()
+        if next(self._store.quads_for_pattern(node, None, None, owners), None) is not None:
+            return None  # described by another page
+        if next(self._store.quads_for_pattern(node, None, None, default), None) is None:
+            return None  # not a subject: the query decides
+        owned = [
+            q.subject
+            for q in self._store.quads_for_pattern(None, ox.NamedNode(OWNER), node, owners)
+        ]
+        quads = (
+            q for s in [node, *owned] for q in self._store.quads_for_pattern(s, None, None, default)
+        )
+        return _graph_of(quads)
 
 
 def _graph_of(triples: Iterable) -> Graph:

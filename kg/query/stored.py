@@ -82,15 +82,15 @@ class StoredQuery:
     parameters: tuple[Parameter, ...]
     form: str
     path: Path | None = None
-    graph: str | None = None  # `#+ graph: NAME`: the answer is the named graph NAME
+    owner_graph: str | None = None  # `#+ owner-graph: NAME` (see `owner_iri`)
 
-    def named_graph(self, values: dict[str, str]) -> str | None:
-        """The IRI of the named graph that answers this query on kg's persistent store
-        (`#+ graph: person` on a CONSTRUCT whose answer is that page owner's triples),
-        or None."""
-        if self.graph is None or self.form != "CONSTRUCT":
+    def owner_iri(self, values: dict[str, str]) -> str | None:
+        """`#+ owner-graph: person` on a CONSTRUCT query says that its answer is the page
+        owner's graph: the triples of the IRI given as `person` and of every subject minted
+        under it. The IRI, or None for other queries."""
+        if self.owner_graph is None or self.form != "CONSTRUCT":
             return None
-        term = self.bindings(values).get(f"_{self.graph}_iri")
+        term = self.bindings(values).get(f"_{self.owner_graph}_iri")
         return str(term) if isinstance(term, URIRef) else None
 
     def bindings(self, values: dict[str, str]) -> dict[str, URIRef | Literal]:
@@ -143,7 +143,7 @@ def parse_query(text: str, name: str, path: Path | None = None) -> StoredQuery:
         parameters=tuple(params.values()),
         form=form.group(1).upper(),
         path=path,
-        graph=str(meta["graph"]) if meta.get("graph") else None,
+        owner_graph=str(meta["owner-graph"]) if meta.get("owner-graph") else None,
     )
 
 
@@ -220,9 +220,9 @@ def run_embedded(
             "pass --allow-service to run it"
         )
     store = source if isinstance(source, QueryStore) else QueryStore.from_graph(source)
-    graph_name = query.named_graph(values or {})
-    found = store.named_graph(graph_name) if graph_name else None
-    if found is not None:  # the page owner's named graph is the answer (kg.query.persist)
+    owner = query.owner_iri(values or {})
+    found = store.owner_graph(owner) if owner else None
+    if found is not None:  # read by the store's page-owner index (kg.query.persist)
         return Answer(query.form, graph=found)
     result = store.query(with_values(query, query.bindings(values or {})), query.name)
     try:  # answers are computed while they are read
