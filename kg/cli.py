@@ -780,10 +780,7 @@ def _asker(config, args: argparse.Namespace):
         return lambda q, v: run_remote(args.endpoint, q, v, args.timeout, args.user, password)
     from kg.query.store import QueryStore
 
-    if args.graph:
-        store = QueryStore.from_file(args.graph)
-    else:
-        store = QueryStore.from_graph(_pipeline().build_graph(config)[1].triples)
+    store = QueryStore.from_file(args.graph) if args.graph else _pipeline().query_store(config)
     return lambda q, v: run_embedded(store, q, v, args.allow_service)
 
 

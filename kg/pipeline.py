@@ -26,6 +26,7 @@ from kg.workers import LOCAL, Executor, ForkPool, Pool, Session, session, worker
 if TYPE_CHECKING:
     from kg.publish.cv.model import Options as CVOptions
     from kg.publish.export import Kept
+    from kg.query.store import QueryStore
 
 Progress = Callable[[str], None]
 Files = Mapping[str, "str | Kept"]  # as render_parts gives them
@@ -276,7 +277,21 @@ def _build(
         previous_tree(out_dir, manifest),
     )
     files = write_outputs(out_dir, with_build_record(parts, report), manifest)
+    if cache and out is None:  # the project's own output: kg query and kg serve open it
+        from kg.query.persist import save_built_store
+
+        progress("writing the query store")
+        save_built_store(config, out_dir)
     return BuildResult(out_dir, tuple(files), len(mapped.triples), resolution, report)
+
+
+def query_store(config: Config) -> QueryStore:
+    """The graph of data/ as a query store: the persistent store of the last build when
+    it is current (kg.query.persist), else the graph built from data/ in memory."""
+    from kg.query.persist import open_built_store
+    from kg.query.store import QueryStore
+
+    return open_built_store(config) or QueryStore.from_graph(build_graph(config)[1].triples)
 
 
 def output_manifest(config: Config, out_dir: Path) -> Path:

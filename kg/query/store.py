@@ -10,6 +10,7 @@ no `xsd:string` datatype.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 
 import pyoxigraph as ox
@@ -34,8 +35,10 @@ _XSD_STRING = str(XSD.string)
 class QueryStore:
     """One graph in pyoxigraph's in-memory store, queried with SPARQL 1.1."""
 
-    def __init__(self, store: ox.Store) -> None:
+    def __init__(self, store: ox.Store, owner_index: bool = False) -> None:
+        """`owner_index`: the store has kg.query.persist's page-owner index."""
         self._store = store
+        self._owner_index = owner_index
 
     @classmethod
     def from_graph(cls, graph: GraphLike) -> QueryStore:
@@ -72,6 +75,42 @@ class QueryStore:
         except (OSError, ValueError) as exc:
             raise QueryError(f"query {name!r} failed: {exc}") from None
 
+    def owner_graph(self, iri: str) -> Graph | None:
+        """The triples of page owner `iri` and of every subject it describes (those minted
+        under its IRI), read by index from a persistent store (kg.query.persist); None
+        where the store has no owner index or `iri` is not a page owner."""
+        from kg.query.persist import OWNER, OWNERS
+
+        owners = ox.NamedNode(OWNERS)
+        node = ox.NamedNode(iri)
+        if not self._owner_index or not self._store.contains_named_graph(owners):
+            return None
+        default = ox.DefaultGraph()
+        if next(self._store.quads_for_pattern(node, None, None, owners), None) is not None:
+            return None  # described by another page
+        if next(self._store.quads_for_pattern(node, None, None, default), None) is None:
+            return None  # not a subject: the query decides
+        owned = [
+            q.subject
+            for q in self._store.quads_for_pattern(None, ox.NamedNode(OWNER), node, owners)
+        ]
+        quads = (
+            q for s in [node, *owned] for q in self._store.quads_for_pattern(s, None, None, default)
+        )
+        return _graph_of(quads)
+
+
+def _graph_of(triples: Iterable) -> Graph:
+    convert = _Converter()
+    graph = Graph(bind_namespaces="none")
+    for prefix, ns in PREFIXES.items():
+        graph.bind(prefix, ns)
+    graph.addN(
+        (convert.term(t.subject), convert.term(t.predicate), convert.term(t.object), graph)
+        for t in triples
+    )
+    return graph
+
 
 def solutions(result: ox.QuerySolutions) -> tuple[tuple[str, ...], list[tuple[Node | None, ...]]]:
     """Variable names and rows of rdflib terms (None where a variable is unbound)."""
@@ -83,15 +122,7 @@ def solutions(result: ox.QuerySolutions) -> tuple[tuple[str, ...], list[tuple[No
 
 def triples_graph(result: ox.QueryTriples) -> Graph:
     """The triples of a CONSTRUCT or DESCRIBE answer as an rdflib Graph (kg's prefixes)."""
-    convert = _Converter()
-    graph = Graph(bind_namespaces="none")
-    for prefix, ns in PREFIXES.items():
-        graph.bind(prefix, ns)
-    graph.addN(
-        (convert.term(t.subject), convert.term(t.predicate), convert.term(t.object), graph)
-        for t in result
-    )
-    return graph
+    return _graph_of(result)
 
 
 class _Converter:

@@ -82,6 +82,16 @@ class StoredQuery:
     parameters: tuple[Parameter, ...]
     form: str
     path: Path | None = None
+    owner_graph: str | None = None  # `#+ owner-graph: NAME` (see `owner_iri`)
+
+    def owner_iri(self, values: dict[str, str]) -> str | None:
+        """`#+ owner-graph: person` on a CONSTRUCT query says that its answer is the page
+        owner's graph: the triples of the IRI given as `person` and of every subject minted
+        under it. The IRI, or None for other queries."""
+        if self.owner_graph is None or self.form != "CONSTRUCT":
+            return None
+        term = self.bindings(values).get(f"_{self.owner_graph}_iri")
+        return str(term) if isinstance(term, URIRef) else None
 
     def bindings(self, values: dict[str, str]) -> dict[str, URIRef | Literal]:
         """Terms for every parameter: the given value, else the default."""
@@ -133,6 +143,7 @@ def parse_query(text: str, name: str, path: Path | None = None) -> StoredQuery:
         parameters=tuple(params.values()),
         form=form.group(1).upper(),
         path=path,
+        owner_graph=str(meta["owner-graph"]) if meta.get("owner-graph") else None,
     )
 
 
@@ -209,6 +220,10 @@ def run_embedded(
             "pass --allow-service to run it"
         )
     store = source if isinstance(source, QueryStore) else QueryStore.from_graph(source)
+    owner = query.owner_iri(values or {})
+    found = store.owner_graph(owner) if owner else None
+    if found is not None:  # read by the store's page-owner index (kg.query.persist)
+        return Answer(query.form, graph=found)
     result = store.query(with_values(query, query.bindings(values or {})), query.name)
     try:  # answers are computed while they are read
         if query.form == "ASK":

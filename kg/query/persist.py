@@ -1,0 +1,279 @@
+"""The persistent query store: pyoxigraph on disk, written by `kg build`, opened (not
+rebuilt) by `kg query`, `kg serve` and the benchmarks.
+
+Invariant: a store is opened only when it is exactly what this user's kg wrote for the
+graph that `<out>/build.json` names, and only while the project's input files are as they
+were at that build. The store lives in `.kg-cache/store/<sha256 of graph.nt>/`; beside it,
+`<sha256>.json` is a manifest signed (HMAC-SHA256) with the user's cache secret
+(kg.cache) that lists every file of the store with its size, mtime and inode, and the
+stat fingerprint of the inputs. Anything else (a `.kg-cache` that came with a clone, a
+changed or added file, a link where kg makes folders, an edit to data/ since the build)
+is ignored and the caller loads the graph as before: a store is never trusted, and never
+a crash.
+
+Layout: graph.nt is the default graph, which every query sees. The named graph
+`urn:kg:page-owners` (invisible to queries, which see the default graph only) says which
+page owner describes each subject that has no page of its own (`<person/x/award/1>
+<urn:kg:page-owner> <person/x>`, the IRI scheme of kg.publish.layout), so one owner's
+triples are read by index (`QueryStore.owner_graph`) instead of a scan over every IRI.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import os
+import shutil
+import stat
+from collections.abc import Iterator
+from pathlib import Path
+
+import pyoxigraph as ox
+
+from kg.cache import package_digest, user_secret
+from kg.config import Config
+from kg.query.store import QueryStore
+
+STORE_DIR = ".kg-cache/store"
+_HEX = frozenset("0123456789abcdef")
+OWNERS = "urn:kg:page-owners"  # the named graph: which page describes each other subject
+OWNER = "urn:kg:page-owner"
+_OWNERS, _OWNER = OWNERS.encode(), OWNER.encode()
+_CHUNK = 100_000  # quads handed to pyoxigraph's bulk loader at a time (bounded memory)
+
+
+def open_built_store(config: Config, out_dir: Path | None = None) -> QueryStore | None:
+    """The store of the build in `out_dir` (default: the configured output), read-only,
+    when it may be trusted (see the module's invariant); else None."""
+    sha = _built_graph_sha(out_dir or config.out_dir)
+    secret = user_secret()
+    folder = _store_root(config)
+    if sha is None or secret is None or folder is None:
+        return None
+    manifest = _read_manifest(folder / f"{sha}.json", secret)
+    if manifest is None or manifest.get("inputs") != inputs_fingerprint(config):
+        return None
+    path = folder / sha
+    if manifest.get("files") != _file_stamps(path):
+        return None
+    try:
+        return QueryStore(ox.Store.read_only(str(path)), owner_index=True)
+    except OSError:
+        return None
+
+
+def save_built_store(config: Config, out_dir: Path) -> Path | None:
+    """Write (or keep) the store of the build in `out_dir`; remove the stores of older
+    builds. Returns the store's folder, or None where no store can be kept (no secret,
+    a link in the way, an unreadable graph)."""
+    sha = _built_graph_sha(out_dir)
+    secret = user_secret()
+    folder = _store_root(config, create=True)
+    if sha is None or secret is None or folder is None:
+        return None
+    path = folder / sha
+    manifest = _read_manifest(folder / f"{sha}.json", secret)
+    if manifest is None or manifest.get("files") != _file_stamps(path):
+        _remove(path)
+        if not write_store(out_dir / "graph.nt", path, config.base_iri):
+            return None
+    _write_manifest(folder / f"{sha}.json", secret, config, path)
+    _remove_others(folder, sha)
+    return path
+
+
+def inputs_fingerprint(config: Config) -> list[list[object]]:
+    """(path, size, mtime) of kg.toml and every file under data/, and kg's own digest:
+    what a build's graph is a function of (checked by a stat of each file, no reads)."""
+    found: list[list[object]] = [["kg", package_digest()]]
+    for path in [config.root / "kg.toml", *_files_under(config.data_dir)]:
+        try:
+            info = path.stat()
+        except OSError:
+            continue
+        found.append([str(path), info.st_size, info.st_mtime_ns])
+    return found
+
+
+def _files_under(folder: Path) -> Iterator[Path]:
+    try:
+        entries = sorted(os.scandir(folder), key=lambda e: e.name)
+    except OSError:
+        return
+    for entry in entries:
+        if entry.is_dir(follow_symlinks=False):
+            yield from _files_under(Path(entry.path))
+        else:
+            yield Path(entry.path)
+
+
+def _built_graph_sha(out_dir: Path) -> str | None:
+    from kg.query.graph_store import BUILD_RECORD
+
+    try:
+        record = json.loads((out_dir / BUILD_RECORD).read_text(encoding="utf-8"))
+        sha = record["graph"]["sha256"]
+        path = record["graph"]["path"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    ok = isinstance(sha, str) and len(sha) == 64 and set(sha) <= _HEX and path == "graph.nt"
+    return sha if ok else None
+
+
+def _store_root(config: Config, create: bool = False) -> Path | None:
+    """`.kg-cache/store`, only when every folder on the way is a real folder (never a
+    link a project shipped); made with `create`."""
+    path = config.root
+    for part in Path(STORE_DIR).parts:
+        path = path / part
+        try:
+            mode = os.lstat(path).st_mode
+        except FileNotFoundError:
+            if not create:
+                return None
+            try:
+                os.mkdir(path, 0o700)
+            except OSError:
+                return None
+            continue
+        except OSError:
+            return None
+        if not stat.S_ISDIR(mode):
+            return None
+    return path
+
+
+def _file_stamps(path: Path) -> list[list[object]] | None:
+    try:
+        entries = sorted(os.scandir(path), key=lambda e: e.name)
+        return [
+            [e.name, s.st_size, s.st_mtime_ns, s.st_ino]
+            for e in entries
+            if (s := e.stat(follow_symlinks=False)) and stat.S_ISREG(s.st_mode)
+        ] + [[e.name, "not a file"] for e in entries if not e.is_file(follow_symlinks=False)]
+    except OSError:
+        return None
+
+
+def _sign(secret: bytes, payload: bytes) -> str:
+    return hmac.new(secret, b"kg-store\0" + payload, hashlib.sha256).hexdigest()
+
+
+def _read_manifest(path: Path, secret: bytes) -> dict | None:
+    try:
+        if not stat.S_ISREG(os.lstat(path).st_mode):
+            return None
+        data = path.read_bytes()
+    except OSError:
+        return None
+    mac, _, payload = data.partition(b"\n")
+    if not hmac.compare_digest(mac, _sign(secret, payload).encode()):
+        return None
+    try:
+        manifest = json.loads(payload)
+    except ValueError:
+        return None
+    return manifest if isinstance(manifest, dict) else None
+
+
+def _write_manifest(path: Path, secret: bytes, config: Config, store: Path) -> None:
+    manifest = {"inputs": inputs_fingerprint(config), "files": _file_stamps(store)}
+    payload = json.dumps(manifest, separators=(",", ":")).encode()
+    temporary = path.with_name(f".{path.name}.{os.getpid()}")
+    try:
+        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+        with os.fdopen(fd, "wb") as out:
+            out.write(_sign(secret, payload).encode() + b"\n" + payload)
+        os.replace(temporary, path)
+    except OSError:
+        temporary.unlink(missing_ok=True)
+
+
+def write_store(graph_nt: Path, path: Path, base: str) -> bool:
+    """Bulk-load graph.nt into a new on-disk store, one named graph per page owner."""
+    try:
+        owners = _owners(graph_nt, base)
+        store = ox.Store(str(path))
+        for chunk in _quad_chunks(graph_nt, owners):
+            # lenient: the lines are kg's own graph.nt, written and checked by this build;
+            # one call per chunk: a single call over a stream buffers far more (1.7 GiB
+            # at 10k against 0.45 GiB)
+            store.bulk_load(chunk, format=ox.RdfFormat.N_QUADS, lenient=True)
+        store.flush()
+        del store
+    except (OSError, SyntaxError, ValueError):
+        _remove(path)
+        return False
+    return True
+
+
+def _subject(line: bytes) -> bytes | None:
+    """The subject IRI of an N-Triples line (kg writes no blank nodes), else None."""
+    if not line.startswith(b"<"):
+        return None
+    end = line.find(b"> ")
+    return line[1:end] if end > 0 else None
+
+
+def _owners(graph_nt: Path, base: str) -> dict[bytes, bytes]:
+    """Subject IRI under `base` that is not a page -> the IRI of its page owner (its
+    top-most ancestor that is a subject; kg.publish.layout)."""
+    prefix = base.encode()
+    subjects: set[bytes] = set()
+    with graph_nt.open("rb") as lines:
+        for line in lines:
+            s = _subject(line)
+            if s is not None and s.startswith(prefix) and len(s) > len(prefix):
+                subjects.add(s)
+    owners = {}
+    for s in subjects:
+        cut = s.find(b"/", len(prefix))
+        while cut != -1 and s[:cut] not in subjects:
+            cut = s.find(b"/", cut + 1)
+        if cut != -1:
+            owners[s] = s[:cut]
+    return owners
+
+
+def _quad_chunks(graph_nt: Path, owners: dict[bytes, bytes]) -> Iterator[bytes]:
+    """graph.nt's lines (the default graph), and for every subject that is not a page,
+    `<subject> OWNER <owner>` in the graph OWNERS."""
+    chunk: list[bytes] = []
+    last = b""
+    with graph_nt.open("rb") as lines:
+        for line in lines:
+            chunk.append(line.rstrip(b"\r\n"))
+            subject = _subject(line) or b""
+            if subject != last and subject in owners:
+                chunk.append(b"<%s> <%s> <%s> <%s> ." % (subject, _OWNER, owners[subject], _OWNERS))
+            last = subject
+            if len(chunk) >= _CHUNK:
+                yield b"\n".join(chunk) + b"\n"
+                chunk = []
+    if chunk:
+        yield b"\n".join(chunk) + b"\n"
+
+
+def _remove(path: Path) -> None:
+    """Remove a folder kg made (never follows a link: rmtree refuses one at the top and
+    unlinks links inside without following them)."""
+    try:
+        if stat.S_ISDIR(os.lstat(path).st_mode):
+            shutil.rmtree(path)
+        else:
+            path.unlink()
+    except OSError:
+        return
+
+
+def _remove_others(folder: Path, keep: str) -> None:
+    """The stores and manifests of older builds (names kg gives them, nothing else)."""
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return
+    for entry in entries:
+        name = entry.name.removesuffix(".json")
+        if len(name) == 64 and set(name) <= _HEX and name != keep:
+            _remove(Path(entry.path))
