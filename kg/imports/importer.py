@@ -123,7 +123,7 @@ def import_file(
 
 def plan_import(data: Dataset, profile: Profile, parsed: Parsed) -> Plan:
     """What merging the records into the profile would change (nothing is written)."""
-    resolution = resolve(data)
+    resolution = resolve(data, with_notes=False)
     plan = Plan()
     merger = PublicationMerger(resolution, profile, plan)
     for work in parsed.works:
@@ -189,7 +189,7 @@ def _check_and_replace(data: Dataset, target: Path, display: str, text: str, dry
         os.chmod(temp, stat.S_IMODE(target.stat().st_mode))  # mkstemp made it 0600
         edited = dataclasses.replace(load_file(Path(temp), Profile, display), slug=target.stem)
         profiles = tuple(edited if p.slug == target.stem else p for p in data.profiles)
-        resolve(dataclasses.replace(data, profiles=profiles))
+        resolve(dataclasses.replace(data, profiles=profiles), with_notes=False)
         if dry_run:
             return False
         os.replace(temp, target)

@@ -850,8 +850,11 @@ def _merge_venue(listings, venue_index, problems) -> tuple[str | None, int | Non
 # --------------------------------------------------------------------------- entry point
 
 
-def resolve(data: Dataset) -> Resolution:
-    """Decide identities across the whole dataset; raise InputError listing every problem."""
+def resolve(data: Dataset, with_notes: bool = True) -> Resolution:
+    """Decide identities across the whole dataset; raise InputError listing every problem.
+
+    `with_notes=False` skips the notes for humans (merges, near misses), which nothing
+    but `kg check`/`build` shows: `kg import` resolves only to check the edited profile."""
     problems: list[Problem] = []
     org_index = _index(data.organizations, _org_names, "organization", problems)
     venue_index = _index(data.venues, _venue_names, "venue", problems)
@@ -864,7 +867,7 @@ def resolve(data: Dataset) -> Resolution:
     )
     persons = identity_basis(persons, decided, publications)
     decisions = _distinct_decisions(data, persons, problems)
-    notes = _person_notes(persons, decisions)
+    notes = _person_notes(persons, decisions) if with_notes else []
     titles = _title_index(publications)
     _check_project_papers(data, titles, problems)
     if problems:
