@@ -18,6 +18,7 @@ from functools import lru_cache
 
 import bibtexparser
 from bibtexparser.model import DuplicateBlockKeyBlock, Entry, ParsingFailedBlock
+from pylatexenc import latex2text
 from pylatexenc.latex2text import LatexNodes2Text
 
 from kg.imports.record import (
@@ -60,7 +61,26 @@ ENTRY_TYPES = {
     "thesis": "thesis",
 }
 VENUE_FIELDS = ("booktitle", "journal", "journaltitle", "howpublished", "institution", "school")
-_LATEX = LatexNodes2Text(math_mode="text", strict_latex_spaces=True)
+
+
+def _latex_context():
+    """pylatexenc's macros, plus the text commands kg's export writes for `{`, `}`, `^`."""
+    db = latex2text.get_default_latex_context_db()
+    db.add_context_category(
+        "kg-escapes",
+        prepend=True,
+        macros=[
+            latex2text.MacroTextSpec("textbraceleft", "{"),
+            latex2text.MacroTextSpec("textbraceright", "}"),
+            latex2text.MacroTextSpec("textasciicircum", "^"),
+            latex2text.MacroTextSpec("textasciitilde", "~"),
+            latex2text.MacroTextSpec("textbackslash", "\\"),
+        ],
+    )
+    return db
+
+
+_LATEX = LatexNodes2Text(latex_context=_latex_context(), math_mode="text", strict_latex_spaces=True)
 _AND = re.compile(r"\s+and\s+", re.I)
 _ANNOTATION = re.compile(r"^\s*(\d+)\s*=\s*(.+?)\s*$")
 
@@ -233,7 +253,7 @@ def _describe(kind, fields, title, authors, year, origin, truncated) -> Work:
     if status in ("submitted", "in-submission") and not venue and note:
         venue = note  # "Submitted to ATC'25" names the venue it went to
     notes = tuple(n for n in ([note] if note and not status_in(note) else []) if n)
-    notes += tuple(squash(n) for n in fields.get("annote", "").split(";") if n.strip())
+    notes += tuple(latex_text(n) for n in fields.get("annote", "").split(";") if n.strip())
     url = _plain(fields.get("url", "")) or None
     return Work(
         title=title,
@@ -299,7 +319,7 @@ def _links(text: str) -> tuple[tuple[str, str], ...]:
     links = []
     for part in filter(None, (p.strip() for p in text.split(";"))):
         match = re.match(r"^(.*?)\s*<([^>]*)>$", part)
-        links.append((squash(match[1]), match[2]) if match else (squash(part), ""))
+        links.append((latex_text(match[1]), match[2]) if match else (latex_text(part), ""))
     return tuple(links)
 
 
@@ -389,6 +409,6 @@ def _annotations(text: str | None) -> dict[int, tuple[str, ...]]:
     for item in (text or "").split(";"):
         match = _ANNOTATION.match(item)
         if match:
-            values = [v.strip().strip('"') for v in match[2].split(",")]
+            values = [latex_text(v.strip().strip('"')) for v in match[2].split(",")]
             found[int(match[1])] = tuple(v for v in values if v)
     return found

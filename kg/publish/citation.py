@@ -43,7 +43,23 @@ PUBSTATE = {
     "accepted": "forthcoming",
     "preprint": "prepublished",
 }
-_SPECIAL = re.compile(r"([&%$#_])")
+# Every character BibTeX or LaTeX reads as syntax, as text commands that keep the braces
+# balanced: a title can neither close its field (`}`) nor run a command (`\input`,
+# `\write18`), and bibtexparser, pybtex and kg's importer read the text back.
+BIB_ESCAPES = {
+    "\\": r"\textbackslash{}",
+    "{": r"\textbraceleft{}",
+    "}": r"\textbraceright{}",
+    "~": r"\textasciitilde{}",
+    "^": r"\textasciicircum{}",
+    "&": r"\&",
+    "%": r"\%",
+    "$": r"\$",
+    "#": r"\#",
+    "_": r"\_",
+}
+_SPECIAL = re.compile(r"[\\{}~^&%$#_]")
+_AND_WORD = re.compile(r"(^|\s)and(\s|$)", re.I)  # BibTeX splits author lists on it
 
 
 @dataclass(frozen=True)
@@ -208,25 +224,41 @@ def _split_name(name: str) -> tuple[str, str]:
 
 
 def _latex(text: str) -> str:
-    return _SPECIAL.sub(r"\\\1", text)
+    """Text as a BibTeX field value that reads back as the same text."""
+    return _SPECIAL.sub(lambda m: BIB_ESCAPES[m.group()], text)
+
+
+def _address(text: str) -> str:
+    """A URL, DOI or eprint: characters BibTeX reads as syntax percent-encoded."""
+    return text.replace("\\", "%5C").replace("{", "%7B").replace("}", "%7D")
 
 
 def _protect(title: str) -> str:
-    """Braces around words whose capitals a style must not lower (GPU, SeaLLM)."""
-
-    def word(match: re.Match) -> str:
+    """Braces around words whose capitals a style must not lower (GPU, SeaLLM); the rest
+    escaped (words are found in the text, before escaping, so `_` stays inside a word)."""
+    out, last = [], 0
+    for match in re.finditer(r"[^\W_][\w'’-]*", title):
         w = match.group()
-        return f"{{{w}}}" if any(c.isupper() for c in w[1:]) else w
+        out.append(_latex(title[last : match.start()]))
+        out.append(f"{{{_latex(w)}}}" if any(c.isupper() for c in w[1:]) else _latex(w))
+        last = match.end()
+    return "".join(out) + _latex(title[last:])
 
-    return re.sub(r"\w[\w'’-]*", word, _latex(title))
+
+def _name_part(text: str) -> str:
+    """One part of a name; braced when BibTeX would split it (`and`, a comma, `others`)."""
+    escaped = _latex(text)
+    if "," in text or _AND_WORD.search(text) or text.strip().lower() == "others":
+        return "{" + escaped + "}"
+    return escaped
 
 
 def _bib_name(a: CiteAuthor) -> str:
     if a.group:
         return "{" + _latex(a.name) + "}"
     if not a.given:
-        return _latex(a.family)
-    return f"{_latex(a.family)}, {_latex(a.given)}"
+        return _name_part(a.family)
+    return f"{_name_part(a.family)}, {_name_part(a.given)}"
 
 
 def _annotations(authors: tuple[CiteAuthor, ...]) -> str:
@@ -238,7 +270,7 @@ def _annotations(authors: tuple[CiteAuthor, ...]) -> str:
             if on
         ]
         if a.annotation:
-            marks.append('"' + a.annotation.replace('"', "'") + '"')
+            marks.append('"' + _latex(re.sub(r'["=;,]', " ", a.annotation)).strip() + '"')
         if marks:
             parts.append(f"{rank}={','.join(marks)}")
     return "; ".join(parts)
@@ -259,12 +291,12 @@ def bibtex_entry(c: Citable, extras: bool = True) -> str:
     if c.status in PUBSTATE:
         fields.append(("pubstate", PUBSTATE[c.status]))
     if c.doi:
-        fields.append(("doi", c.doi))
+        fields.append(("doi", _address(c.doi)))
     if c.arxiv:
-        fields += [("eprint", c.arxiv), ("archiveprefix", "arXiv")]
+        fields += [("eprint", _address(c.arxiv)), ("archiveprefix", "arXiv")]
     url = next((u for _, u in c.links if u), None)
     if url:
-        fields.append(("url", url))
+        fields.append(("url", _address(url)))
     if extras:
         fields += _extras(c)
     body = ",\n".join(f"  {name} = {{{value}}}" for name, value in fields)
@@ -287,7 +319,8 @@ def _extras(c: Citable) -> list[tuple[str, str]]:
             (
                 "kg-links",
                 "; ".join(
-                    f"{_latex(label)} <{url}>" if url else _latex(label) for label, url in c.links
+                    f"{_latex(label)} <{_address(url)}>" if url else _latex(label)
+                    for label, url in c.links
                 ),
             )
         )
