@@ -809,19 +809,20 @@ def _import(config, args: argparse.Namespace) -> int:
     result = import_file(
         config, args.source, args.file, args.person, dry_run=args.dry_run, skip_bad=args.skip_bad
     )
+    safe = terminal_safe  # imported text may hold terminal escapes or bidi controls
     for line in result.skipped:
-        print(f"skipped: {line}", file=sys.stderr)
+        print(f"skipped: {safe(line)}", file=sys.stderr)
     for line in result.warnings:
-        print(f"warning: {line}", file=sys.stderr)
+        print(f"warning: {safe(line)}", file=sys.stderr)
     for line in result.conflicts:
-        print(f"conflict: {line} (kept the profile's; edit by hand if the import is right)")
+        print(f"conflict: {safe(line)} (kept the profile's; edit by hand if the import is right)")
     for where, text in result.registry_entries:
         print(
             f"unknown venue or organization: add to {where.split(':')[0]} "
-            f"and import again to fill it in:\n{text}"
+            f"and import again to fill it in:\n{safe(text)}"
         )
     if args.dry_run:
-        sys.stdout.write(result.diff)
+        sys.stdout.write(safe(result.diff))
     verb = "written" if result.written else ("would change" if result.diff else "unchanged")
     print(
         f"{result.profile}: {verb}; {result.added} added, {result.filled} filled, "

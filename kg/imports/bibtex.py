@@ -24,6 +24,7 @@ from pylatexenc.latex2text import LatexNodes2Text
 from kg.imports.record import (
     Author,
     Bad,
+    BadValue,
     NotAPaper,
     Origin,
     Parsed,
@@ -83,9 +84,14 @@ def _latex_context():
 _LATEX = LatexNodes2Text(latex_context=_latex_context(), math_mode="text", strict_latex_spaces=True)
 _AND = re.compile(r"\s+and\s+", re.I)
 _ANNOTATION = re.compile(r"^\s*(\d+)\s*=\s*(.+?)\s*$")
+# Bounds on what one entry may make kg do (docs/import.md, Limits): a `@string` macro
+# bomb, 20,000 nested braces or a 20,001-author list ends as a malformed entry.
+MAX_FIELD_CHARS = 100_000  # a field's value once macros are expanded (an abstract: ~2,000)
+MAX_BRACE_DEPTH = 32
+MAX_AUTHORS = 5_000  # the largest author lists (particle physics) have about 3,000
 
 
-class BibtexValueError(ValueError):
+class BibtexValueError(BadValue):
     """A field value that cannot be evaluated (an undefined macro, an unclosed quote)."""
 
 
@@ -115,7 +121,7 @@ def parse_bibtex(text: str, file: str) -> Parsed:
         except NotAPaper as exc:
             warnings.append(f"{origin}: {exc}; skipped")
             continue
-        except BibtexValueError as exc:
+        except BadValue as exc:
             bad.append(Bad(origin, str(exc)))
             continue
         works.append(work)
@@ -143,10 +149,12 @@ def _failed(block, file: str) -> Bad:
 
 
 def evaluate(raw: str, macros: dict[str, str], depth: int = 0) -> str:
-    """A raw field value: `{…}`, `"…"`, numbers, macros, joined with `#`."""
+    """A raw field value: `{…}`, `"…"`, numbers, macros, joined with `#`; at most
+    MAX_FIELD_CHARS long however the macros multiply (checked as it grows)."""
     if depth > 10:
         raise BibtexValueError("macros refer to each other in a loop")
-    parts = []
+    parts: list[str] = []
+    size = 0
     for token in _concatenated(raw):
         if (token.startswith("{") and token.endswith("}")) or (
             token.startswith('"') and token.endswith('"') and len(token) > 1
@@ -160,6 +168,12 @@ def evaluate(raw: str, macros: dict[str, str], depth: int = 0) -> str:
             parts.append(str(MONTHS[token.lower()[:3]]))
         else:
             raise BibtexValueError(f"undefined macro {token!r}; expected {{text}} or a @string")
+        size += len(parts[-1])
+        if size > MAX_FIELD_CHARS:
+            raise BibtexValueError(
+                f"a value longer than {MAX_FIELD_CHARS:,} characters once its macros are "
+                "expanded; expected a field of ordinary length"
+            )
     return "".join(parts)
 
 
@@ -169,6 +183,10 @@ def _concatenated(raw: str) -> list[str]:
     for i, char in enumerate(raw):
         if char == "{":
             depth += 1
+            if depth > MAX_BRACE_DEPTH:
+                raise BibtexValueError(
+                    f"braces nested more than {MAX_BRACE_DEPTH} deep; expected ordinary LaTeX"
+                )
         elif char == "}":
             depth -= 1
         elif char == '"' and depth == 0:
@@ -194,7 +212,10 @@ def latex_text(value: str) -> str:
     """
     if not _LATEX_SIGNS.search(value):
         return squash(value)
-    return squash(_LATEX.latex_to_text(value))
+    try:
+        return squash(_LATEX.latex_to_text(value))
+    except RecursionError:  # `\begin{x}` 3,000 deep: no braces to count beforehand
+        raise BibtexValueError("LaTeX nested too deeply; expected ordinary LaTeX") from None
 
 
 def _plain(value: str) -> str:
@@ -329,6 +350,8 @@ def _links(text: str) -> tuple[tuple[str, str], ...]:
 def parse_authors(raw: str, annotations: str | None = None) -> tuple[tuple[Author, ...], bool]:
     """`Zhao, Yihao and M{\\"u}ller, J. and {ROLL Team} and others` -> authors."""
     names = _split_names(raw)
+    if len(names) > MAX_AUTHORS:
+        raise BibtexValueError(f"{len(names):,} authors; expected at most {MAX_AUTHORS:,}")
     truncated = bool(names) and names[-1].strip().lower() == "others"
     if truncated:
         names = names[:-1]
@@ -375,7 +398,7 @@ def _author(raw: str) -> Author:
     text = latex_text(_protect_commas(stripped))
     text, annotation = split_annotation(text)
     text, equal, corresponding = strip_marks(text)
-    parts = [p.strip() for p in text.split("\u0000")]
+    parts = [p.strip() for p in text.split("\ue000")]
     if len(parts) == 2:  # Last, First
         text = f"{parts[1]} {parts[0]}"
     elif len(parts) == 3:  # von Last, Jr, First
@@ -389,7 +412,7 @@ def _protect_commas(raw: str) -> str:
     for char in raw:
         depth += char == "{"
         depth -= char == "}"
-        out.append("\u0000" if char == "," and depth == 0 else char)
+        out.append("\ue000" if char == "," and depth == 0 else char)
     return "".join(out)
 
 

@@ -13,6 +13,7 @@ from typing import Any
 from kg.imports.record import (
     Author,
     Bad,
+    BadValue,
     NotAPaper,
     Origin,
     Parsed,
@@ -43,7 +44,7 @@ TYPES = {
 }
 
 
-class CslFormatError(ValueError):
+class CslFormatError(BadValue):
     pass
 
 
@@ -57,7 +58,7 @@ def parse_csl(text: str, file: str) -> Parsed:
             works.append(_work(item, origin))
         except NotAPaper as exc:
             warnings.append(f"{origin}: {exc}; skipped")
-        except CslFormatError as exc:
+        except BadValue as exc:
             bad.append(Bad(origin, str(exc)))
     return Parsed(works=tuple(works), bad=tuple(bad), warnings=tuple(warnings))
 

@@ -40,6 +40,7 @@ KINDS = {
     "www": None,
     "data": None,
 }
+MAX_XML_DEPTH = 64
 HOMONYM = re.compile(r"\s+\d{4}$")
 
 
@@ -72,6 +73,9 @@ def _parse_xml(text: str, file: str) -> _Element:
     roots: list[_Element] = []
 
     def start(tag: str, attrs: dict[str, str]) -> None:
+        if len(stack) >= MAX_XML_DEPTH:  # dblp nests 4 deep; a title's markup a few more
+            line = parser.CurrentLineNumber
+            raise file_error(file, line, f"elements nested more than {MAX_XML_DEPTH} deep")
         element = _Element(tag, attrs, parser.CurrentLineNumber)
         (stack[-1].children if stack else roots).append(element)
         stack.append(element)

@@ -32,7 +32,8 @@ from kg.imports.merge import (
     newest_first,
 )
 from kg.imports.orcid import parse_orcid
-from kg.imports.record import Parsed
+from kg.imports.profilelock import ProfileChanged, folder_lock, unchanged
+from kg.imports.record import Parsed, file_error
 from kg.imports.yamledit import ProfileText
 from kg.ingest.load import load_dataset, load_file
 from kg.model import Dataset, Profile, Source
@@ -70,7 +71,7 @@ class ImportResult:
     skipped: tuple[str, ...]  # malformed entries skipped with `skip_bad`
 
 
-MAX_IMPORT_BYTES = 64 * 1024 * 1024  # a whole library's .bib is a few MiB
+MAX_IMPORT_BYTES = 16 * 1024 * 1024  # a whole library's .bib is a few MiB
 
 
 def read_records(source: str, path: Path, skip_bad: bool = False) -> Parsed:
@@ -79,12 +80,19 @@ def read_records(source: str, path: Path, skip_bad: bool = False) -> Parsed:
         raise UsageError(f"unknown source {source!r}; expected one of {', '.join(PARSERS)}")
     try:
         data = read_regular(path, MAX_IMPORT_BYTES)
-        if len(data) > MAX_IMPORT_BYTES:
-            raise UsageError(f"{path}: more than {MAX_IMPORT_BYTES} bytes; expected an export")
-        text = data.decode("utf-8-sig")
-    except (OSError, UnicodeDecodeError) as exc:
+    except OSError as exc:
         raise UsageError(f"cannot read {path}: {exc}") from None
-    parsed = PARSERS[source](text, str(path))
+    if len(data) > MAX_IMPORT_BYTES:
+        raise UsageError(f"{path}: more than {MAX_IMPORT_BYTES:,} bytes; expected an export")
+    try:
+        parsed = PARSERS[source](_text(data, str(path)), str(path))
+    except RecursionError:  # JSON arrays 100,000 deep (Python's parser recurses)
+        raise file_error(
+            str(path),
+            1,
+            "nested too deeply (arrays, objects or markup thousands of levels "
+            "deep); expected an export",
+        ) from None
     if parsed.bad and not skip_bad:
         problems = [
             Problem(Source(b.origin.file, b.origin.line, 1), b.origin.key, b.message)
@@ -92,6 +100,32 @@ def read_records(source: str, path: Path, skip_bad: bool = False) -> Parsed:
         ]
         raise BadRecordsError(problems)
     return parsed
+
+
+def _text(data: bytes, file: str) -> str:
+    """The file as text: UTF-8 (a byte order mark allowed), no NUL byte; a problem is
+    reported at its line and column."""
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line, column = _position(data, exc.start)
+        raise file_error(
+            file,
+            line,
+            f"invalid UTF-8 (byte 0x{data[exc.start]:02x} at column {column}); "
+            "expected a UTF-8 text file (re-export it as UTF-8)",
+            column,
+        ) from None
+    nul = data.find(b"\x00")
+    if nul >= 0:
+        line, column = _position(data, nul)
+        raise file_error(file, line, f"a NUL byte at column {column}; expected text", column)
+    return text
+
+
+def _position(data: bytes, offset: int) -> tuple[int, int]:
+    start = data.rfind(b"\n", 0, offset) + 1
+    return data.count(b"\n", 0, offset) + 1, len(data[start:offset].decode("utf-8", "replace")) + 1
 
 
 def import_file(
@@ -102,20 +136,42 @@ def import_file(
     dry_run: bool = False,
     skip_bad: bool = False,
 ) -> ImportResult:
-    """Merge the records of `path` into `data/profiles/<person>.yaml`."""
+    """Merge the records of `path` into `data/profiles/<person>.yaml`.
+
+    Holds the profiles folder's lock throughout (kg.imports.profilelock); when another
+    program saves the profile meanwhile, the import starts over from the saved text, and
+    refuses (nothing written) when it keeps changing."""
     parsed = read_records(source, path, skip_bad)
+    display = f"data/profiles/{person}.yaml"
+    with folder_lock(config.data_dir / "profiles", "data/profiles/"):
+        for _ in range(MAX_ATTEMPTS):
+            try:
+                return _import_once(config, parsed, person, display, dry_run)
+            except ProfileChanged:
+                continue
+    raise UsageError(
+        f"{display} changed while kg import was reading it, {MAX_ATTEMPTS} times in a row "
+        "(another program is saving it); nothing written; run the import again"
+    )
+
+
+MAX_ATTEMPTS = 3
+
+
+def _import_once(
+    config: Config, parsed: Parsed, person: str, display: str, dry_run: bool
+) -> ImportResult:
+    target = config.data_dir / "profiles" / f"{person}.yaml"
+    raw = target.read_bytes() if target.is_file() else b""  # before loading: see unchanged()
     data = load_dataset(config.data_dir)
     profile = _profile(data.profiles, person)
     plan = plan_import(data, profile, parsed)
-    target = config.data_dir / "profiles" / f"{person}.yaml"
-    display = f"data/profiles/{person}.yaml"
-    raw = target.read_bytes()
     old = raw.decode("utf-8-sig")  # line ends kept as written
     new = _edited(target, display, profile, plan) if plan.changes else old
     written = False
     if new != old:
         bom = "\ufeff" if raw.startswith(b"\xef\xbb\xbf") else ""
-        written = _check_and_replace(data, target, display, bom + new, dry_run)
+        written = _check_and_replace(data, target, display, bom + new, dry_run, raw)
     lines = old.splitlines(keepends=True), new.splitlines(keepends=True)
     diff = "".join(difflib.unified_diff(*lines, f"a/{display}", f"b/{display}"))
     return _result(display, diff, written, parsed, plan)
@@ -180,8 +236,11 @@ def _edited(target: Path, display: str, profile: Profile, plan: Plan) -> str:
     return doc.result()
 
 
-def _check_and_replace(data: Dataset, target: Path, display: str, text: str, dry_run: bool) -> bool:
-    """Load and resolve the project with the edited profile; replace the file atomically."""
+def _check_and_replace(
+    data: Dataset, target: Path, display: str, text: str, dry_run: bool, read: bytes
+) -> bool:
+    """Load and resolve the project with the edited profile; replace the file atomically,
+    unless it no longer holds the text `read` (ProfileChanged)."""
     fd, temp = tempfile.mkstemp(prefix=f".{target.stem}.", suffix=".kg-import", dir=target.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
@@ -192,6 +251,7 @@ def _check_and_replace(data: Dataset, target: Path, display: str, text: str, dry
         resolve(dataclasses.replace(data, profiles=profiles), with_notes=False)
         if dry_run:
             return False
+        unchanged(target, read)
         os.replace(temp, target)
         return True
     finally:

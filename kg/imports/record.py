@@ -88,6 +88,10 @@ class Bad:
         return f"{self.origin}: {self.message}"
 
 
+class BadValue(ValueError):
+    """A field whose value kg cannot take (the entry is reported as malformed)."""
+
+
 class NotAPaper(ValueError):
     """A well-formed record of a kind kg does not model (a book, a patent, a dataset):
     skipped with a warning, never a failure."""
@@ -109,6 +113,8 @@ EQUAL_MARKS = "*†‡"
 CORRESPONDING_MARKS = "✉"
 _MARKS = re.compile(r"\^?\{?([*†‡✉]+)\}?")
 _SPACES = re.compile(r"\s+")
+# control characters (C0 but whitespace, DEL, C1): never text; a terminal runs them
+_CONTROLS = re.compile(r"[\x00-\x08\x0e-\x1f\x7f-\x9f]")
 _DOI = re.compile(r"(10\.\d{4,9}/\S+)", re.I)
 _ARXIV_NEW = re.compile(r"(?<![\d.])(\d{4}\.\d{4,5})(?:v\d+)?(?![\d])")
 _ARXIV_OLD = re.compile(r"\b([a-z-]+(?:\.[A-Z]{2})?/\d{7})(?:v\d+)?\b")
@@ -120,8 +126,8 @@ _GROUP_WORDS = re.compile(
 
 
 def squash(text: str) -> str:
-    """One line, single spaces, NFC."""
-    text = unicodedata.normalize("NFC", text.replace("\xa0", " "))
+    """One line, single spaces, NFC, no control characters."""
+    text = unicodedata.normalize("NFC", _CONTROLS.sub("", text.replace("\xa0", " ")))
     return _SPACES.sub(" ", text).strip()
 
 
@@ -152,7 +158,13 @@ def clean_doi(text: str | None) -> str | None:
     if not text:
         return None
     match = _DOI.search(text.strip())
-    return match[1].rstrip(".,;") if match else None
+    doi = match[1].rstrip(".,;") if match else None
+    if doi and any(part in (".", "..") for part in doi.split("/")):
+        # https://doi.org/10.1/../../x is https://doi.org/x: a link that leaves the DOI
+        raise BadValue(
+            f"DOI {doi!r} has a '.' or '..' segment; expected a DOI like 10.1145/3575693"
+        )
+    return doi
 
 
 def arxiv_id(text: str | None) -> str | None:
@@ -213,6 +225,6 @@ def status_in(text: str | None) -> str | None:
     return None
 
 
-def file_error(file: str, line: int, message: str) -> InputError:
+def file_error(file: str, line: int, message: str, column: int = 1) -> InputError:
     """The whole file cannot be read (not JSON, not XML, not the expected shape)."""
-    return InputError([Problem(Source(file, line, 1), "", message)])
+    return InputError([Problem(Source(file, line, column), "", message)])
