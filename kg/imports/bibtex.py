@@ -87,6 +87,7 @@ _ANNOTATION = re.compile(r"^\s*(\d+)\s*=\s*(.+?)\s*$")
 # Bounds on what one entry may make kg do (docs/import.md, Limits): a `@string` macro
 # bomb, 20,000 nested braces or a 20,001-author list ends as a malformed entry.
 MAX_FIELD_CHARS = 100_000  # a field's value once macros are expanded (an abstract: ~2,000)
+MAX_AUTHOR_CHARS = 1_000_000  # the author field: 5,000 long names
 MAX_BRACE_DEPTH = 32
 MAX_AUTHORS = 5_000  # the largest author lists (particle physics) have about 3,000
 
@@ -148,7 +149,7 @@ def _failed(block, file: str) -> Bad:
 # --------------------------------------------------------------------------- values
 
 
-def evaluate(raw: str, macros: dict[str, str], depth: int = 0) -> str:
+def evaluate(raw: str, macros: dict[str, str], depth: int = 0, limit: int = MAX_FIELD_CHARS) -> str:
     """A raw field value: `{…}`, `"…"`, numbers, macros, joined with `#`; at most
     MAX_FIELD_CHARS long however the macros multiply (checked as it grows)."""
     if depth > 10:
@@ -163,15 +164,15 @@ def evaluate(raw: str, macros: dict[str, str], depth: int = 0) -> str:
         elif token.isdigit():
             parts.append(token)
         elif token.lower() in macros:
-            parts.append(evaluate(macros[token.lower()], macros, depth + 1))
+            parts.append(evaluate(macros[token.lower()], macros, depth + 1, limit))
         elif token.lower()[:3] in MONTHS and len(token) <= 9:
             parts.append(str(MONTHS[token.lower()[:3]]))
         else:
             raise BibtexValueError(f"undefined macro {token!r}; expected {{text}} or a @string")
         size += len(parts[-1])
-        if size > MAX_FIELD_CHARS:
+        if size > limit:
             raise BibtexValueError(
-                f"a value longer than {MAX_FIELD_CHARS:,} characters once its macros are "
+                f"a value longer than {limit:,} characters once its macros are "
                 "expanded; expected a field of ordinary length"
             )
     return "".join(parts)
@@ -227,7 +228,14 @@ def _plain(value: str) -> str:
 
 
 def _work(entry: Entry, macros: dict[str, str], origin: Origin) -> tuple[Work, list[str]]:
-    fields = {f.key.lower(): evaluate(f.value, macros) for f in entry.fields}
+    fields = {
+        f.key.lower(): evaluate(
+            f.value,
+            macros,
+            limit=MAX_AUTHOR_CHARS if f.key.lower() == "author" else MAX_FIELD_CHARS,
+        )
+        for f in entry.fields
+    }
     kind = entry.entry_type.lower()
     if kind not in ENTRY_TYPES:
         raise NotAPaper(
