@@ -22,6 +22,7 @@ from pylatexenc import latex2text
 from pylatexenc.latex2text import LatexNodes2Text
 
 from kg.imports.record import (
+    LINK_FIELDS,
     Author,
     Bad,
     BadValue,
@@ -297,11 +298,25 @@ def _describe(kind, fields, title, authors, year, origin, truncated) -> Work:
         arxiv=arxiv,
         url=url,
         notes=tuple(dict.fromkeys(notes)),
-        links=_links(fields.get("kg-links", "")),
+        links=_links(fields.get("kg-links", "")) or _folio_links(fields),
         truncated=truncated,
         selected=fields.get("selected", "").strip().lower() in ("true", "yes", "1"),
         equal_contribution_note=latex_text(fields.get("kg-equal-note", "")) or None,
+        **_media(fields, venue),
     )
+
+
+def _media(fields: dict[str, str], venue: str | None) -> dict[str, str | None]:
+    """Abstract, al-folio's pdf/code/slides/video, pages, volume, number, publisher."""
+    found: dict[str, str | None] = {
+        name: _plain(fields.get(name, "")) or None for name in ("pdf", "code", "slides", "video")
+    }
+    for name, key in (("abstract", "abstract"), ("pages", "pages"), ("issue", "number")):
+        found[name] = latex_text(fields.get(key, "")) or None
+    found["publisher"] = latex_text(fields.get("publisher", "")) or None
+    if not (venue and venue.lower() == "corr"):  # dblp's CoRR volume is the arXiv id
+        found["volume"] = latex_text(fields.get("volume", "")) or None
+    return found
 
 
 def _eprint(fields: dict[str, str]) -> str | None:
@@ -343,9 +358,16 @@ def _type(kind: str, venue: str | None, arxiv: str | None) -> str | None:
     return ENTRY_TYPES.get(kind)
 
 
+def _folio_links(fields: dict[str, str]) -> tuple[tuple[str, str], ...]:
+    """al-folio's `html`, `website`, `poster`, `supp`, `blog` fields as labelled links."""
+    return tuple(
+        (label, _plain(fields[name])) for name, label in LINK_FIELDS.items() if fields.get(name)
+    )
+
+
 def _links(text: str) -> tuple[tuple[str, str], ...]:
     """kg's own `kg-links = {Label <https://…>; Label}` (label-only links keep no URL)."""
-    links = []
+    links: list[tuple[str, str]] = []
     for part in filter(None, (p.strip() for p in text.split(";"))):
         match = re.match(r"^(.*?)\s*<([^>]*)>$", part)
         links.append((latex_text(match[1]), match[2]) if match else (latex_text(part), ""))

@@ -60,6 +60,8 @@ def parse_csl(text: str, file: str) -> Parsed:
             warnings.append(f"{origin}: {exc}; skipped")
         except BadValue as exc:
             bad.append(Bad(origin, str(exc)))
+        except (TypeError, AttributeError, KeyError) as exc:  # a field of the wrong JSON type
+            bad.append(Bad(origin, f"a field has the wrong JSON type ({exc}); expected CSL-JSON"))
     return Parsed(works=tuple(works), bad=tuple(bad), warnings=tuple(warnings))
 
 
@@ -119,6 +121,15 @@ def _work(item: Any, origin: Origin) -> Work:
         links=tuple((str(lb), str(u or "")) for lb, u in kg_extra.get("links", ())),
         selected=kg_extra.get("selected") is True,
         equal_contribution_note=kg_extra.get("equal_contribution_note"),
+        abstract=_text(item.get("abstract")) or None,
+        pdf=_text(kg_extra.get("pdf")) or None,
+        code=_text(kg_extra.get("code")) or None,
+        slides=_text(kg_extra.get("slides")) or None,
+        video=_text(kg_extra.get("video")) or None,
+        pages=_text(item.get("page")) or None,
+        volume=_text(item.get("volume")) or None,
+        issue=_text(item.get("issue")) or None,
+        publisher=(_text(item.get("publisher")) or None) if not arxiv else None,
     )
 
 

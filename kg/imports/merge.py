@@ -17,7 +17,7 @@ from typing import Any
 
 from ruamel.yaml.comments import CommentedMap
 
-from kg.imports.record import GENERIC_VENUE, Affiliation, Work, squash
+from kg.imports.record import GENERIC_VENUE, MEDIA_FIELDS, Affiliation, Work, squash
 from kg.imports.yamledit import dump, styled
 from kg.ingest.names import name_key, slugify, text_key
 from kg.model import Education, Position, Profile, Publication
@@ -197,6 +197,7 @@ def new_publication(r: Resolution, work: Work, venue: str | None) -> dict[str, A
         entry["arxiv"] = work.arxiv
     if work.doi:
         entry["doi"] = work.doi
+    entry.update(media(work))
     links = _links(work)
     if links:
         entry["links"] = links
@@ -205,7 +206,20 @@ def new_publication(r: Resolution, work: Work, venue: str | None) -> dict[str, A
     return entry
 
 
-WEB_ADDRESS = re.compile(r"^https?://[^\s<>\"]+$")  # what the loader accepts as a url
+WEB_ADDRESS = re.compile(r"^https?://[^\s<>\"{}|\\^`]+$")  # what the loader accepts as a url
+ADDRESS_FIELDS = ("pdf", "code", "slides", "video")
+
+
+def media(work: Work) -> dict[str, str]:
+    """Abstract, pages, volume, issue, publisher and the pdf/code/slides/video addresses
+    the record gives (an address that is not http(s), such as al-folio's local file
+    name, is left out: the profile's field takes a web address)."""
+    found = {}
+    for name in MEDIA_FIELDS:
+        value = getattr(work, name)
+        if value and (name not in ADDRESS_FIELDS or WEB_ADDRESS.match(value)):
+            found[name] = value
+    return found
 
 
 def _links(work: Work) -> list[dict[str, str]]:
@@ -319,6 +333,7 @@ class PublicationMerger:
             ("arxiv", work.arxiv),
             ("doi", work.doi),
             ("equal_contribution_note", work.equal_contribution_note),
+            *media(work).items(),
         ):
             if value and not e.get(name) and not self._pending(e, name):
                 fills[name] = value

@@ -90,6 +90,21 @@ class Citable:
     links: tuple[tuple[str, str | None], ...]
     selected: bool = False
     equal_contribution_note: str | None = None
+    abstract: str | None = None
+    pdf: str | None = None
+    code: str | None = None
+    slides: str | None = None
+    video: str | None = None
+    pages: str | None = None
+    volume: str | None = None
+    issue: str | None = None
+    publisher: str | None = None
+
+
+MEDIA = ("abstract", "pdf", "code", "slides", "video", "pages", "volume", "issue", "publisher")
+# al-folio's BibTeX fields for links kg keeps with these labels
+FOLIO_LINKS = {"HTML": "html", "Website": "website", "Poster": "poster", "Supplement": "supp"}
+FOLIO_LINKS["Blog"] = "blog"
 
 
 # --------------------------------------------------------------------------- selection
@@ -182,6 +197,7 @@ def citable(
         links=tuple((link.label, link.url) for link in source.links),
         selected=own and source.selected,
         equal_contribution_note=source.equal_contribution_note,
+        **{name: getattr(source if own else pub, name) for name in MEDIA},
     )
 
 
@@ -288,6 +304,16 @@ def bibtex_entry(c: Citable, extras: bool = True) -> str:
         fields.append((venue_field, _latex(c.venue)))
     if c.year:
         fields.append(("year", str(c.year)))
+    fields += [
+        (name, _latex(value))
+        for name, value in (
+            ("volume", c.volume),
+            ("number", c.issue),
+            ("pages", (c.pages or "").replace("\u2013", "--")),
+            ("publisher", c.publisher),
+        )
+        if value
+    ]
     if c.status in PUBSTATE:
         fields.append(("pubstate", PUBSTATE[c.status]))
     if c.doi:
@@ -304,7 +330,22 @@ def bibtex_entry(c: Citable, extras: bool = True) -> str:
 
 
 def _extras(c: Citable) -> list[tuple[str, str]]:
-    fields = []
+    fields = [("abstract", _latex(c.abstract))] if c.abstract else []
+    fields += [
+        (name, _address(url))
+        for name, url in (
+            ("pdf", c.pdf),
+            ("code", c.code),
+            ("slides", c.slides),
+            ("video", c.video),
+        )
+        if url
+    ]
+    fields += [
+        (FOLIO_LINKS[label], _address(url))
+        for label, url in c.links
+        if url and label in FOLIO_LINKS
+    ]
     marks = _annotations(c.authors)
     if marks:
         fields.append(("author+an", marks))
@@ -373,6 +414,13 @@ def csl_item(c: Citable, extras: bool = True) -> dict:
         item["container-title"] = c.venue
     if c.year:
         item["issued"] = {"date-parts": [[c.year]]}
+    for name, key in (("pages", "page"), ("volume", "volume"), ("issue", "issue")):
+        if getattr(c, name):
+            item[key] = getattr(c, name)
+    if c.publisher:
+        item["publisher"] = c.publisher
+    if c.abstract and extras:
+        item["abstract"] = c.abstract
     if c.status != "published":
         item["status"] = c.status
     if c.doi:
@@ -406,6 +454,9 @@ def _csl_extras(c: Citable) -> dict:
         kg["equal_contribution_note"] = c.equal_contribution_note
     if c.selected:
         kg["selected"] = True
+    for name in ("pdf", "code", "slides", "video"):
+        if getattr(c, name):
+            kg[name] = getattr(c, name)
     return kg
 
 

@@ -85,6 +85,10 @@ class PublicationEntity:
     code: str | None = None
     slides: str | None = None
     video: str | None = None
+    pages: str | None = None
+    volume: str | None = None
+    issue: str | None = None
+    publisher: str | None = None
 
 
 @dataclass(frozen=True)
@@ -768,6 +772,10 @@ def _merge_listings(key, listings, person_of, venues, problems) -> PublicationEn
         code=next((p.code for _, p in listings if p.code), None),
         slides=next((p.slides for _, p in listings if p.slides), None),
         video=next((p.video for _, p in listings if p.video), None),
+        pages=next((p.pages for _, p in listings if p.pages), None),
+        volume=next((p.volume for _, p in listings if p.volume), None),
+        issue=next((p.issue for _, p in listings if p.issue), None),
+        publisher=next((p.publisher for _, p in listings if p.publisher), None),
     )
 
 
