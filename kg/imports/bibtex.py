@@ -262,7 +262,7 @@ def _work(entry: Entry, macros: dict[str, str], origin: Origin) -> tuple[Work, l
 
 
 def _year(fields: dict[str, str], origin: Origin) -> int | None:
-    text = fields.get("year") or fields.get("date", "")[:4]
+    text = fields.get("year") or fields.get("date", "")[:4] or fields.get("kg-year", "")
     if not text:
         return None
     year = year_of(latex_text(text))
@@ -275,6 +275,7 @@ def _describe(kind, fields, title, authors, year, origin, truncated) -> Work:
     venue_field = next(
         (fields[f] for f in VENUE_FIELDS if fields.get(f) and not _is_address(fields[f])), None
     )
+    venue_field = venue_field or fields.get("kg-printed")  # kg's "Tech Report"
     venue = latex_text(venue_field) if venue_field else None
     note = latex_text(fields["note"]) if fields.get("note") else None
     doi = clean_doi(_plain(fields.get("doi", "")))

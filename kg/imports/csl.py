@@ -102,9 +102,12 @@ def _work(item: Any, origin: Origin) -> Work:
     authors = _authors(item.get("author"), kg_extra)
     kind = str(item.get("type", ""))
     venue = _text(item.get("container-title")) or _text(item.get("event-title")) or None
+    venue = venue or _text(kg_extra.get("printed")) or None  # kg's "Tech Report"
     doi, arxiv, url = _identifiers(item)
     note = _text(item.get("note")) or None
     status = status_in(_text(item.get("status"))) or _status(kind, venue, arxiv, note)
+    if status in ("submitted", "in-submission") and not venue and note:
+        venue = note  # "Submitted to ATC'25" names the venue it went to
     preprint = bool(arxiv) and not venue
     return Work(
         title=title,
@@ -113,7 +116,7 @@ def _work(item: Any, origin: Origin) -> Work:
         type="preprint" if preprint else TYPES[kind],
         status=status,
         venue=venue,
-        year=_year(item.get("issued")),
+        year=_year(item.get("issued")) or year_of(kg_extra.get("year")),
         doi=None if is_arxiv_doi(doi) else doi,
         arxiv=arxiv,
         url=url,

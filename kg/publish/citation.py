@@ -292,17 +292,41 @@ def _annotations(authors: tuple[CiteAuthor, ...]) -> str:
     return "; ".join(parts)
 
 
+# A printed "venue" that only states a status ("Tech Report", "In Submission"): never
+# put where a proceedings title, journal or institution goes (issue 27).
+_STATUS_TEXT = re.compile(
+    r"^\s*(in )?(submission|submitted|in submission|under review|preprint|"
+    r"tech(nical)? report|to appear|accepted|forthcoming)\s*$",
+    re.I,
+)
+UNPUBLISHED = ("submitted", "in-submission")
+
+
+def _unpublished(c: Citable) -> bool:
+    return c.status in UNPUBLISHED and c.type != "preprint"
+
+
+def venue_name(c: Citable) -> str | None:
+    """The venue text that names a venue (not a status), or None."""
+    return c.venue if c.venue and not _STATUS_TEXT.match(c.venue) else None
+
+
 def bibtex_entry(c: Citable, extras: bool = True) -> str:
+    """One entry. A submitted paper is `@unpublished` with its venue text in `note` and
+    no `year` (the year of the edition it went to is not a publication date; kg keeps
+    it in `kg-year`); status text is never a booktitle, journal or institution."""
     entry_type, venue_field = BIBTEX_TYPES.get(c.type, ("misc", "howpublished"))
-    if c.status in ("submitted", "in-submission") and c.type != "preprint":
+    unpublished = _unpublished(c)
+    if unpublished:
         entry_type, venue_field = "unpublished", "note"
     fields: list[tuple[str, str]] = [
         ("title", _protect(c.title)),
         ("author", " and ".join(_bib_name(a) for a in c.authors)),
     ]
-    if c.venue:
-        fields.append((venue_field, _latex(c.venue)))
-    if c.year:
+    venue = c.venue if unpublished else venue_name(c)
+    if venue:
+        fields.append((venue_field, _latex(venue)))
+    if c.year and not unpublished:
         fields.append(("year", str(c.year)))
     fields += [
         (name, _latex(value))
@@ -331,6 +355,10 @@ def bibtex_entry(c: Citable, extras: bool = True) -> str:
 
 def _extras(c: Citable) -> list[tuple[str, str]]:
     fields = [("abstract", _latex(c.abstract))] if c.abstract else []
+    if c.year and _unpublished(c):
+        fields.append(("kg-year", str(c.year)))
+    if c.venue and not _unpublished(c) and not venue_name(c):
+        fields.append(("kg-printed", _latex(c.venue)))
     fields += [
         (name, _address(url))
         for name, url in (
@@ -410,10 +438,14 @@ def csl_item(c: Citable, extras: bool = True) -> dict:
         {"literal": a.name} if a.group or not a.given else {"family": a.family, "given": a.given}
         for a in c.authors
     ]
-    if c.venue:
-        item["container-title"] = c.venue
-    if c.year:
-        item["issued"] = {"date-parts": [[c.year]]}
+    if _unpublished(c):  # "Submitted to ATC'25" is a note, not a container or a date
+        if c.venue:
+            item["note"] = c.venue
+    else:
+        if venue_name(c):
+            item["container-title"] = venue_name(c)
+        if c.year:
+            item["issued"] = {"date-parts": [[c.year]]}
     for name, key in (("pages", "page"), ("volume", "volume"), ("issue", "issue")):
         if getattr(c, name):
             item[key] = getattr(c, name)
@@ -454,6 +486,10 @@ def _csl_extras(c: Citable) -> dict:
         kg["equal_contribution_note"] = c.equal_contribution_note
     if c.selected:
         kg["selected"] = True
+    if c.year and _unpublished(c):
+        kg["year"] = c.year
+    if c.venue and not _unpublished(c) and not venue_name(c):
+        kg["printed"] = c.venue
     for name in ("pdf", "code", "slides", "video"):
         if getattr(c, name):
             kg[name] = getattr(c, name)
@@ -469,6 +505,7 @@ def plain_citation(c: Citable) -> str:
     people = ", ".join(names[:-1]) + f" and {names[-1]}" if len(names) > 1 else "".join(names)
     title = c.title if c.title[-1:] in ".?!" else f"{c.title}."
     year = str(c.year) if c.year and str(c.year) not in (c.venue or "") else None
+    year = None if _unpublished(c) else year
     where = ", ".join(x for x in (c.venue, year) if x)
     text = f"{people}. {title}" + (f" {where}." if where else "")
     if c.doi:
