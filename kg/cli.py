@@ -291,7 +291,11 @@ def _parser() -> argparse.ArgumentParser:
         "atomically. Malformed entries fail the import (exit 2, nothing written) unless "
         "--skip-bad.",
     )
-    imp.add_argument("source", choices=["bibtex", "csl", "orcid", "dblp"], help="file format")
+    imp.add_argument(
+        "source",
+        choices=["bibtex", "csl", "orcid", "dblp", "hugo"],
+        help="file format (hugo: a Hugo Blox publication's index.md)",
+    )
     imp.add_argument("file", type=Path, help="the file to import")
     imp.add_argument("--person", required=True, help="profile slug (file name in data/profiles/)")
     imp.add_argument("--dry-run", action="store_true", help="print the diff; write nothing")

@@ -279,7 +279,8 @@ def _describe(kind, fields, title, authors, year, origin, truncated) -> Work:
     venue = latex_text(venue_field) if venue_field else None
     note = latex_text(fields["note"]) if fields.get("note") else None
     doi = clean_doi(_plain(fields.get("doi", "")))
-    arxiv = _eprint(fields) or _arxiv_from(venue, fields, doi)
+    arxiv = _eprint(fields) or arxiv_id(_plain(fields.get("arxiv", ""))) or None  # al-folio
+    arxiv = arxiv or _arxiv_from(venue, fields, doi)
     status = status_in(fields.get("pubstate")) or status_in(note) or _status(kind, venue, arxiv)
     if status in ("submitted", "in-submission") and not venue and note:
         venue = note  # "Submitted to ATC'25" names the venue it went to

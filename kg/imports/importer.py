@@ -24,6 +24,7 @@ from kg.files import read_regular
 from kg.imports.bibtex import parse_bibtex
 from kg.imports.csl import parse_csl
 from kg.imports.dblp import parse_dblp_xml, with_dblp_names
+from kg.imports.hugo import parse_hugo, with_owner
 from kg.imports.merge import (
     Plan,
     PublicationMerger,
@@ -52,6 +53,7 @@ PARSERS: dict[str, Callable[[str, str], Parsed]] = {
     "csl": parse_csl,
     "orcid": parse_orcid,
     "dblp": parse_dblp,
+    "hugo": parse_hugo,
 }
 
 
@@ -165,7 +167,7 @@ def _import_once(
     raw = target.read_bytes() if target.is_file() else b""  # before loading: see unchanged()
     data = load_dataset(config.data_dir)
     profile = _profile(data.profiles, person)
-    plan = plan_import(data, profile, parsed)
+    plan = plan_import(data, profile, with_owner(parsed, profile.name))
     old = raw.decode("utf-8-sig")  # line ends kept as written
     new = _edited(target, display, profile, plan) if plan.changes else old
     written = False

@@ -344,6 +344,8 @@ def bibtex_entry(c: Citable, extras: bool = True) -> str:
         fields.append(("doi", _address(c.doi)))
     if c.arxiv:
         fields += [("eprint", _address(c.arxiv)), ("archiveprefix", "arXiv")]
+        if extras:  # al-folio's arXiv badge reads this field
+            fields.append(("arxiv", _address(c.arxiv)))
     url = next((u for _, u in c.links if u), None)
     if url:
         fields.append(("url", _address(url)))
