@@ -187,11 +187,17 @@ def plan_import(data: Dataset, profile: Profile, parsed: Parsed) -> Plan:
     for work in parsed.works:
         merger.merge(work)
     merge_affiliations(resolution, profile, parsed.affiliations, plan)
+    if parsed.orcid and not profile.orcid:  # the record read is the profile's own
+        plan.top["orcid"] = parsed.orcid
+    elif parsed.orcid and parsed.orcid != profile.orcid:
+        plan.warnings.append(
+            f"the file is ORCID record {parsed.orcid}; the profile says {profile.orcid}"
+        )
     return plan
 
 
 def _result(display: str, diff: str, written: bool, parsed: Parsed, plan: Plan) -> ImportResult:
-    filled = set(plan.filled) | set(plan.filled_authors)
+    filled = set(plan.filled) | set(plan.filled_authors) | {f"top {k}" for k in plan.top}
     return ImportResult(
         profile=display,
         diff=diff,
@@ -217,6 +223,7 @@ def _profile(profiles: tuple[Profile, ...], person: str) -> Profile:
 
 def _edited(target: Path, display: str, profile: Profile, plan: Plan) -> str:
     doc = ProfileText(target, display)
+    doc.add_top(plan.top)
     for index, values in plan.filled.items():  # fills first: an addition may share the line
         doc.fill("publications", index, values)
     for index, ranks in plan.filled_authors.items():

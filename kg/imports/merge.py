@@ -49,6 +49,7 @@ class Plan:
     added_education: list[dict[str, Any]] = field(default_factory=list)
     filled_positions: dict[int, dict[str, Any]] = field(default_factory=dict)
     filled_education: dict[int, dict[str, Any]] = field(default_factory=dict)
+    top: dict[str, Any] = field(default_factory=dict)  # new top-level keys (`orcid`)
     matched: int = 0
     conflicts: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
@@ -57,7 +58,8 @@ class Plan:
     @property
     def changes(self) -> bool:
         return bool(
-            self.added
+            self.top
+            or self.added
             or self.filled
             or self.filled_authors
             or self.added_positions
@@ -450,6 +452,8 @@ def merge_affiliations(r: Resolution, profile: Profile, items, plan: Plan) -> No
             }
             if item.location:
                 entry["location"] = item.location
+            if item.ror:
+                entry["ror"] = item.ror
             plan.registry_entries.setdefault(
                 f"data/organizations.yaml: {key}", registry_entry(key, entry)
             )

@@ -44,7 +44,28 @@ TYPES = {
 }
 
 
+API = "https://pub.orcid.org/v3.0"
+
+
 def parse_orcid(text: str, file: str) -> Parsed:
+    """A record, works bulk answer or work; fields of the wrong JSON type are reported
+    as a file that is not ORCID's JSON (never a crash)."""
+    try:
+        return _parse(text, file)
+    except (TypeError, AttributeError, KeyError, ValueError) as exc:
+        raise file_error(
+            file, 1, f"a field has the wrong JSON type ({exc}); expected ORCID API 3.0 JSON"
+        ) from None
+
+
+def _parse(text: str, file: str) -> Parsed:
+    if text.lstrip().startswith("<"):
+        raise file_error(
+            file,
+            1,
+            "ORCID's XML; expected its JSON: fetch with "
+            "`curl -H 'Accept: application/json' " + API + "/ORCID-ID/record`",
+        )
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
@@ -95,7 +116,7 @@ def _works(items: list[Any], file: str, lines: _LineFinder) -> Parsed:
             works.append(_work(item, origin))
         except NotAPaper as exc:
             warnings.append(f"{origin}: {exc}; skipped")
-        except ValueError as exc:
+        except (ValueError, TypeError, AttributeError, KeyError) as exc:
             bad.append(Bad(origin, str(exc)))
     return Parsed(works=tuple(works), bad=tuple(bad), warnings=tuple(warnings))
 
@@ -185,12 +206,21 @@ def _record(data: dict, file: str, lines: _LineFinder) -> Parsed:
         works += parsed.works
         bad += parsed.bad
         warnings += parsed.warnings
+    orcid = _value(data, "orcid-identifier", "path")
     if missing:
+        ident = orcid if isinstance(orcid, str) else "ORCID-ID"
         warnings.append(
-            f"{file}: {len(missing)} work summaries carry no contributors; fetch "
-            f"/v3.0/{{iD}}/works/{','.join(missing)} and import that file for them"
+            f"{file}: {len(missing)} work summaries carry no contributors; fetch them with "
+            f"`curl -H 'Accept: application/json' {API}/{ident}/works/{','.join(missing)} "
+            "> works.json` and import that file"
         )
-    return Parsed(tuple(works), tuple(affiliations), tuple(bad), tuple(warnings))
+    return Parsed(
+        tuple(works),
+        tuple(affiliations),
+        tuple(bad),
+        tuple(warnings),
+        orcid=orcid if isinstance(orcid, str) else None,
+    )
 
 
 def _affiliations(summary: dict, file: str, lines: _LineFinder) -> tuple[list, list]:
@@ -212,7 +242,10 @@ def _affiliation(kind: str, s: dict, origin: Origin) -> Affiliation:
     org = s.get("organization") or {}
     address = org.get("address") or {}
     place = ", ".join(str(p) for p in (address.get("city"), address.get("country")) if p)
+    ror = _value(org, "disambiguated-organization", "disambiguated-organization-identifier")
+    source = _value(org, "disambiguated-organization", "disambiguation-source")
     return Affiliation(
+        ror=str(ror).rstrip("/").rsplit("/", 1)[-1] if ror and source == "ROR" else None,
         kind=kind,
         organization=squash(str(org["name"])),
         origin=origin,

@@ -107,6 +107,7 @@ class Affiliation:
     start: PartialDate | None = None
     end: PartialDate | None = None
     location: str | None = None
+    ror: str | None = None  # the organization's ROR id, as ORCID disambiguates it
 
 
 @dataclass(frozen=True)
@@ -137,6 +138,7 @@ class Parsed:
     affiliations: tuple[Affiliation, ...] = ()
     bad: tuple[Bad, ...] = ()
     warnings: tuple[str, ...] = field(default=())
+    orcid: str | None = None  # the iD of the ORCID record read
 
 
 # --------------------------------------------------------------------------- shared helpers

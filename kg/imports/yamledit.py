@@ -147,6 +147,12 @@ class ProfileText:
         end = node.end_mark
         self.edits.replace(end.line, end.column - 1, end.column - 1, ", " + text[1:-1])
 
+    def add_top(self, values: dict[str, Any]) -> None:
+        """New top-level keys, on the lines after `name:`."""
+        name = self.sections.get("name")
+        if values and name is not None:
+            self.edits.insert(_line_after(name), dump(dict(values)))
+
     def fill(self, section: str, index: int, values: dict[str, Any]) -> None:
         """New keys in an existing entry (block or flow mapping)."""
         if not values:
