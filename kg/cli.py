@@ -296,7 +296,13 @@ def _parser() -> argparse.ArgumentParser:
         choices=["bibtex", "csl", "orcid", "dblp", "hugo"],
         help="file format (hugo: a Hugo Blox publication's index.md)",
     )
-    imp.add_argument("file", type=Path, help="the file to import")
+    imp.add_argument(
+        "file",
+        type=Path,
+        help="the file to import; for orcid and dblp also an ORCID iD or a dblp person id "
+        "(00/0000) to fetch from pub.orcid.org or dblp.org (KG_ORCID_API, KG_DBLP_API: "
+        "another base address)",
+    )
     imp.add_argument("--person", required=True, help="profile slug (file name in data/profiles/)")
     imp.add_argument("--dry-run", action="store_true", help="print the diff; write nothing")
     imp.add_argument(

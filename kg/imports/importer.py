@@ -24,6 +24,7 @@ from kg.files import read_regular
 from kg.imports.bibtex import parse_bibtex
 from kg.imports.csl import parse_csl
 from kg.imports.dblp import parse_dblp_xml, with_dblp_names
+from kg.imports.fetch import fetch, fetchable, with_full_works
 from kg.imports.hugo import parse_hugo, with_owner
 from kg.imports.merge import (
     Plan,
@@ -80,27 +81,49 @@ def read_records(source: str, path: Path, skip_bad: bool = False) -> Parsed:
     """Parse one file; malformed entries fail the import unless `skip_bad`."""
     if source not in PARSERS:
         raise UsageError(f"unknown source {source!r}; expected one of {', '.join(PARSERS)}")
-    try:
-        data = read_regular(path, MAX_IMPORT_BYTES)
-    except OSError as exc:
-        raise UsageError(f"cannot read {path}: {exc}") from None
-    if len(data) > MAX_IMPORT_BYTES:
-        raise UsageError(f"{path}: more than {MAX_IMPORT_BYTES:,} bytes; expected an export")
-    try:
-        parsed = PARSERS[source](_text(data, str(path)), str(path))
-    except RecursionError:  # JSON arrays 100,000 deep (Python's parser recurses)
-        raise file_error(
-            str(path),
-            1,
-            "nested too deeply (arrays, objects or markup thousands of levels "
-            "deep); expected an export",
-        ) from None
+    if fetchable(source, str(path)):
+        parsed = _fetched(source, str(path))
+    else:
+        parsed = _parse_file(source, path)
     if parsed.bad and not skip_bad:
         problems = [
             Problem(Source(b.origin.file, b.origin.line, 1), b.origin.key, b.message)
             for b in parsed.bad
         ]
         raise BadRecordsError(problems)
+    return parsed
+
+
+def _parse_file(source: str, path: Path) -> Parsed:
+    try:
+        data = read_regular(path, MAX_IMPORT_BYTES)
+    except OSError as exc:
+        raise UsageError(f"cannot read {path}: {exc}") from None
+    if len(data) > MAX_IMPORT_BYTES:
+        raise UsageError(f"{path}: more than {MAX_IMPORT_BYTES:,} bytes; expected an export")
+    return _parse(source, _text(data, str(path)), str(path))
+
+
+def _parse(source: str, text: str, file: str) -> Parsed:
+    try:
+        return PARSERS[source](text, file)
+    except RecursionError:  # JSON arrays 100,000 deep (Python's parser recurses)
+        raise file_error(
+            file,
+            1,
+            "nested too deeply (arrays, objects or markup thousands of levels "
+            "deep); expected an export",
+        ) from None
+
+
+def _fetched(source: str, ident: str) -> Parsed:
+    """`kg import orcid 0000-…` / `kg import dblp 00/0000`: the record, fetched."""
+    text, url = fetch(source, ident, MAX_IMPORT_BYTES)
+    parsed = _parse(source, text, url)
+    if source == "orcid":
+        parsed = with_full_works(
+            parsed, text, ident, MAX_IMPORT_BYTES, lambda t, u: _parse(source, t, u)
+        )
     return parsed
 
 
