@@ -243,3 +243,10 @@ def test_a_profile_that_keeps_changing_is_refused_not_overwritten(project, tmp_p
         import_file(load_config(project), "bibtex", path, SLUG)
     text = _profile(project).read_text(encoding="utf-8")
     assert "Never Written" not in text and text.count("# another save") == importer.MAX_ATTEMPTS
+
+
+def test_kg_new_person_never_writes_through_a_dangling_link(project, tmp_path):
+    outside = tmp_path / "outside.yaml"  # does not exist: the link dangles
+    (project / "data" / "profiles" / "mei-lin.yaml").symlink_to(outside)
+    assert main(["--project", str(project), "new", "person", "Mei Lin"]) == 2
+    assert not outside.exists()
