@@ -1,6 +1,6 @@
 """ORCID (issue 28): the profile's `orcid:` filled from the record, a fetch hint with the
 record's own iD and the JSON Accept header, ROR ids kept in suggested organizations,
-ORCID's XML answered with how to get JSON, fields of the wrong type reported."""
+ORCID's XML read like its JSON, fields of the wrong type reported."""
 
 from __future__ import annotations
 
@@ -57,13 +57,120 @@ def test_record_fills_orcid_hint_names_the_id_and_ror_is_kept(project, tmp_path,
     assert "ror: 00example0" in captured.out
 
 
-def test_orcid_xml_is_answered_with_how_to_get_json(project, tmp_path, capsys):
+NS = (
+    'xmlns:common="http://www.orcid.org/ns/common" xmlns:work="http://www.orcid.org/ns/work" '
+    'xmlns:record="http://www.orcid.org/ns/record" '
+    'xmlns:activities="http://www.orcid.org/ns/activities" '
+    'xmlns:employment="http://www.orcid.org/ns/employment" xmlns:bulk="http://www.orcid.org/ns/bulk"'
+)
+# What ORCID answers without `Accept: application/json` (API 3.0 XML), cut to one
+# employment and one work summary.
+RECORD_XML = f"""<?xml version="1.0" encoding="UTF-8" standalone="yes"?>
+<record:record path="/{IID}" {NS}>
+  <common:orcid-identifier>
+    <common:uri>https://orcid.org/{IID}</common:uri>
+    <common:path>{IID}</common:path>
+  </common:orcid-identifier>
+  <activities:activities-summary>
+    <activities:employments>
+      <activities:affiliation-group>
+        <employment:employment-summary put-code="1111112" visibility="public">
+          <common:role-title>Visiting Researcher</common:role-title>
+          <common:start-date>
+          <common:year>2025</common:year>
+          <common:month>03</common:month>
+          </common:start-date>
+          <common:organization>
+            <common:name>Peking University</common:name>
+            <common:address>
+            <common:city>Beijing</common:city>
+            <common:country>CN</common:country>
+            </common:address>
+            <common:disambiguated-organization>
+              <common:disambiguated-organization-identifier>
+                https://ror.org/02v51f717
+              </common:disambiguated-organization-identifier>
+              <common:disambiguation-source>ROR</common:disambiguation-source>
+            </common:disambiguated-organization>
+          </common:organization>
+        </employment:employment-summary>
+      </activities:affiliation-group>
+    </activities:employments>
+    <activities:works>
+      <activities:group>
+        <work:work-summary put-code="3333331">
+          <work:title><common:title>Quokka: A Summary</common:title></work:title>
+          <work:type>conference-paper</work:type>
+        </work:work-summary>
+      </activities:group>
+    </activities:works>
+  </activities:activities-summary>
+</record:record>
+"""
+WORKS_XML = f"""<?xml version="1.0" encoding="UTF-8"?>
+<bulk:bulk {NS}>
+  <work:work put-code="3333331">
+    <work:title><common:title>Quokka: Fast Things</common:title></work:title>
+    <work:journal-title>IEEE TPDS</work:journal-title>
+    <work:type>journal-article</work:type>
+    <common:publication-date><common:year>2025</common:year></common:publication-date>
+    <common:external-ids>
+      <common:external-id>
+        <common:external-id-type>doi</common:external-id-type>
+        <common:external-id-value>10.1109/TPDS.2025.0000001</common:external-id-value>
+        <common:external-id-normalized transient="true">
+          10.1109/tpds.2025.0000001
+        </common:external-id-normalized>
+      </common:external-id>
+    </common:external-ids>
+    <work:contributors>
+      <work:contributor>
+        <work:credit-name>Xin Jin</work:credit-name>
+        <work:contributor-attributes>
+        <work:contributor-sequence>additional</work:contributor-sequence>
+        <work:contributor-role>author</work:contributor-role>
+        </work:contributor-attributes>
+      </work:contributor>
+      <work:contributor>
+        <work:credit-name>Yihao Zhao</work:credit-name>
+        <work:contributor-attributes>
+        <work:contributor-sequence>first</work:contributor-sequence>
+        <work:contributor-role>author</work:contributor-role>
+        </work:contributor-attributes>
+      </work:contributor>
+    </work:contributors>
+  </work:work>
+</bulk:bulk>
+"""
+
+
+def test_orcid_xml_record_and_works_are_read_like_json(tmp_path):
+    from kg.imports.importer import read_records
+
+    (tmp_path / "record.xml").write_text(RECORD_XML, encoding="utf-8")
+    (tmp_path / "works.xml").write_text(WORKS_XML, encoding="utf-8")
+    record = read_records("orcid", tmp_path / "record.xml")
+    (job,) = record.affiliations
+    assert (job.organization, job.role, str(job.start)) == (
+        "Peking University",
+        "Visiting Researcher",
+        "2025-03",
+    )
+    assert (job.location, job.ror, record.orcid) == ("Beijing, CN", "02v51f717", IID)
+    assert f"{IID}/works/3333331" in record.warnings[0]
+    (work,) = read_records("orcid", tmp_path / "works.xml").works
+    assert (work.title, work.venue, work.year) == ("Quokka: Fast Things", "IEEE TPDS", 2025)
+    assert [a.name for a in work.authors] == ["Yihao Zhao", "Xin Jin"]  # "first" first
+    assert work.doi == "10.1109/tpds.2025.0000001"
+
+
+def test_orcid_xml_with_entities_is_refused(project, tmp_path, capsys):
     path = tmp_path / "record.xml"
-    path.write_text('<?xml version="1.0"?>\n<record:record path="/x"/>\n', encoding="utf-8")
+    path.write_text('<?xml version="1.0"?>\n<!DOCTYPE r [<!ENTITY a "x">]>\n<r>&a;</r>\n')
     args = ["--project", str(project), "import", "orcid", str(path), "--person", SLUG]
     assert main(args) == 2
     err = capsys.readouterr().err
-    assert f"{path}:1:" in err and "Accept: application/json" in err
+    assert f"{path}:1:" in err and "entities" in err
 
 
 def test_orcid_fields_of_the_wrong_type_are_reported(project, tmp_path, capsys):

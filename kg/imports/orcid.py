@@ -1,4 +1,4 @@
-"""ORCID public API 3.0 JSON -> records.
+"""ORCID public API 3.0 JSON (or its XML, read into the same shape) -> records.
 
 Accepted files: a full record (`GET /v3.0/{iD}/record`: person, employments,
 educations and work summaries), a works bulk answer (`GET /v3.0/{iD}/works/{put-codes}`,
@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from kg.imports.orcidxml import orcid_xml
 from kg.imports.record import (
     Affiliation,
     Author,
@@ -59,17 +60,13 @@ def parse_orcid(text: str, file: str) -> Parsed:
 
 
 def _parse(text: str, file: str) -> Parsed:
-    if text.lstrip().startswith("<"):
-        raise file_error(
-            file,
-            1,
-            "ORCID's XML; expected its JSON: fetch with "
-            "`curl -H 'Accept: application/json' " + API + "/ORCID-ID/record`",
-        )
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise file_error(file, exc.lineno, f"not JSON: {exc.msg}") from None
+    if text.lstrip().startswith("<"):  # what ORCID answers unless asked for JSON
+        data = orcid_xml(text, file)
+    else:
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise file_error(file, exc.lineno, f"not JSON: {exc.msg}") from None
     if not isinstance(data, dict):
         raise file_error(file, 1, "expected an ORCID record, works bulk answer or work object")
     lines = _LineFinder(text)
@@ -89,7 +86,7 @@ class _LineFinder:
         self.text = text
 
     def of_put_code(self, code: Any) -> int:
-        for needle in (f'"put-code": {code}', f'"put-code":{code}'):
+        for needle in (f'"put-code": {code}', f'"put-code":{code}', f'put-code="{code}"'):
             index = self.text.find(needle)
             if index >= 0:
                 return self.text.count("\n", 0, index) + 1
