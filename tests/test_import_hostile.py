@@ -250,3 +250,16 @@ def test_kg_new_person_never_writes_through_a_dangling_link(project, tmp_path):
     (project / "data" / "profiles" / "mei-lin.yaml").symlink_to(outside)
     assert main(["--project", str(project), "new", "person", "Mei Lin"]) == 2
     assert not outside.exists()
+
+
+def test_a_hand_written_doi_with_dot_segments_is_refused_at_its_line(project, capsys):
+    path = _profile(project)
+    text = path.read_text(encoding="utf-8")
+    text = text.replace(
+        "    status: submitted\n", "    status: submitted\n    doi: 10.1234/../../x.org\n", 1
+    )
+    path.write_text(text, encoding="utf-8")
+    line = text.splitlines().index("    doi: 10.1234/../../x.org") + 1
+    assert main(["--project", str(project), "check"]) == 2
+    err = capsys.readouterr().err
+    assert f"data/profiles/{SLUG}.yaml:{line}:" in err and "no `.` or `..` segment" in err
