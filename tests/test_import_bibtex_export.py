@@ -25,6 +25,8 @@ HOSTILE_TITLES = [
     "Unbalanced { brace swallows the rest",
     "@misc{injected, title = {x}}",
     "snake_case_NAME and GPU_Kernels",
+    "Results for Acme Inc.",  # a closing period that is part of the title
+    "key: value # not a comment",  # reads as YAML syntax
 ]
 AUTHORS = [
     "Xin Yu",

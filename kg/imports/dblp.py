@@ -132,7 +132,11 @@ def dblp_author(text: str) -> Author:
 def with_dblp_names(parsed: Parsed) -> Parsed:
     """dblp's BibTeX prints the homonym numbers too."""
     works = tuple(
-        replace(w, authors=tuple(replace(a, **_split(a.name)) for a in w.authors))
+        replace(
+            w,
+            title=title_text(w.title, dblp=True),
+            authors=tuple(replace(a, **_split(a.name)) for a in w.authors),
+        )
         for w in parsed.works
     )
     return replace(parsed, works=works)
@@ -144,7 +148,7 @@ def _split(name: str) -> dict:
 
 
 def _work(entry: _Element, origin: Origin) -> Work:
-    title = title_text(squash((entry.find("title") or _Element("", {}, 0)).all_text()))
+    title = title_text(squash((entry.find("title") or _Element("", {}, 0)).all_text()), dblp=True)
     if not title:
         raise ValueError("no <title>")
     authors = tuple(dblp_author(a.all_text()) for a in entry.findall("author"))

@@ -213,10 +213,11 @@ def is_arxiv_doi(doi: str | None) -> bool:
     return bool(doi and doi.lower().startswith("10.48550/"))
 
 
-def title_text(title: str) -> str:
-    """A title as kg keeps it: one line, without dblp's closing period."""
+def title_text(title: str, dblp: bool = False) -> str:
+    """A title as kg keeps it: one line; from dblp (which ends every title with a period)
+    without its closing period, from other sources exactly as printed ("… Inc.")."""
     title = squash(title)
-    if title.endswith(".") and not title.endswith(".."):
+    if dblp and title.endswith(".") and not title.endswith(".."):
         title = title[:-1]
     return title
 
