@@ -317,8 +317,17 @@ def _parser() -> argparse.ArgumentParser:
         description="Print the person's publications (newest first) as BibTeX or "
         "CSL-JSON; kg build also writes dist/people/PERSON.bib.",
     )
-    export.add_argument("format", choices=["bibtex", "csl"], help="output format")
+    export.add_argument(
+        "format",
+        choices=["bibtex", "csl", "hugo"],
+        help="output format (hugo: Hugo Blox publication pages, written with --out)",
+    )
     export.add_argument("person", help="profile slug (file name in data/profiles/)")
+    export.add_argument(
+        "--out",
+        type=Path,
+        help="hugo: a new folder to write <key>/index.md into (e.g. content/publication)",
+    )
     bench_serve = bench_sub.add_parser(
         "serve",
         help="load-test kg serve on a synthetic corpus with wrk",
@@ -573,6 +582,8 @@ def _run(args: argparse.Namespace) -> int:
         return _query(config, args)
     if args.command == "import":
         return _import(config, args)
+    if args.command == "export" and args.format == "hugo":
+        return _export_hugo(config, args)
     if args.command == "export":
         sys.stdout.write(_pipeline().export_citations(config, args.person, args.format))
         return EXIT_OK
@@ -810,6 +821,17 @@ def _init(args: argparse.Namespace) -> int:
     for path in files:
         print(f"  {path}")
     print('next: kg new person "Your Name", then kg check and kg build')
+    return EXIT_OK
+
+
+def _export_hugo(config, args: argparse.Namespace) -> int:
+    from kg.publish.hugo import hugo_pages, write_pages
+
+    if args.out is None:
+        raise UsageError("kg export hugo writes a folder of pages; give it with --out DIR")
+    pages = hugo_pages(_pipeline().resolve_project(config), args.person)
+    written = write_pages(args.out, pages)
+    print(f"wrote {len(written)} publication page(s) into {args.out}")
     return EXIT_OK
 
 

@@ -27,6 +27,7 @@ from kg.imports.record import (
     arxiv_id,
     clean_doi,
     file_error,
+    looks_like_group,
     squash,
     strip_marks,
     title_text,
@@ -108,7 +109,9 @@ def _work(values: dict, origin: Origin) -> Work:
     venue = _MARKDOWN.sub("", _text(values.get("publication"))).removeprefix("In ").strip()
     short = _MARKDOWN.sub("", _text(values.get("publication_short"))).removeprefix("In ").strip()
     doi = clean_doi(_text(values.get("doi")))
-    arxiv = arxiv_id(venue) if "arxiv" in venue.lower() else None
+    arxiv = arxiv_id(_text(values.get("arxiv"))) or (
+        arxiv_id(venue) if "arxiv" in venue.lower() else None
+    )
     return Work(
         title=title,
         authors=tuple(_author(a) for a in authors),
@@ -127,6 +130,11 @@ def _work(values: dict, origin: Origin) -> Work:
         code=_text(values.get("url_code")) or None,
         slides=_text(values.get("url_slides")) or None,
         video=_text(values.get("url_video")) or None,
+        # kg's own keys (kg export hugo), which Hugo Blox's templates ignore
+        pages=_text(values.get("pages")) or None,
+        volume=_text(values.get("volume")) or None,
+        issue=_text(values.get("issue")) or None,
+        publisher=_text(values.get("publisher")) or None,
     )
 
 
@@ -134,7 +142,7 @@ def _author(value: Any) -> Author:
     if not isinstance(value, str) or not value.strip():
         raise BadValue("an author that is not a name; expected `authors: [Name, …]`")
     name, equal, corresponding = strip_marks(value)
-    return Author(name, equal, corresponding)
+    return Author(name, equal, corresponding, group=looks_like_group(name))
 
 
 def _links(values: dict) -> tuple[tuple[str, str], ...]:

@@ -83,6 +83,8 @@ def read_records(source: str, path: Path, skip_bad: bool = False) -> Parsed:
         raise UsageError(f"unknown source {source!r}; expected one of {', '.join(PARSERS)}")
     if fetchable(source, str(path)):
         parsed = _fetched(source, str(path))
+    elif source == "hugo" and path.is_dir() and not path.is_symlink():
+        parsed = _parse_folder(path)
     else:
         parsed = _parse_file(source, path)
     if parsed.bad and not skip_bad:
@@ -102,6 +104,26 @@ def _parse_file(source: str, path: Path) -> Parsed:
     if len(data) > MAX_IMPORT_BYTES:
         raise UsageError(f"{path}: more than {MAX_IMPORT_BYTES:,} bytes; expected an export")
     return _parse(source, _text(data, str(path)), str(path))
+
+
+MAX_PAGES = 10_000
+
+
+def _parse_folder(folder: Path) -> Parsed:
+    """Hugo Blox's `content/publication/`: every `<slug>/index.md` (links are skipped)."""
+    pages = sorted(
+        p for p in folder.glob("*/index.md") if not p.is_symlink() and not p.parent.is_symlink()
+    )
+    if len(pages) > MAX_PAGES:
+        raise UsageError(f"{folder}: more than {MAX_PAGES:,} pages; expected a publication folder")
+    if not pages:
+        raise UsageError(f"{folder}: no */index.md; expected Hugo Blox's content/publication")
+    found = [_parse_file("hugo", page) for page in pages]
+    return Parsed(
+        works=tuple(w for p in found for w in p.works),
+        bad=tuple(b for p in found for b in p.bad),
+        warnings=tuple(w for p in found for w in p.warnings),
+    )
 
 
 def _parse(source: str, text: str, file: str) -> Parsed:
