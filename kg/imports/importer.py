@@ -87,6 +87,9 @@ def read_records(source: str, path: Path, skip_bad: bool = False) -> Parsed:
         parsed = _parse_folder(path)
     else:
         parsed = _parse_file(source, path)
+    if not (parsed.works or parsed.affiliations or parsed.bad or parsed.warnings):
+        message = f"{path}: no entries found; expected a {source} file with publications"
+        parsed = dataclasses.replace(parsed, warnings=(message,))
     if parsed.bad and not skip_bad:
         problems = [
             Problem(Source(b.origin.file, b.origin.line, 1), b.origin.key, b.message)
