@@ -293,8 +293,18 @@ def _parser() -> argparse.ArgumentParser:
         "atomically. Malformed entries fail the import (exit 2, nothing written) unless "
         "--skip-bad.",
     )
-    imp.add_argument("source", choices=["bibtex", "csl", "orcid", "dblp"], help="file format")
-    imp.add_argument("file", type=Path, help="the file to import")
+    imp.add_argument(
+        "source",
+        choices=["bibtex", "csl", "orcid", "dblp", "hugo"],
+        help="file format (hugo: a Hugo Blox publication's index.md)",
+    )
+    imp.add_argument(
+        "file",
+        type=Path,
+        help="the file to import; for orcid and dblp also an ORCID iD or a dblp person id "
+        "(00/0000) to fetch from pub.orcid.org or dblp.org (KG_ORCID_API, KG_DBLP_API: "
+        "another base address)",
+    )
     imp.add_argument("--person", required=True, help="profile slug (file name in data/profiles/)")
     imp.add_argument("--dry-run", action="store_true", help="print the diff; write nothing")
     imp.add_argument(
@@ -309,8 +319,17 @@ def _parser() -> argparse.ArgumentParser:
         description="Print the person's publications (newest first) as BibTeX or "
         "CSL-JSON; kg build also writes dist/people/PERSON.bib.",
     )
-    export.add_argument("format", choices=["bibtex", "csl"], help="output format")
+    export.add_argument(
+        "format",
+        choices=["bibtex", "csl", "hugo"],
+        help="output format (hugo: Hugo Blox publication pages, written with --out)",
+    )
     export.add_argument("person", help="profile slug (file name in data/profiles/)")
+    export.add_argument(
+        "--out",
+        type=Path,
+        help="hugo: a new folder to write <key>/index.md into (e.g. content/publication)",
+    )
     bench_serve = bench_sub.add_parser(
         "serve",
         help="load-test kg serve on a synthetic corpus with wrk",
@@ -629,6 +648,8 @@ def _run(args: argparse.Namespace) -> int:
         return _query(config, args)
     if args.command == "import":
         return _import(config, args)
+    if args.command == "export" and args.format == "hugo":
+        return _export_hugo(config, args)
     if args.command == "export":
         sys.stdout.write(_pipeline().export_citations(config, args.person, args.format))
         return EXIT_OK
@@ -885,25 +906,37 @@ def _init(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _export_hugo(config, args: argparse.Namespace) -> int:
+    from kg.publish.hugo import hugo_pages, write_pages
+
+    if args.out is None:
+        raise UsageError("kg export hugo writes a folder of pages; give it with --out DIR")
+    pages = hugo_pages(_pipeline().resolve_project(config), args.person)
+    written = write_pages(args.out, pages)
+    print(f"wrote {len(written)} publication page(s) into {args.out}")
+    return EXIT_OK
+
+
 def _import(config, args: argparse.Namespace) -> int:
     from kg.imports.importer import import_file
 
     result = import_file(
         config, args.source, args.file, args.person, dry_run=args.dry_run, skip_bad=args.skip_bad
     )
+    safe = terminal_safe  # imported text may hold terminal escapes or bidi controls
     for line in result.skipped:
-        print(f"skipped: {line}", file=sys.stderr)
+        print(f"skipped: {safe(line)}", file=sys.stderr)
     for line in result.warnings:
-        print(f"warning: {line}", file=sys.stderr)
+        print(f"warning: {safe(line)}", file=sys.stderr)
     for line in result.conflicts:
-        print(f"conflict: {line} (kept the profile's; edit by hand if the import is right)")
+        print(f"conflict: {safe(line)} (kept the profile's; edit by hand if the import is right)")
     for where, text in result.registry_entries:
         print(
             f"unknown venue or organization: add to {where.split(':')[0]} "
-            f"and import again to fill it in:\n{text}"
+            f"and import again to fill it in:\n{safe(text)}"
         )
     if args.dry_run:
-        sys.stdout.write(result.diff)
+        sys.stdout.write(safe(result.diff))
     verb = "written" if result.written else ("would change" if result.diff else "unchanged")
     print(
         f"{result.profile}: {verb}; {result.added} added, {result.filled} filled, "

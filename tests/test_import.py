@@ -236,7 +236,8 @@ def test_import_adds_fills_reports_and_is_idempotent(repo_copy):
     before = profile_path(repo_copy).read_text(encoding="utf-8")
     dry = import_file(config, "bibtex", FIXTURES / "google-scholar.bib", SLUG, dry_run=True)
     assert not dry.written and profile_path(repo_copy).read_text(encoding="utf-8") == before
-    assert dry.added == 1 and dry.filled == 0 and dry.matched == 1
+    assert dry.added == 1 and dry.filled == 1 and dry.matched == 1  # Klotski's pages filled
+    assert "+    pages: 590–606" in dry.diff
     assert "+  - title: 'Tide: Elastic GPU Pools for Mültiple Tenants'" in dry.diff
     result = import_file(config, "bibtex", FIXTURES / "google-scholar.bib", SLUG)
     assert result.written and result.diff == dry.diff

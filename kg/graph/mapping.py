@@ -668,8 +668,18 @@ class _Mapper:
                 self.add(node, KG.claimsEqualContribution, URIRef(f"{w}/author/{rank}"))
 
     def media(self, w: URIRef, pub: PublicationEntity) -> None:
-        """Abstract, full text, code, slides and video (docs/mapping.md)."""
+        """Abstract, full text, code, slides and video (docs/mapping.md); pages, volume,
+        issue and publisher as printed."""
         self.add(w, SCHEMA.abstract, pub.abstract)
+        self.add(w, SCHEMA.pagination, pub.pages)
+        self.add(w, SCHEMA.volumeNumber, pub.volume)
+        self.add(w, SCHEMA.issueNumber, pub.issue)
+        if pub.publisher:
+            publisher = self.node(
+                URIRef(f"{w}/publisher"), [SCHEMA.Organization], pub.listings[0][1].source
+            )
+            self.named(publisher, pub.publisher)
+            self.add(w, SCHEMA.publisher, publisher)
         parts = (
             ("pdf", pub.pdf, SCHEMA.encoding, SCHEMA.MediaObject, "PDF"),
             ("code", pub.code, SCHEMA.about, SCHEMA.SoftwareSourceCode, "Code"),

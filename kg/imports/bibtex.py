@@ -18,11 +18,14 @@ from functools import lru_cache
 
 import bibtexparser
 from bibtexparser.model import DuplicateBlockKeyBlock, Entry, ParsingFailedBlock
+from pylatexenc import latex2text
 from pylatexenc.latex2text import LatexNodes2Text
 
 from kg.imports.record import (
+    LINK_FIELDS,
     Author,
     Bad,
+    BadValue,
     NotAPaper,
     Origin,
     Parsed,
@@ -60,12 +63,37 @@ ENTRY_TYPES = {
     "thesis": "thesis",
 }
 VENUE_FIELDS = ("booktitle", "journal", "journaltitle", "howpublished", "institution", "school")
-_LATEX = LatexNodes2Text(math_mode="text", strict_latex_spaces=True)
+
+
+def _latex_context():
+    """pylatexenc's macros, plus the text commands kg's export writes for `{`, `}`, `^`."""
+    db = latex2text.get_default_latex_context_db()
+    db.add_context_category(
+        "kg-escapes",
+        prepend=True,
+        macros=[
+            latex2text.MacroTextSpec("textbraceleft", "{"),
+            latex2text.MacroTextSpec("textbraceright", "}"),
+            latex2text.MacroTextSpec("textasciicircum", "^"),
+            latex2text.MacroTextSpec("textasciitilde", "~"),
+            latex2text.MacroTextSpec("textbackslash", "\\"),
+        ],
+    )
+    return db
+
+
+_LATEX = LatexNodes2Text(latex_context=_latex_context(), math_mode="text", strict_latex_spaces=True)
 _AND = re.compile(r"\s+and\s+", re.I)
 _ANNOTATION = re.compile(r"^\s*(\d+)\s*=\s*(.+?)\s*$")
+# Bounds on what one entry may make kg do (docs/import.md, Limits): a `@string` macro
+# bomb, 20,000 nested braces or a 20,001-author list ends as a malformed entry.
+MAX_FIELD_CHARS = 100_000  # a field's value once macros are expanded (an abstract: ~2,000)
+MAX_AUTHOR_CHARS = 1_000_000  # the author field: 5,000 long names
+MAX_BRACE_DEPTH = 32
+MAX_AUTHORS = 5_000  # the largest author lists (particle physics) have about 3,000
 
 
-class BibtexValueError(ValueError):
+class BibtexValueError(BadValue):
     """A field value that cannot be evaluated (an undefined macro, an unclosed quote)."""
 
 
@@ -95,7 +123,7 @@ def parse_bibtex(text: str, file: str) -> Parsed:
         except NotAPaper as exc:
             warnings.append(f"{origin}: {exc}; skipped")
             continue
-        except BibtexValueError as exc:
+        except BadValue as exc:
             bad.append(Bad(origin, str(exc)))
             continue
         works.append(work)
@@ -122,11 +150,13 @@ def _failed(block, file: str) -> Bad:
 # --------------------------------------------------------------------------- values
 
 
-def evaluate(raw: str, macros: dict[str, str], depth: int = 0) -> str:
-    """A raw field value: `{…}`, `"…"`, numbers, macros, joined with `#`."""
+def evaluate(raw: str, macros: dict[str, str], depth: int = 0, limit: int = MAX_FIELD_CHARS) -> str:
+    """A raw field value: `{…}`, `"…"`, numbers, macros, joined with `#`; at most
+    MAX_FIELD_CHARS long however the macros multiply (checked as it grows)."""
     if depth > 10:
         raise BibtexValueError("macros refer to each other in a loop")
-    parts = []
+    parts: list[str] = []
+    size = 0
     for token in _concatenated(raw):
         if (token.startswith("{") and token.endswith("}")) or (
             token.startswith('"') and token.endswith('"') and len(token) > 1
@@ -135,11 +165,17 @@ def evaluate(raw: str, macros: dict[str, str], depth: int = 0) -> str:
         elif token.isdigit():
             parts.append(token)
         elif token.lower() in macros:
-            parts.append(evaluate(macros[token.lower()], macros, depth + 1))
+            parts.append(evaluate(macros[token.lower()], macros, depth + 1, limit))
         elif token.lower()[:3] in MONTHS and len(token) <= 9:
             parts.append(str(MONTHS[token.lower()[:3]]))
         else:
             raise BibtexValueError(f"undefined macro {token!r}; expected {{text}} or a @string")
+        size += len(parts[-1])
+        if size > limit:
+            raise BibtexValueError(
+                f"a value longer than {limit:,} characters once its macros are "
+                "expanded; expected a field of ordinary length"
+            )
     return "".join(parts)
 
 
@@ -149,6 +185,10 @@ def _concatenated(raw: str) -> list[str]:
     for i, char in enumerate(raw):
         if char == "{":
             depth += 1
+            if depth > MAX_BRACE_DEPTH:
+                raise BibtexValueError(
+                    f"braces nested more than {MAX_BRACE_DEPTH} deep; expected ordinary LaTeX"
+                )
         elif char == "}":
             depth -= 1
         elif char == '"' and depth == 0:
@@ -174,7 +214,10 @@ def latex_text(value: str) -> str:
     """
     if not _LATEX_SIGNS.search(value):
         return squash(value)
-    return squash(_LATEX.latex_to_text(value))
+    try:
+        return squash(_LATEX.latex_to_text(value))
+    except RecursionError:  # `\begin{x}` 3,000 deep: no braces to count beforehand
+        raise BibtexValueError("LaTeX nested too deeply; expected ordinary LaTeX") from None
 
 
 def _plain(value: str) -> str:
@@ -186,7 +229,14 @@ def _plain(value: str) -> str:
 
 
 def _work(entry: Entry, macros: dict[str, str], origin: Origin) -> tuple[Work, list[str]]:
-    fields = {f.key.lower(): evaluate(f.value, macros) for f in entry.fields}
+    fields = {
+        f.key.lower(): evaluate(
+            f.value,
+            macros,
+            limit=MAX_AUTHOR_CHARS if f.key.lower() == "author" else MAX_FIELD_CHARS,
+        )
+        for f in entry.fields
+    }
     kind = entry.entry_type.lower()
     if kind not in ENTRY_TYPES:
         raise NotAPaper(
@@ -212,7 +262,7 @@ def _work(entry: Entry, macros: dict[str, str], origin: Origin) -> tuple[Work, l
 
 
 def _year(fields: dict[str, str], origin: Origin) -> int | None:
-    text = fields.get("year") or fields.get("date", "")[:4]
+    text = fields.get("year") or fields.get("date", "")[:4] or fields.get("kg-year", "")
     if not text:
         return None
     year = year_of(latex_text(text))
@@ -225,15 +275,17 @@ def _describe(kind, fields, title, authors, year, origin, truncated) -> Work:
     venue_field = next(
         (fields[f] for f in VENUE_FIELDS if fields.get(f) and not _is_address(fields[f])), None
     )
+    venue_field = venue_field or fields.get("kg-printed")  # kg's "Tech Report"
     venue = latex_text(venue_field) if venue_field else None
     note = latex_text(fields["note"]) if fields.get("note") else None
     doi = clean_doi(_plain(fields.get("doi", "")))
-    arxiv = _eprint(fields) or _arxiv_from(venue, fields, doi)
+    arxiv = _eprint(fields) or arxiv_id(_plain(fields.get("arxiv", ""))) or None  # al-folio
+    arxiv = arxiv or _arxiv_from(venue, fields, doi)
     status = status_in(fields.get("pubstate")) or status_in(note) or _status(kind, venue, arxiv)
     if status in ("submitted", "in-submission") and not venue and note:
         venue = note  # "Submitted to ATC'25" names the venue it went to
     notes = tuple(n for n in ([note] if note and not status_in(note) else []) if n)
-    notes += tuple(squash(n) for n in fields.get("annote", "").split(";") if n.strip())
+    notes += tuple(latex_text(n) for n in fields.get("annote", "").split(";") if n.strip())
     url = _plain(fields.get("url", "")) or None
     return Work(
         title=title,
@@ -248,11 +300,25 @@ def _describe(kind, fields, title, authors, year, origin, truncated) -> Work:
         arxiv=arxiv,
         url=url,
         notes=tuple(dict.fromkeys(notes)),
-        links=_links(fields.get("kg-links", "")),
+        links=_links(fields.get("kg-links", "")) or _folio_links(fields),
         truncated=truncated,
         selected=fields.get("selected", "").strip().lower() in ("true", "yes", "1"),
         equal_contribution_note=latex_text(fields.get("kg-equal-note", "")) or None,
+        **_media(fields, venue),
     )
+
+
+def _media(fields: dict[str, str], venue: str | None) -> dict[str, str | None]:
+    """Abstract, al-folio's pdf/code/slides/video, pages, volume, number, publisher."""
+    found: dict[str, str | None] = {
+        name: _plain(fields.get(name, "")) or None for name in ("pdf", "code", "slides", "video")
+    }
+    for name, key in (("abstract", "abstract"), ("pages", "pages"), ("issue", "number")):
+        found[name] = latex_text(fields.get(key, "")) or None
+    found["publisher"] = latex_text(fields.get("publisher", "")) or None
+    if not (venue and venue.lower() == "corr"):  # dblp's CoRR volume is the arXiv id
+        found["volume"] = latex_text(fields.get("volume", "")) or None
+    return found
 
 
 def _eprint(fields: dict[str, str]) -> str | None:
@@ -294,12 +360,19 @@ def _type(kind: str, venue: str | None, arxiv: str | None) -> str | None:
     return ENTRY_TYPES.get(kind)
 
 
+def _folio_links(fields: dict[str, str]) -> tuple[tuple[str, str], ...]:
+    """al-folio's `html`, `website`, `poster`, `supp`, `blog` fields as labelled links."""
+    return tuple(
+        (label, _plain(fields[name])) for name, label in LINK_FIELDS.items() if fields.get(name)
+    )
+
+
 def _links(text: str) -> tuple[tuple[str, str], ...]:
     """kg's own `kg-links = {Label <https://…>; Label}` (label-only links keep no URL)."""
-    links = []
+    links: list[tuple[str, str]] = []
     for part in filter(None, (p.strip() for p in text.split(";"))):
         match = re.match(r"^(.*?)\s*<([^>]*)>$", part)
-        links.append((squash(match[1]), match[2]) if match else (squash(part), ""))
+        links.append((latex_text(match[1]), match[2]) if match else (latex_text(part), ""))
     return tuple(links)
 
 
@@ -309,6 +382,8 @@ def _links(text: str) -> tuple[tuple[str, str], ...]:
 def parse_authors(raw: str, annotations: str | None = None) -> tuple[tuple[Author, ...], bool]:
     """`Zhao, Yihao and M{\\"u}ller, J. and {ROLL Team} and others` -> authors."""
     names = _split_names(raw)
+    if len(names) > MAX_AUTHORS:
+        raise BibtexValueError(f"{len(names):,} authors; expected at most {MAX_AUTHORS:,}")
     truncated = bool(names) and names[-1].strip().lower() == "others"
     if truncated:
         names = names[:-1]
@@ -355,7 +430,7 @@ def _author(raw: str) -> Author:
     text = latex_text(_protect_commas(stripped))
     text, annotation = split_annotation(text)
     text, equal, corresponding = strip_marks(text)
-    parts = [p.strip() for p in text.split("\u0000")]
+    parts = [p.strip() for p in text.split("\ue000")]
     if len(parts) == 2:  # Last, First
         text = f"{parts[1]} {parts[0]}"
     elif len(parts) == 3:  # von Last, Jr, First
@@ -369,7 +444,7 @@ def _protect_commas(raw: str) -> str:
     for char in raw:
         depth += char == "{"
         depth -= char == "}"
-        out.append("\u0000" if char == "," and depth == 0 else char)
+        out.append("\ue000" if char == "," and depth == 0 else char)
     return "".join(out)
 
 
@@ -389,6 +464,6 @@ def _annotations(text: str | None) -> dict[int, tuple[str, ...]]:
     for item in (text or "").split(";"):
         match = _ANNOTATION.match(item)
         if match:
-            values = [v.strip().strip('"') for v in match[2].split(",")]
+            values = [latex_text(v.strip().strip('"')) for v in match[2].split(",")]
             found[int(match[1])] = tuple(v for v in values if v)
     return found

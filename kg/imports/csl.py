@@ -13,6 +13,7 @@ from typing import Any
 from kg.imports.record import (
     Author,
     Bad,
+    BadValue,
     NotAPaper,
     Origin,
     Parsed,
@@ -43,7 +44,7 @@ TYPES = {
 }
 
 
-class CslFormatError(ValueError):
+class CslFormatError(BadValue):
     pass
 
 
@@ -57,8 +58,10 @@ def parse_csl(text: str, file: str) -> Parsed:
             works.append(_work(item, origin))
         except NotAPaper as exc:
             warnings.append(f"{origin}: {exc}; skipped")
-        except CslFormatError as exc:
+        except BadValue as exc:
             bad.append(Bad(origin, str(exc)))
+        except (TypeError, AttributeError, KeyError) as exc:  # a field of the wrong JSON type
+            bad.append(Bad(origin, f"a field has the wrong JSON type ({exc}); expected CSL-JSON"))
     return Parsed(works=tuple(works), bad=tuple(bad), warnings=tuple(warnings))
 
 
@@ -99,9 +102,12 @@ def _work(item: Any, origin: Origin) -> Work:
     authors = _authors(item.get("author"), kg_extra)
     kind = str(item.get("type", ""))
     venue = _text(item.get("container-title")) or _text(item.get("event-title")) or None
+    venue = venue or _text(kg_extra.get("printed")) or None  # kg's "Tech Report"
     doi, arxiv, url = _identifiers(item)
     note = _text(item.get("note")) or None
     status = status_in(_text(item.get("status"))) or _status(kind, venue, arxiv, note)
+    if status in ("submitted", "in-submission") and not venue and note:
+        venue = note  # "Submitted to ATC'25" names the venue it went to
     preprint = bool(arxiv) and not venue
     return Work(
         title=title,
@@ -110,7 +116,7 @@ def _work(item: Any, origin: Origin) -> Work:
         type="preprint" if preprint else TYPES[kind],
         status=status,
         venue=venue,
-        year=_year(item.get("issued")),
+        year=_year(item.get("issued")) or year_of(kg_extra.get("year")),
         doi=None if is_arxiv_doi(doi) else doi,
         arxiv=arxiv,
         url=url,
@@ -118,6 +124,15 @@ def _work(item: Any, origin: Origin) -> Work:
         links=tuple((str(lb), str(u or "")) for lb, u in kg_extra.get("links", ())),
         selected=kg_extra.get("selected") is True,
         equal_contribution_note=kg_extra.get("equal_contribution_note"),
+        abstract=_text(item.get("abstract")) or None,
+        pdf=_text(kg_extra.get("pdf")) or None,
+        code=_text(kg_extra.get("code")) or None,
+        slides=_text(kg_extra.get("slides")) or None,
+        video=_text(kg_extra.get("video")) or None,
+        pages=_text(item.get("page")) or None,
+        volume=_text(item.get("volume")) or None,
+        issue=_text(item.get("issue")) or None,
+        publisher=(_text(item.get("publisher")) or None) if not arxiv else None,
     )
 
 

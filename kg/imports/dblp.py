@@ -40,6 +40,7 @@ KINDS = {
     "www": None,
     "data": None,
 }
+MAX_XML_DEPTH = 64
 HOMONYM = re.compile(r"\s+\d{4}$")
 
 
@@ -72,6 +73,9 @@ def _parse_xml(text: str, file: str) -> _Element:
     roots: list[_Element] = []
 
     def start(tag: str, attrs: dict[str, str]) -> None:
+        if len(stack) >= MAX_XML_DEPTH:  # dblp nests 4 deep; a title's markup a few more
+            line = parser.CurrentLineNumber
+            raise file_error(file, line, f"elements nested more than {MAX_XML_DEPTH} deep")
         element = _Element(tag, attrs, parser.CurrentLineNumber)
         (stack[-1].children if stack else roots).append(element)
         stack.append(element)
@@ -128,7 +132,11 @@ def dblp_author(text: str) -> Author:
 def with_dblp_names(parsed: Parsed) -> Parsed:
     """dblp's BibTeX prints the homonym numbers too."""
     works = tuple(
-        replace(w, authors=tuple(replace(a, **_split(a.name)) for a in w.authors))
+        replace(
+            w,
+            title=title_text(w.title, dblp=True),
+            authors=tuple(replace(a, **_split(a.name)) for a in w.authors),
+        )
         for w in parsed.works
     )
     return replace(parsed, works=works)
@@ -140,7 +148,7 @@ def _split(name: str) -> dict:
 
 
 def _work(entry: _Element, origin: Origin) -> Work:
-    title = title_text(squash((entry.find("title") or _Element("", {}, 0)).all_text()))
+    title = title_text(squash((entry.find("title") or _Element("", {}, 0)).all_text()), dblp=True)
     if not title:
         raise ValueError("no <title>")
     authors = tuple(dblp_author(a.all_text()) for a in entry.findall("author"))

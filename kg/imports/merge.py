@@ -17,7 +17,7 @@ from typing import Any
 
 from ruamel.yaml.comments import CommentedMap
 
-from kg.imports.record import GENERIC_VENUE, Affiliation, Work, squash
+from kg.imports.record import GENERIC_VENUE, MEDIA_FIELDS, Affiliation, Work, squash
 from kg.imports.yamledit import dump, styled
 from kg.ingest.names import name_key, slugify, text_key
 from kg.model import Education, Position, Profile, Publication
@@ -49,6 +49,7 @@ class Plan:
     added_education: list[dict[str, Any]] = field(default_factory=list)
     filled_positions: dict[int, dict[str, Any]] = field(default_factory=dict)
     filled_education: dict[int, dict[str, Any]] = field(default_factory=dict)
+    top: dict[str, Any] = field(default_factory=dict)  # new top-level keys (`orcid`)
     matched: int = 0
     conflicts: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
@@ -57,7 +58,8 @@ class Plan:
     @property
     def changes(self) -> bool:
         return bool(
-            self.added
+            self.top
+            or self.added
             or self.filled
             or self.filled_authors
             or self.added_positions
@@ -114,11 +116,21 @@ VENUE_KINDS = {
 }
 
 
+def _venue_name(work: Work) -> str:
+    assert work.venue
+    name = squash(re.sub(r"\b(19|20)\d{2}\b|'\d{2}\b", " ", _PREFIX.sub("", work.venue)))
+    return name.strip(" ,.:") or work.venue
+
+
+def venue_key(work: Work) -> str:
+    """The registry key `venue_entry` would suggest (cheap: no YAML is emitted)."""
+    return slugify(_venue_name(work))
+
+
 def venue_entry(work: Work) -> tuple[str, str]:
     """A `data/venues.yaml` entry ready to paste, for a venue the registry lacks."""
     assert work.venue
-    name = squash(re.sub(r"\b(19|20)\d{2}\b|'\d{2}\b", " ", _PREFIX.sub("", work.venue)))
-    name = name.strip(" ,.:") or work.venue
+    name = _venue_name(work)
     kind = VENUE_KINDS.get(work.type or "", "conference")
     if "workshop" in name.lower() and kind == "conference":
         kind = "workshop"
@@ -187,6 +199,7 @@ def new_publication(r: Resolution, work: Work, venue: str | None) -> dict[str, A
         entry["arxiv"] = work.arxiv
     if work.doi:
         entry["doi"] = work.doi
+    entry.update(media(work))
     links = _links(work)
     if links:
         entry["links"] = links
@@ -195,7 +208,20 @@ def new_publication(r: Resolution, work: Work, venue: str | None) -> dict[str, A
     return entry
 
 
-WEB_ADDRESS = re.compile(r"^https?://[^\s<>\"]+$")  # what the loader accepts as a url
+WEB_ADDRESS = re.compile(r"^https?://[^\s<>\"{}|\\^`]+$")  # what the loader accepts as a url
+ADDRESS_FIELDS = ("pdf", "code", "slides", "video")
+
+
+def media(work: Work) -> dict[str, str]:
+    """Abstract, pages, volume, issue, publisher and the pdf/code/slides/video addresses
+    the record gives (an address that is not http(s), such as al-folio's local file
+    name, is left out: the profile's field takes a web address)."""
+    found = {}
+    for name in MEDIA_FIELDS:
+        value = getattr(work, name)
+        if value and (name not in ADDRESS_FIELDS or WEB_ADDRESS.match(value)):
+            found[name] = value
+    return found
 
 
 def _links(work: Work) -> list[dict[str, str]]:
@@ -236,21 +262,34 @@ def _entry_values(pub: Publication) -> dict[str, Any]:
 class PublicationMerger:
     def __init__(self, r: Resolution, profile: Profile, plan: Plan) -> None:
         self.r, self.profile, self.plan = r, profile, plan
-        self.entries = [
-            _Existing(i, _entry_values(p), p) for i, p in enumerate(profile.publications)
-        ]
+        self.entries: list[_Existing] = []
+        # DOI, arXiv id and title key -> the first entry that has it: one look-up per
+        # record, so an import of n records into m entries takes O(n + m), not O(n * m)
+        self.index: dict[tuple[str, str], _Existing] = {}
+        for i, p in enumerate(profile.publications):
+            self._remember(_Existing(i, _entry_values(p), p))
         self.owner = {name_key(n) for n in (profile.name, *profile.alternate_names)}
+
+    def _remember(self, e: _Existing) -> None:
+        self.entries.append(e)
+        self._index(e)
+
+    def _index(self, e: _Existing) -> None:
+        for kind, value in (
+            ("doi", (e.get("doi") or "").lower()),
+            ("arxiv", e.get("arxiv") or ""),
+            ("title", text_key(e.get("title") or "")),
+        ):
+            if value:
+                self.index.setdefault((kind, value), e)
 
     def match(self, work: Work) -> _Existing | None:
         doi = (work.doi or "").lower()
-        for e in self.entries:
-            if doi and (e.get("doi") or "").lower() == doi:
-                return e
-        for e in self.entries:
-            if work.arxiv and e.get("arxiv") == work.arxiv:
-                return e
+        found = self.index.get(("doi", doi)) if doi else None
+        if found is None and work.arxiv:
+            found = self.index.get(("arxiv", work.arxiv))
         title = text_key(work.title)
-        return next((e for e in self.entries if text_key(e.get("title")) == title), None)
+        return found or (self.index.get(("title", title)) if title else None)
 
     def merge(self, work: Work) -> None:
         if not any(name_key(a.name) in self.owner for a in work.authors):
@@ -268,12 +307,13 @@ class PublicationMerger:
             and work.type != "thesis"
             and (existing is None or not existing.get("venue"))
         ):
-            key, text = venue_entry(work)
-            self.plan.registry_entries.setdefault(f"data/venues.yaml: {key}", text)
+            where = f"data/venues.yaml: {venue_key(work)}"
+            if where not in self.plan.registry_entries:  # emitted once per venue
+                self.plan.registry_entries[where] = venue_entry(work)[1]
         if existing is None:
             entry = new_publication(self.r, work, venue)
             self.plan.added.append(entry)
-            self.entries.append(_Existing(None, entry, None))
+            self._remember(_Existing(None, entry, None))
             return
         self.plan.matched += 1
         self._conflicts(existing, work, venue)
@@ -283,6 +323,8 @@ class PublicationMerger:
             self.plan.filled.setdefault(existing.index, {}).update(fills)
         elif fills:
             existing.values.update(fills)
+        if fills:
+            self._index(existing)  # a filled DOI or arXiv id matches later records
 
     def _fills(self, e: _Existing, work: Work, venue: str | None) -> dict[str, Any]:
         fills: dict[str, Any] = {}
@@ -293,6 +335,7 @@ class PublicationMerger:
             ("arxiv", work.arxiv),
             ("doi", work.doi),
             ("equal_contribution_note", work.equal_contribution_note),
+            *media(work).items(),
         ):
             if value and not e.get(name) and not self._pending(e, name):
                 fills[name] = value
@@ -409,6 +452,8 @@ def merge_affiliations(r: Resolution, profile: Profile, items, plan: Plan) -> No
             }
             if item.location:
                 entry["location"] = item.location
+            if item.ror:
+                entry["ror"] = item.ror
             plan.registry_entries.setdefault(
                 f"data/organizations.yaml: {key}", registry_entry(key, entry)
             )

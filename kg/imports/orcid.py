@@ -1,4 +1,4 @@
-"""ORCID public API 3.0 JSON -> records.
+"""ORCID public API 3.0 JSON (or its XML, read into the same shape) -> records.
 
 Accepted files: a full record (`GET /v3.0/{iD}/record`: person, employments,
 educations and work summaries), a works bulk answer (`GET /v3.0/{iD}/works/{put-codes}`,
@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from kg.imports.orcidxml import orcid_xml
 from kg.imports.record import (
     Affiliation,
     Author,
@@ -44,11 +45,28 @@ TYPES = {
 }
 
 
+API = "https://pub.orcid.org/v3.0"
+
+
 def parse_orcid(text: str, file: str) -> Parsed:
+    """A record, works bulk answer or work; fields of the wrong JSON type are reported
+    as a file that is not ORCID's JSON (never a crash)."""
     try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise file_error(file, exc.lineno, f"not JSON: {exc.msg}") from None
+        return _parse(text, file)
+    except (TypeError, AttributeError, KeyError, ValueError) as exc:
+        raise file_error(
+            file, 1, f"a field has the wrong JSON type ({exc}); expected ORCID API 3.0 JSON"
+        ) from None
+
+
+def _parse(text: str, file: str) -> Parsed:
+    if text.lstrip().startswith("<"):  # what ORCID answers unless asked for JSON
+        data = orcid_xml(text, file)
+    else:
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise file_error(file, exc.lineno, f"not JSON: {exc.msg}") from None
     if not isinstance(data, dict):
         raise file_error(file, 1, "expected an ORCID record, works bulk answer or work object")
     lines = _LineFinder(text)
@@ -68,7 +86,7 @@ class _LineFinder:
         self.text = text
 
     def of_put_code(self, code: Any) -> int:
-        for needle in (f'"put-code": {code}', f'"put-code":{code}'):
+        for needle in (f'"put-code": {code}', f'"put-code":{code}', f'put-code="{code}"'):
             index = self.text.find(needle)
             if index >= 0:
                 return self.text.count("\n", 0, index) + 1
@@ -95,7 +113,7 @@ def _works(items: list[Any], file: str, lines: _LineFinder) -> Parsed:
             works.append(_work(item, origin))
         except NotAPaper as exc:
             warnings.append(f"{origin}: {exc}; skipped")
-        except ValueError as exc:
+        except (ValueError, TypeError, AttributeError, KeyError) as exc:
             bad.append(Bad(origin, str(exc)))
     return Parsed(works=tuple(works), bad=tuple(bad), warnings=tuple(warnings))
 
@@ -185,12 +203,21 @@ def _record(data: dict, file: str, lines: _LineFinder) -> Parsed:
         works += parsed.works
         bad += parsed.bad
         warnings += parsed.warnings
+    orcid = _value(data, "orcid-identifier", "path")
     if missing:
+        ident = orcid if isinstance(orcid, str) else "ORCID-ID"
         warnings.append(
-            f"{file}: {len(missing)} work summaries carry no contributors; fetch "
-            f"/v3.0/{{iD}}/works/{','.join(missing)} and import that file for them"
+            f"{file}: {len(missing)} work summaries carry no contributors; fetch them with "
+            f"`curl -H 'Accept: application/json' {API}/{ident}/works/{','.join(missing)} "
+            "> works.json` and import that file"
         )
-    return Parsed(tuple(works), tuple(affiliations), tuple(bad), tuple(warnings))
+    return Parsed(
+        tuple(works),
+        tuple(affiliations),
+        tuple(bad),
+        tuple(warnings),
+        orcid=orcid if isinstance(orcid, str) else None,
+    )
 
 
 def _affiliations(summary: dict, file: str, lines: _LineFinder) -> tuple[list, list]:
@@ -212,7 +239,10 @@ def _affiliation(kind: str, s: dict, origin: Origin) -> Affiliation:
     org = s.get("organization") or {}
     address = org.get("address") or {}
     place = ", ".join(str(p) for p in (address.get("city"), address.get("country")) if p)
+    ror = _value(org, "disambiguated-organization", "disambiguated-organization-identifier")
+    source = _value(org, "disambiguated-organization", "disambiguation-source")
     return Affiliation(
+        ror=str(ror).rstrip("/").rsplit("/", 1)[-1] if ror and source == "ROR" else None,
         kind=kind,
         organization=squash(str(org["name"])),
         origin=origin,

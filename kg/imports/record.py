@@ -61,6 +61,38 @@ class Work:
     selected: bool = False
     equal_contribution_note: str | None = None
     truncated: bool = False  # the author list ended with "and others"
+    # what a paper's page shows (al-folio's and Hugo Blox's fields), as printed
+    abstract: str | None = None
+    pdf: str | None = None
+    code: str | None = None
+    slides: str | None = None
+    video: str | None = None
+    pages: str | None = None
+    volume: str | None = None
+    issue: str | None = None
+    publisher: str | None = None
+
+
+# Work fields a profile keeps under the same name (filled when the profile lacks them)
+MEDIA_FIELDS = (
+    "abstract",
+    "pdf",
+    "code",
+    "slides",
+    "video",
+    "pages",
+    "volume",
+    "issue",
+    "publisher",
+)
+# al-folio's BibTeX link fields that the model keeps as labelled links
+LINK_FIELDS = {
+    "html": "HTML",
+    "website": "Website",
+    "poster": "Poster",
+    "supp": "Supplement",
+    "blog": "Blog",
+}
 
 
 @dataclass(frozen=True)
@@ -75,6 +107,7 @@ class Affiliation:
     start: PartialDate | None = None
     end: PartialDate | None = None
     location: str | None = None
+    ror: str | None = None  # the organization's ROR id, as ORCID disambiguates it
 
 
 @dataclass(frozen=True)
@@ -86,6 +119,10 @@ class Bad:
 
     def __str__(self) -> str:
         return f"{self.origin}: {self.message}"
+
+
+class BadValue(ValueError):
+    """A field whose value kg cannot take (the entry is reported as malformed)."""
 
 
 class NotAPaper(ValueError):
@@ -101,6 +138,7 @@ class Parsed:
     affiliations: tuple[Affiliation, ...] = ()
     bad: tuple[Bad, ...] = ()
     warnings: tuple[str, ...] = field(default=())
+    orcid: str | None = None  # the iD of the ORCID record read
 
 
 # --------------------------------------------------------------------------- shared helpers
@@ -109,6 +147,8 @@ EQUAL_MARKS = "*†‡"
 CORRESPONDING_MARKS = "✉"
 _MARKS = re.compile(r"\^?\{?([*†‡✉]+)\}?")
 _SPACES = re.compile(r"\s+")
+# control characters (C0 but whitespace, DEL, C1): never text; a terminal runs them
+_CONTROLS = re.compile(r"[\x00-\x08\x0e-\x1f\x7f-\x9f]")
 _DOI = re.compile(r"(10\.\d{4,9}/\S+)", re.I)
 _ARXIV_NEW = re.compile(r"(?<![\d.])(\d{4}\.\d{4,5})(?:v\d+)?(?![\d])")
 _ARXIV_OLD = re.compile(r"\b([a-z-]+(?:\.[A-Z]{2})?/\d{7})(?:v\d+)?\b")
@@ -120,8 +160,8 @@ _GROUP_WORDS = re.compile(
 
 
 def squash(text: str) -> str:
-    """One line, single spaces, NFC."""
-    text = unicodedata.normalize("NFC", text.replace("\xa0", " "))
+    """One line, single spaces, NFC, no control characters."""
+    text = unicodedata.normalize("NFC", _CONTROLS.sub("", text.replace("\xa0", " ")))
     return _SPACES.sub(" ", text).strip()
 
 
@@ -152,7 +192,13 @@ def clean_doi(text: str | None) -> str | None:
     if not text:
         return None
     match = _DOI.search(text.strip())
-    return match[1].rstrip(".,;") if match else None
+    doi = match[1].rstrip(".,;") if match else None
+    if doi and any(part in (".", "..") for part in doi.split("/")):
+        # https://doi.org/10.1/../../x is https://doi.org/x: a link that leaves the DOI
+        raise BadValue(
+            f"DOI {doi!r} has a '.' or '..' segment; expected a DOI like 10.1145/3575693"
+        )
+    return doi
 
 
 def arxiv_id(text: str | None) -> str | None:
@@ -167,10 +213,11 @@ def is_arxiv_doi(doi: str | None) -> bool:
     return bool(doi and doi.lower().startswith("10.48550/"))
 
 
-def title_text(title: str) -> str:
-    """A title as kg keeps it: one line, without dblp's closing period."""
+def title_text(title: str, dblp: bool = False) -> str:
+    """A title as kg keeps it: one line; from dblp (which ends every title with a period)
+    without its closing period, from other sources exactly as printed ("… Inc.")."""
     title = squash(title)
-    if title.endswith(".") and not title.endswith(".."):
+    if dblp and title.endswith(".") and not title.endswith(".."):
         title = title[:-1]
     return title
 
@@ -213,6 +260,6 @@ def status_in(text: str | None) -> str | None:
     return None
 
 
-def file_error(file: str, line: int, message: str) -> InputError:
+def file_error(file: str, line: int, message: str, column: int = 1) -> InputError:
     """The whole file cannot be read (not JSON, not XML, not the expected shape)."""
-    return InputError([Problem(Source(file, line, 1), "", message)])
+    return InputError([Problem(Source(file, line, column), "", message)])

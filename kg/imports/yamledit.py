@@ -26,9 +26,9 @@ def entry(value: dict[str, Any]) -> CommentedMap:
     return CommentedMap((k, styled(v, k)) for k, v in value.items())
 
 
-def _yaml() -> YAML:
+def _yaml(width: int = 4096) -> YAML:
     yaml = YAML()
-    yaml.width = 4096  # never wrap a title or an author list
+    yaml.width = width  # never wrap a title or an author list
     yaml.brace_single_entry_mapping_in_flow_sequence = True  # [{label: Paper}], as written
     yaml.indent(mapping=2, sequence=4, offset=2)
     return yaml
@@ -52,10 +52,23 @@ def styled(value: Any, key: str = "") -> Any:
     return value
 
 
-def dump(value: Any) -> str:
+def dump(value: Any, width: int = 4096) -> str:
     out = io.StringIO()
-    _yaml().dump(value, out)
+    _yaml(width).dump(value, out)
     return out.getvalue()
+
+
+def flow(value: Any) -> Any:
+    """`value` all in flow style (`{title: …, authors: [a, b]}`), for a flow list."""
+    if isinstance(value, dict):
+        mapping = CommentedMap((k, flow(v)) for k, v in value.items())
+        mapping.fa.set_flow_style()
+        return mapping
+    if isinstance(value, list):
+        seq = CommentedSeq(flow(v) for v in value)
+        seq.fa.set_flow_style()
+        return seq
+    return value
 
 
 @dataclass
@@ -115,6 +128,9 @@ class ProfileText:
             return
         node = self.sections.get(section)
         existing = self.items(section)
+        if isinstance(node, SequenceNode) and node.flow_style and existing:
+            self._add_to_flow(node, items)
+            return
         if not isinstance(node, SequenceNode) or node.flow_style or not existing:
             self._new_section(section, node, items)
             return
@@ -124,6 +140,18 @@ class ProfileText:
             self.edits.insert(self._above_comments(existing[before].start_mark.line), text)
         else:
             self.edits.insert(_line_after(existing[-1]), text)
+
+    def _add_to_flow(self, node: SequenceNode, items: list[dict]) -> None:
+        """`[a, b]` -> `[a, b, {…}]`: new entries as one-line flow mappings before `]`."""
+        text = dump(flow(list(items)), width=1 << 30).strip()  # `[{…}, {…}]`, one line
+        end = node.end_mark
+        self.edits.replace(end.line, end.column - 1, end.column - 1, ", " + text[1:-1])
+
+    def add_top(self, values: dict[str, Any]) -> None:
+        """New top-level keys, on the lines after `name:`."""
+        name = self.sections.get("name")
+        if values and name is not None:
+            self.edits.insert(_line_after(name), dump(dict(values)))
 
     def fill(self, section: str, index: int, values: dict[str, Any]) -> None:
         """New keys in an existing entry (block or flow mapping)."""

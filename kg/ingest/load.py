@@ -42,9 +42,9 @@ FORMATS = {
         "an email address (no spaces, quotes or any of <>(){}|\\^`)",
     ),
     "url": (re.compile(r"^https?://[^\s<>\"{}|\\^`\x00-\x1f\x7f-\x9f]+$"), "an http(s) URL"),
-    "doi": (
-        re.compile(r"^10\.[0-9]{4,9}/[^\s\x00-\x1f\x7f-\x9f]+$"),
-        "a DOI like 10.1145/3575693.3575721",
+    "doi": (  # no `.` or `..` segment: https://doi.org/10.1/../x would leave the DOI
+        re.compile(r"^10\.[0-9]{4,9}/(?!(?:[^/]*/)*\.\.?(?:/|$))[^\s\x00-\x1f\x7f-\x9f]+$"),
+        "a DOI like 10.1145/3575693.3575721 (no `.` or `..` segment)",
     ),
     "arxiv": (
         re.compile(r"^([0-9]{4}\.[0-9]{4,5}|[a-z-]+(\.[A-Z]{2})?/[0-9]{7})(v[0-9]+)?$"),

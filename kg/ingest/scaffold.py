@@ -64,13 +64,18 @@ def new_person(data_dir: Path, name: str) -> Path:
     text = Template(_starter("person.yaml")).substitute(
         name=_yaml_text(name), slug=slug, given=given, family=family
     )
-    return _write(path, text)
+    return _write(path, text, exclusive=True)
 
 
-def _write(path: Path, text: str) -> Path:
+def _write(path: Path, text: str, exclusive: bool = False) -> Path:
+    """Write `path`; `exclusive`: only as a new file (O_EXCL), never over one another
+    command (or a link) put there since the check."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
+        with path.open("x" if exclusive else "w", encoding="utf-8") as handle:
+            handle.write(text)
+    except FileExistsError:
+        raise UsageError(f"{path} already exists; edit it, or pick another name") from None
     except OSError as exc:
         raise ProjectError(f"cannot write {path}: {exc.strerror}") from None
     return path

@@ -43,7 +43,23 @@ PUBSTATE = {
     "accepted": "forthcoming",
     "preprint": "prepublished",
 }
-_SPECIAL = re.compile(r"([&%$#_])")
+# Every character BibTeX or LaTeX reads as syntax, as text commands that keep the braces
+# balanced: a title can neither close its field (`}`) nor run a command (`\input`,
+# `\write18`), and bibtexparser, pybtex and kg's importer read the text back.
+BIB_ESCAPES = {
+    "\\": r"\textbackslash{}",
+    "{": r"\textbraceleft{}",
+    "}": r"\textbraceright{}",
+    "~": r"\textasciitilde{}",
+    "^": r"\textasciicircum{}",
+    "&": r"\&",
+    "%": r"\%",
+    "$": r"\$",
+    "#": r"\#",
+    "_": r"\_",
+}
+_SPECIAL = re.compile(r"[\\{}~^&%$#_]")
+_AND_WORD = re.compile(r"(^|\s)and(\s|$)", re.I)  # BibTeX splits author lists on it
 
 
 @dataclass(frozen=True)
@@ -74,6 +90,21 @@ class Citable:
     links: tuple[tuple[str, str | None], ...]
     selected: bool = False
     equal_contribution_note: str | None = None
+    abstract: str | None = None
+    pdf: str | None = None
+    code: str | None = None
+    slides: str | None = None
+    video: str | None = None
+    pages: str | None = None
+    volume: str | None = None
+    issue: str | None = None
+    publisher: str | None = None
+
+
+MEDIA = ("abstract", "pdf", "code", "slides", "video", "pages", "volume", "issue", "publisher")
+# al-folio's BibTeX fields for links kg keeps with these labels
+FOLIO_LINKS = {"HTML": "html", "Website": "website", "Poster": "poster", "Supplement": "supp"}
+FOLIO_LINKS["Blog"] = "blog"
 
 
 # --------------------------------------------------------------------------- selection
@@ -166,6 +197,7 @@ def citable(
         links=tuple((link.label, link.url) for link in source.links),
         selected=own and source.selected,
         equal_contribution_note=source.equal_contribution_note,
+        **{name: getattr(source if own else pub, name) for name in MEDIA},
     )
 
 
@@ -208,25 +240,41 @@ def _split_name(name: str) -> tuple[str, str]:
 
 
 def _latex(text: str) -> str:
-    return _SPECIAL.sub(r"\\\1", text)
+    """Text as a BibTeX field value that reads back as the same text."""
+    return _SPECIAL.sub(lambda m: BIB_ESCAPES[m.group()], text)
+
+
+def _address(text: str) -> str:
+    """A URL, DOI or eprint: characters BibTeX reads as syntax percent-encoded."""
+    return text.replace("\\", "%5C").replace("{", "%7B").replace("}", "%7D")
 
 
 def _protect(title: str) -> str:
-    """Braces around words whose capitals a style must not lower (GPU, SeaLLM)."""
-
-    def word(match: re.Match) -> str:
+    """Braces around words whose capitals a style must not lower (GPU, SeaLLM); the rest
+    escaped (words are found in the text, before escaping, so `_` stays inside a word)."""
+    out, last = [], 0
+    for match in re.finditer(r"[^\W_][\w'’-]*", title):
         w = match.group()
-        return f"{{{w}}}" if any(c.isupper() for c in w[1:]) else w
+        out.append(_latex(title[last : match.start()]))
+        out.append(f"{{{_latex(w)}}}" if any(c.isupper() for c in w[1:]) else _latex(w))
+        last = match.end()
+    return "".join(out) + _latex(title[last:])
 
-    return re.sub(r"\w[\w'’-]*", word, _latex(title))
+
+def _name_part(text: str) -> str:
+    """One part of a name; braced when BibTeX would split it (`and`, a comma, `others`)."""
+    escaped = _latex(text)
+    if "," in text or _AND_WORD.search(text) or text.strip().lower() == "others":
+        return "{" + escaped + "}"
+    return escaped
 
 
 def _bib_name(a: CiteAuthor) -> str:
     if a.group:
         return "{" + _latex(a.name) + "}"
     if not a.given:
-        return _latex(a.family)
-    return f"{_latex(a.family)}, {_latex(a.given)}"
+        return _name_part(a.family)
+    return f"{_name_part(a.family)}, {_name_part(a.given)}"
 
 
 def _annotations(authors: tuple[CiteAuthor, ...]) -> str:
@@ -238,33 +286,69 @@ def _annotations(authors: tuple[CiteAuthor, ...]) -> str:
             if on
         ]
         if a.annotation:
-            marks.append('"' + a.annotation.replace('"', "'") + '"')
+            marks.append('"' + _latex(re.sub(r'["=;,]', " ", a.annotation)).strip() + '"')
         if marks:
             parts.append(f"{rank}={','.join(marks)}")
     return "; ".join(parts)
 
 
+# A printed "venue" that only states a status ("Tech Report", "In Submission"): never
+# put where a proceedings title, journal or institution goes (issue 27).
+_STATUS_TEXT = re.compile(
+    r"^\s*(in )?(submission|submitted|in submission|under review|preprint|"
+    r"tech(nical)? report|to appear|accepted|forthcoming)\s*$",
+    re.I,
+)
+UNPUBLISHED = ("submitted", "in-submission")
+
+
+def _unpublished(c: Citable) -> bool:
+    return c.status in UNPUBLISHED and c.type != "preprint"
+
+
+def venue_name(c: Citable) -> str | None:
+    """The venue text that names a venue (not a status), or None."""
+    return c.venue if c.venue and not _STATUS_TEXT.match(c.venue) else None
+
+
 def bibtex_entry(c: Citable, extras: bool = True) -> str:
+    """One entry. A submitted paper is `@unpublished` with its venue text in `note` and
+    no `year` (the year of the edition it went to is not a publication date; kg keeps
+    it in `kg-year`); status text is never a booktitle, journal or institution."""
     entry_type, venue_field = BIBTEX_TYPES.get(c.type, ("misc", "howpublished"))
-    if c.status in ("submitted", "in-submission") and c.type != "preprint":
+    unpublished = _unpublished(c)
+    if unpublished:
         entry_type, venue_field = "unpublished", "note"
     fields: list[tuple[str, str]] = [
         ("title", _protect(c.title)),
         ("author", " and ".join(_bib_name(a) for a in c.authors)),
     ]
-    if c.venue:
-        fields.append((venue_field, _latex(c.venue)))
-    if c.year:
+    venue = c.venue if unpublished else venue_name(c)
+    if venue:
+        fields.append((venue_field, _latex(venue)))
+    if c.year and not unpublished:
         fields.append(("year", str(c.year)))
+    fields += [
+        (name, _latex(value))
+        for name, value in (
+            ("volume", c.volume),
+            ("number", c.issue),
+            ("pages", (c.pages or "").replace("\u2013", "--")),
+            ("publisher", c.publisher),
+        )
+        if value
+    ]
     if c.status in PUBSTATE:
         fields.append(("pubstate", PUBSTATE[c.status]))
     if c.doi:
-        fields.append(("doi", c.doi))
+        fields.append(("doi", _address(c.doi)))
     if c.arxiv:
-        fields += [("eprint", c.arxiv), ("archiveprefix", "arXiv")]
+        fields += [("eprint", _address(c.arxiv)), ("archiveprefix", "arXiv")]
+        if extras:  # al-folio's arXiv badge reads this field
+            fields.append(("arxiv", _address(c.arxiv)))
     url = next((u for _, u in c.links if u), None)
     if url:
-        fields.append(("url", url))
+        fields.append(("url", _address(url)))
     if extras:
         fields += _extras(c)
     body = ",\n".join(f"  {name} = {{{value}}}" for name, value in fields)
@@ -272,7 +356,26 @@ def bibtex_entry(c: Citable, extras: bool = True) -> str:
 
 
 def _extras(c: Citable) -> list[tuple[str, str]]:
-    fields = []
+    fields = [("abstract", _latex(c.abstract))] if c.abstract else []
+    if c.year and _unpublished(c):
+        fields.append(("kg-year", str(c.year)))
+    if c.venue and not _unpublished(c) and not venue_name(c):
+        fields.append(("kg-printed", _latex(c.venue)))
+    fields += [
+        (name, _address(url))
+        for name, url in (
+            ("pdf", c.pdf),
+            ("code", c.code),
+            ("slides", c.slides),
+            ("video", c.video),
+        )
+        if url
+    ]
+    fields += [
+        (FOLIO_LINKS[label], _address(url))
+        for label, url in c.links
+        if url and label in FOLIO_LINKS
+    ]
     marks = _annotations(c.authors)
     if marks:
         fields.append(("author+an", marks))
@@ -287,7 +390,8 @@ def _extras(c: Citable) -> list[tuple[str, str]]:
             (
                 "kg-links",
                 "; ".join(
-                    f"{_latex(label)} <{url}>" if url else _latex(label) for label, url in c.links
+                    f"{_latex(label)} <{_address(url)}>" if url else _latex(label)
+                    for label, url in c.links
                 ),
             )
         )
@@ -336,10 +440,21 @@ def csl_item(c: Citable, extras: bool = True) -> dict:
         {"literal": a.name} if a.group or not a.given else {"family": a.family, "given": a.given}
         for a in c.authors
     ]
-    if c.venue:
-        item["container-title"] = c.venue
-    if c.year:
-        item["issued"] = {"date-parts": [[c.year]]}
+    if _unpublished(c):  # "Submitted to ATC'25" is a note, not a container or a date
+        if c.venue:
+            item["note"] = c.venue
+    else:
+        if venue_name(c):
+            item["container-title"] = venue_name(c)
+        if c.year:
+            item["issued"] = {"date-parts": [[c.year]]}
+    for name, key in (("pages", "page"), ("volume", "volume"), ("issue", "issue")):
+        if getattr(c, name):
+            item[key] = getattr(c, name)
+    if c.publisher:
+        item["publisher"] = c.publisher
+    if c.abstract and extras:
+        item["abstract"] = c.abstract
     if c.status != "published":
         item["status"] = c.status
     if c.doi:
@@ -373,6 +488,13 @@ def _csl_extras(c: Citable) -> dict:
         kg["equal_contribution_note"] = c.equal_contribution_note
     if c.selected:
         kg["selected"] = True
+    if c.year and _unpublished(c):
+        kg["year"] = c.year
+    if c.venue and not _unpublished(c) and not venue_name(c):
+        kg["printed"] = c.venue
+    for name in ("pdf", "code", "slides", "video"):
+        if getattr(c, name):
+            kg[name] = getattr(c, name)
     return kg
 
 
@@ -385,6 +507,7 @@ def plain_citation(c: Citable) -> str:
     people = ", ".join(names[:-1]) + f" and {names[-1]}" if len(names) > 1 else "".join(names)
     title = c.title if c.title[-1:] in ".?!" else f"{c.title}."
     year = str(c.year) if c.year and str(c.year) not in (c.venue or "") else None
+    year = None if _unpublished(c) else year
     where = ", ".join(x for x in (c.venue, year) if x)
     text = f"{people}. {title}" + (f" {where}." if where else "")
     if c.doi:

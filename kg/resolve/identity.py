@@ -85,6 +85,10 @@ class PublicationEntity:
     code: str | None = None
     slides: str | None = None
     video: str | None = None
+    pages: str | None = None
+    volume: str | None = None
+    issue: str | None = None
+    publisher: str | None = None
 
 
 @dataclass(frozen=True)
@@ -776,6 +780,10 @@ def _merge_listings(key, listings, person_of, venues, problems) -> PublicationEn
         code=next((p.code for _, p in listings if p.code), None),
         slides=next((p.slides for _, p in listings if p.slides), None),
         video=next((p.video for _, p in listings if p.video), None),
+        pages=next((p.pages for _, p in listings if p.pages), None),
+        volume=next((p.volume for _, p in listings if p.volume), None),
+        issue=next((p.issue for _, p in listings if p.issue), None),
+        publisher=next((p.publisher for _, p in listings if p.publisher), None),
     )
 
 
@@ -858,8 +866,11 @@ def _merge_venue(listings, venue_index, problems) -> tuple[str | None, int | Non
 # --------------------------------------------------------------------------- entry point
 
 
-def resolve(data: Dataset) -> Resolution:
-    """Decide identities across the whole dataset; raise InputError listing every problem."""
+def resolve(data: Dataset, with_notes: bool = True) -> Resolution:
+    """Decide identities across the whole dataset; raise InputError listing every problem.
+
+    `with_notes=False` skips the notes for humans (merges, near misses), which nothing
+    but `kg check`/`build` shows: `kg import` resolves only to check the edited profile."""
     problems: list[Problem] = []
     org_index = _index(data.organizations, _org_names, "organization", problems)
     venue_index = _index(data.venues, _venue_names, "venue", problems)
@@ -873,7 +884,7 @@ def resolve(data: Dataset) -> Resolution:
     persons = identity_basis(persons, decided, publications)
     decisions = _distinct_decisions(data, persons, problems)
     evidence = {k.key: k.note for k in data.people if k.note}
-    notes = _person_notes(persons, decisions, evidence)
+    notes = _person_notes(persons, decisions, evidence) if with_notes else []
     titles = _title_index(publications)
     _check_project_papers(data, titles, problems)
     if problems:
