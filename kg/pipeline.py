@@ -274,7 +274,8 @@ def _build(
         render_cache,
         previous_tree(out_dir, manifest),
     )
-    files = write_outputs(out_dir, with_build_record(parts, report), manifest)
+    inside = None if out else config.root  # --out may name any folder; kg.toml may not
+    files = write_outputs(out_dir, with_build_record(parts, report), manifest, inside)
     return BuildResult(out_dir, tuple(files), len(mapped.triples), resolution, report)
 
 
