@@ -439,15 +439,16 @@ def _edit(project: Path, old: str, new: str) -> None:
     path.write_text(text.replace(old, new, 1), encoding="utf-8")
 
 
-def test_doubled_author_and_self_mentoring_are_warnings(fresh_project, capsys):
+def test_doubled_author_and_self_mentoring_are_errors_at_file_and_line(fresh_project, capsys):
     paper = "publications:\n  - title: Thrice\n    authors: [Ann Bee, Ann Bee, Ann Bee]\n"
     _edit(fresh_project, "publications:\n", paper + "    venue: OSDI\n    year: 2024\n")
     _edit(fresh_project, "mentors: [Xin Jin]", "mentors: [Xin Jin, Ann Bee]")
-    assert main(["--project", str(fresh_project), "validate"]) == 0  # warnings only
+    assert main(["--project", str(fresh_project), "validate"]) == 1  # issue 26: errors
     out = capsys.readouterr().out
-    assert "a-b.yaml" in out and "2 warnings" in out
-    assert ": Warning: The same person is listed 3 times in the author list" in out
-    assert ": Warning: The person holding this role is also listed as its advisor" in out
+    assert "a-b.yaml" in out and "2 violations" in out
+    # lines by hand: the role (positions[0]) starts at line 20, the new paper at line 27
+    assert "  27:5: Violation: The same person is listed 3 times in the author list" in out
+    assert "  20:5: Violation: The person holding this role is also listed as its" in out
 
 
 def test_look_alike_letters_of_another_script_are_a_near_miss(fresh_project, capsys):
