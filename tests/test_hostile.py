@@ -518,3 +518,59 @@ def test_a_tree_moved_aside_without_rename_exchange_is_put_back(tmp_path):
     write_outputs(out, {"graph.ttl": "new\n"})
     assert (out / "graph.ttl").read_text() == "new\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == [".dist.versions", "dist"]
+
+
+# --------------------------------------------------------------------------- issue 26
+
+
+@pytest.mark.parametrize("newline", ["\r\n", "\r"])
+def test_crlf_and_lone_cr_profiles_keep_their_line_numbers(fresh_project, capsys, newline):
+    profile = fresh_project / "data" / "profiles" / "a-b.yaml"
+    text = profile.read_text(encoding="utf-8").replace("end: 2024-05", "end: 2022-05")
+    profile.write_bytes(text.replace("\n", newline).encode("utf-8"))
+    assert main(["--project", str(fresh_project), "validate"]) == 1
+    out = capsys.readouterr().out
+    # by hand: positions[0] (the role that ends before it starts) begins at line 20, col 5
+    assert "a-b.yaml\n  20:5: Violation: The end date 2022-05 is before" in out
+    bad = text.replace("    unit: bytedance-aml\n", "    unit: bytedance-aml\n    bogus: 1\n")
+    profile.write_bytes(bad.replace("\n", newline).encode("utf-8"))
+    assert main(["--project", str(fresh_project), "check"]) == 2
+    assert "a-b.yaml:22:5: positions[0].bogus: unknown key 'bogus'" in capsys.readouterr().err
+    nul = text.replace("title: Talk", "title: Ta\x00lk")  # line 37, column 14 by hand
+    profile.write_bytes(nul.replace("\n", newline).encode("utf-8"))
+    assert main(["--project", str(fresh_project), "check"]) == 2
+    assert "a-b.yaml:37:14: character U+0000 is not allowed" in capsys.readouterr().err
+
+
+def test_kg_check_warns_of_a_name_mixing_look_alike_scripts(fresh_project, capsys):
+    paper = "publications:\n  - title: Lookalike\n    authors: [Ann Bee, Yihao Zh\u0430o]\n"
+    _edit(fresh_project, "publications:\n", paper + "    venue: OSDI\n    year: 2024\n")
+    assert main(["--project", str(fresh_project), "check"]) == 0  # a warning, not an error
+    err = capsys.readouterr().err
+    assert "warning: " in err and "a-b.yaml:28:" in err and "publications[0].authors[1]" in err
+    assert "'Yihao Zh\u0430o' mixes scripts" in err and "Cyrillic Small Letter A U+0430" in err
+    _edit(fresh_project, "Yihao Zh\u0430o", "\u0416\u0435\u043d\u044f Zhao")  # whole words: fine
+    assert main(["--project", str(fresh_project), "check"]) == 0
+    assert "mixes scripts" not in capsys.readouterr().err
+
+
+def test_bidi_controls_are_escaped_in_dumps_and_the_feed(fresh_project):
+    profile = fresh_project / "data" / "profiles" / "a-b.yaml"
+    text = profile.read_text(encoding="utf-8").replace("name: Ann Bee", "name: Ann \u202eeeB")
+    profile.write_text(text.replace('"Paper: One"', '"Paper: \u2066One\u2069\u200f"'), "utf-8")
+    assert main(["--project", str(fresh_project), "build"]) == 0
+    dist = fresh_project / "dist"
+    bidi = "\u202e\u2066\u2069\u200f"
+    dumps = ["graph.nt", "graph.ttl", "graph.jsonld", "people/a-b.jsonld", "people/a-b.ttl"]
+    for name in [*dumps, "site/feed.xml", "site/person/a-b.nt"]:
+        text = (dist / name).read_text(encoding="utf-8")
+        assert not any(c in text for c in bidi), name
+    store = ox.Store()
+    store.load(path=str(dist / "graph.nt"), format=ox.RdfFormat.N_TRIPLES)
+    names = {str(q.object.value) for q in store.quads_for_pattern(None, None, None)}
+    assert "Ann \u202eeeB" in names and "Paper: \u2066One\u2069\u200f" in names
+    import xml.dom.minidom
+
+    feed = xml.dom.minidom.parse(str(dist / "site" / "feed.xml"))
+    titles = [t.firstChild.data for t in feed.getElementsByTagName("title")]
+    assert "Paper: \u2066One\u2069\u200f" in titles

@@ -32,7 +32,7 @@ from jinja2 import (
 from markupsafe import Markup, escape
 from rdflib import URIRef
 
-from kg.display import isolate
+from kg.display import BIDI_CONTROLS, isolate
 from kg.graph.namespaces import DCTERMS, FOAF, RDF, RDFS, SCHEMA, curie
 from kg.graph.triples import GraphLike, Triples
 from kg.model import (
@@ -796,6 +796,12 @@ def robots(base: str) -> str:
     return f"User-agent: *\nAllow: /\nSitemap: {base}sitemap.xml\n"
 
 
+def _xml(text: str) -> str:
+    """Escaped XML text with bidi controls as character references (feed readers show
+    them the same, a text editor opening the feed is not reordered)."""
+    return "".join(f"&#x{ord(c):04X};" if c in BIDI_CONTROLS else c for c in escape(text))
+
+
 def atom_feed(builder: SiteBuilder, limit: int = 50) -> str:
     """The newest publications (by year, then title) as an Atom feed."""
     base, settings = builder.base, builder.settings
@@ -807,17 +813,17 @@ def atom_feed(builder: SiteBuilder, limit: int = 50) -> str:
     for pub in pubs:
         iri = escape(f"{base}publication/{pub.key}")
         authors = "".join(
-            f"<author><name>{escape(s.printed[0])}</name></author>" for s in pub.authors[:10]
+            f"<author><name>{_xml(s.printed[0])}</name></author>" for s in pub.authors[:10]
         )
         entries.append(
-            f"<entry><id>{iri}</id><title>{escape(pub.title)}</title>"
+            f"<entry><id>{iri}</id><title>{_xml(pub.title)}</title>"
             f'<link href="{iri}"/><updated>{pub.year or 1970:04d}-01-01T00:00:00Z</updated>'
             f"{authors}</entry>\n"
         )
     return (
         '<?xml version="1.0" encoding="utf-8"?>\n'
         '<feed xmlns="http://www.w3.org/2005/Atom">\n'
-        f"<id>{escape(base)}feed.xml</id><title>{escape(settings.title)}: publications</title>\n"
+        f"<id>{escape(base)}feed.xml</id><title>{_xml(settings.title)}: publications</title>\n"
         f'<link href="{escape(base)}"/><link rel="self" href="{escape(base)}feed.xml"/>\n'
         f"<updated>{newest:04d}-01-01T00:00:00Z</updated>\n" + "".join(entries) + "</feed>\n"
     )
