@@ -574,3 +574,25 @@ def test_bidi_controls_are_escaped_in_dumps_and_the_feed(fresh_project):
     feed = xml.dom.minidom.parse(str(dist / "site" / "feed.xml"))
     titles = [t.firstChild.data for t in feed.getElementsByTagName("title")]
     assert "Paper: \u2066One\u2069\u200f" in titles
+
+
+@pytest.mark.parametrize(
+    "content, where, text",
+    [
+        (b'[kg]\ntitle = "a"\ntitle = "b"\n', "kg.toml:3:12:", "invalid TOML: Cannot overwrite"),
+        (b"[kg\n", "kg.toml:1:4:", "invalid TOML: Expected ']'"),
+        (b'[kg]\r\ntitle = "\xff"\r\n', "kg.toml:2:", "invalid UTF-8"),
+        (b'[kg]\ntitle = "t"\nbogus = 1\n', "kg.toml:3:", "unknown setting(s) bogus"),
+        ("fifo", "kg.toml:", "not a regular file"),
+    ],
+)
+def test_every_kg_toml_problem_names_the_file_and_line(fresh_project, capsys, content, where, text):
+    config = fresh_project / "kg.toml"
+    config.unlink()
+    if content == "fifo":
+        os.mkfifo(config)  # read without blocking: refused, not a hang
+    else:
+        config.write_bytes(content)
+    assert main(["--project", str(fresh_project), "check"]) == 2
+    err = capsys.readouterr().err
+    assert where in err and text in err and "Traceback" not in err, err
