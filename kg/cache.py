@@ -22,7 +22,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from kg.files import FOLDER_FLAGS, open_folder, read_regular_at, write_new_at
+from kg.files import FOLDER_FLAGS, open_child, open_folder, read_regular_at, write_new_at
 
 DIGEST = 32
 CACHE_FOLDER = ".kg-cache"
@@ -96,6 +96,7 @@ class SignedCache:
         self.rel = os.path.relpath(folder, self.root)
         self.secret = secret if secret is not None else user_secret()
         self.used: set[str] = set()
+        self._fd: int | None = None
 
     @property
     def enabled(self) -> bool:
@@ -111,11 +112,26 @@ class SignedCache:
         """The shard folder of `key`, reached without following links."""
         if not _is_key(key):
             raise OSError(f"not a cache key: {key!r}")
-        fd = open_folder(self.root, f"{self.rel}/{key[:2]}", create)
+        fd = open_child(self._folder(create), key[:2], create)
         try:
             yield fd
         finally:
             os.close(fd)
+
+    def _folder(self, create: bool) -> int:
+        """The cache's folder, opened once (without following links) and kept: later
+        entries are reached from this descriptor, whatever is renamed meanwhile."""
+        if self._fd is None:
+            self._fd = open_folder(self.root, self.rel, create)
+        return self._fd
+
+    def __getstate__(self) -> dict[str, Any]:  # a descriptor means nothing elsewhere
+        return {**self.__dict__, "_fd": None}
+
+    def __del__(self) -> None:
+        if getattr(self, "_fd", None) is not None:
+            with contextlib.suppress(OSError):
+                os.close(self._fd)  # type: ignore[arg-type]
 
     def get(self, key: str) -> Any | None:
         """The value kept under `key`, or None (missing, unreadable, or not signed by us)."""

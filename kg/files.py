@@ -29,11 +29,13 @@ def read_regular(path: Path, limit: int) -> bytes:
 
 
 def _read_fd(fd: int, path: Path | str, limit: int) -> bytes:
-    if not stat.S_ISREG(os.fstat(fd).st_mode):
+    status = os.fstat(fd)
+    if not stat.S_ISREG(status.st_mode):
         raise NotRegularFile(f"{path} is not a regular file")
     chunks, size = [], 0
+    hint = status.st_size + 1  # not a buffer of `limit` bytes for a small file
     while size <= limit:
-        chunk = os.read(fd, limit + 1 - size)
+        chunk = os.read(fd, min(limit + 1 - size, max(hint - size, 65536)))
         if not chunk:
             break
         chunks.append(chunk)
@@ -48,39 +50,38 @@ class NotOurFolder(OSError):
 FOLDER_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
 
 
-def open_folder(root: Path, rel: str, create: bool = False, dir_fd: int | None = None) -> int:
+def open_folder(root: Path, rel: str, create: bool = False) -> int:
     """A descriptor of the folder `root/rel`, reached one name at a time without
     following any link below `root` (O_NOFOLLOW at each step, so the answer cannot change
     between a check and its use); missing folders are made when `create` is set.
     NotOurFolder when a name on the way is a link or a file; the caller closes the fd."""
-    fd = os.open(root, FOLDER_FLAGS & ~os.O_NOFOLLOW, dir_fd=dir_fd)
+    fd = os.open(root, FOLDER_FLAGS & ~os.O_NOFOLLOW)
     try:
         for name in (p for p in rel.split("/") if p not in ("", ".")):
             if name == "..":
                 raise NotOurFolder(f"{root}/{rel} leaves {root}")
-            fd = _step(fd, name, create, f"{root}/{rel}")
+            child = open_child(fd, name, create, f"{root}/{rel}")
+            os.close(fd)
+            fd = child
     except BaseException:
         os.close(fd)
         raise
     return fd
 
 
-def _step(fd: int, name: str, create: bool, where: str) -> int:
-    """The folder `name` inside `fd` (made when missing and `create`); closes `fd`."""
+def open_child(fd: int, name: str, create: bool, where: str = "") -> int:
+    """The folder `name` inside the folder `fd` (made when missing and `create`), never
+    through a link: NotOurFolder when it is a link or a file."""
+    if create:
+        with contextlib.suppress(FileExistsError):
+            os.mkdir(name, 0o777, dir_fd=fd)
     try:
-        if create:
-            with contextlib.suppress(FileExistsError):
-                os.mkdir(name, 0o777, dir_fd=fd)
-        try:
-            return os.open(name, FOLDER_FLAGS, dir_fd=fd)
-        except OSError as exc:
-            if exc.errno in (errno.ELOOP, errno.ENOTDIR):
-                raise NotOurFolder(
-                    exc.errno, f"{name} is a symbolic link or a file, not a folder", where
-                ) from None
-            raise
-    finally:
-        os.close(fd)
+        return os.open(name, FOLDER_FLAGS, dir_fd=fd)
+    except OSError as exc:
+        if exc.errno in (errno.ELOOP, errno.ENOTDIR):
+            message = f"{name} is a symbolic link or a file, not a folder"
+            raise NotOurFolder(exc.errno, message, where or name) from None
+        raise
 
 
 def read_regular_at(dir_fd: int, name: str, limit: int) -> bytes:
