@@ -181,6 +181,18 @@ class DaskPool:
         self.client = client
 
     def map(self, function: Callable[[S, T], R], state: S, items: Sequence[T]) -> Iterator[R]:
+        from distributed.client import FutureCancelledError
+        from distributed.comm.core import CommClosedError
+        from distributed.scheduler import KilledWorker
+
+        try:
+            yield from self._map(function, state, items)
+        except (CommClosedError, KilledWorker, FutureCancelledError) as exc:  # not kg's bugs
+            where = self.client.scheduler.address
+            reason = _one_line(f"{type(exc).__name__}: {exc}")
+            raise UsageError(f"the dask cluster at {where} failed: {reason}") from None
+
+    def _map(self, function: Callable[[S, T], R], state: S, items: Sequence[T]) -> Iterator[R]:
         if not items:
             return
         # in a list: scatter would take a dict (or a list) for many values
