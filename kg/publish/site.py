@@ -615,17 +615,15 @@ def coauthor_svg(name: str, coauthors: list[tuple[str, int]], limit: int = 15) -
     shown = coauthors[:limit]
     row, label_w, top = 24, 170, 8
     if not shown:
-        return (
-            _svg_open(FIGURE_WIDTH, 40, "net-title", f"{name} has no co-authors", "coauthors")
-            + "</svg>"
-        )
+        alone = Markup("{} has no co-authors").format(isolate(name))
+        return _svg_open(FIGURE_WIDTH, 40, "net-title", alone, "coauthors") + "</svg>"
     most = max(n for _, n in shown)
     height = top + row * len(shown) + 4
     title = (
-        f"Co-authors of {isolate(name)}: {len(coauthors)} people"
+        Markup("Co-authors of {}: {} people").format(isolate(name), len(coauthors))
         + (f", the {len(shown)} most frequent shown" if len(coauthors) > limit else "")
         + ". "
-        + "; ".join(f"{other}: {n}" for other, n in shown)
+        + Markup("; ").join(Markup("{}: {}").format(isolate(other), n) for other, n in shown)
     )
     parts = [_svg_open(FIGURE_WIDTH, height, "net-title", title, "coauthors")]
     bar_room = FIGURE_WIDTH - label_w - 8 - text_width("99")
