@@ -274,7 +274,8 @@ def _build(
         render_cache,
         previous_tree(out_dir, manifest),
     )
-    inside = None if out else config.root  # --out may name any folder; kg.toml may not
+    # --out (or an absolute `out` set through the API) may name any folder; kg.toml's may not
+    inside = None if out or Path(config.out).is_absolute() else config.root
     files = write_outputs(out_dir, with_build_record(parts, report), manifest, inside)
     return BuildResult(out_dir, tuple(files), len(mapped.triples), resolution, report)
 
