@@ -11,16 +11,21 @@ kept, nothing is cached. A cache that cannot be read or written only costs time.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import hmac
 import os
 import pickle
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from functools import cache
 from pathlib import Path
 from typing import Any
 
+from kg.files import FOLDER_FLAGS, open_child, open_folder, read_regular_at, write_new_at
+
 DIGEST = 32
+CACHE_FOLDER = ".kg-cache"
 
 
 def digest(*parts: str | bytes) -> str:
@@ -75,30 +80,66 @@ def user_secret() -> bytes | None:
 
 class SignedCache:
     """Entries `<folder>/<key[:2]>/<key>` (key: a hex digest of everything the value
-    depends on); `used` records the keys read or written in this run, for `prune`."""
+    depends on); `used` records the keys read or written in this run, for `prune`.
 
-    def __init__(self, folder: Path, secret: bytes | None = None) -> None:
+    The folder is reached from `root` (default: the folder holding `.kg-cache`, else the
+    folder's parent) one name at a time without following links, and entries are read,
+    written and removed through those descriptors: where the project ships any of these
+    folders (or a shard, or an entry) as a symbolic link, the cache reads nothing there
+    and writes and deletes nothing through it. The signature covers the folder's name
+    and the key, so a valid entry copied under another key or into another cache is a
+    miss too."""
+
+    def __init__(self, folder: Path, secret: bytes | None = None, root: Path | None = None) -> None:
         self.folder = folder
+        self.root = root if root is not None else _trusted_root(folder)
+        self.rel = os.path.relpath(folder, self.root)
         self.secret = secret if secret is not None else user_secret()
         self.used: set[str] = set()
+        self._fd: int | None = None
 
     @property
     def enabled(self) -> bool:
         return self.secret is not None
 
-    def _path(self, key: str) -> Path:
-        return self.folder / key[:2] / key
-
     def _sign(self, key: str, payload: bytes) -> bytes:
         assert self.secret is not None
-        return hmac.new(self.secret, key.encode() + b"\0" + payload, hashlib.sha256).digest()
+        head = f"{self.folder.name}\0{key}\0".encode()
+        return hmac.new(self.secret, head + payload, hashlib.sha256).digest()
+
+    @contextmanager
+    def _shard(self, key: str, create: bool) -> Iterator[int]:
+        """The shard folder of `key`, reached without following links."""
+        if not _is_key(key):
+            raise OSError(f"not a cache key: {key!r}")
+        fd = open_child(self._folder(create), key[:2], create)
+        try:
+            yield fd
+        finally:
+            os.close(fd)
+
+    def _folder(self, create: bool) -> int:
+        """The cache's folder, opened once (without following links) and kept: later
+        entries are reached from this descriptor, whatever is renamed meanwhile."""
+        if self._fd is None:
+            self._fd = open_folder(self.root, self.rel, create)
+        return self._fd
+
+    def __getstate__(self) -> dict[str, Any]:  # a descriptor means nothing elsewhere
+        return {**self.__dict__, "_fd": None}
+
+    def __del__(self) -> None:
+        if getattr(self, "_fd", None) is not None:
+            with contextlib.suppress(OSError):
+                os.close(self._fd)  # type: ignore[arg-type]
 
     def get(self, key: str) -> Any | None:
         """The value kept under `key`, or None (missing, unreadable, or not signed by us)."""
         if self.secret is None:
             return None
         try:
-            data = self._path(key).read_bytes()
+            with self._shard(key, create=False) as shard:
+                data = read_regular_at(shard, key, MAX_ENTRY_BYTES)
         except OSError:
             return None
         mac, payload = data[:DIGEST], data[DIGEST:]
@@ -116,26 +157,62 @@ class SignedCache:
             return
         self.used.add(key)
         payload = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
-        path = self._path(key)
-        temporary = path.with_name(f".{key}.{os.getpid()}")
+        temporary = f".{key}.{os.getpid()}"
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            temporary.write_bytes(self._sign(key, payload) + payload)
-            os.replace(temporary, path)
+            with self._shard(key, create=True) as shard:
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(temporary, dir_fd=shard)  # a killed run's (or a planted link)
+                try:
+                    write_new_at(shard, temporary, self._sign(key, payload) + payload)
+                    os.replace(temporary, key, src_dir_fd=shard, dst_dir_fd=shard)
+                except OSError:
+                    with contextlib.suppress(OSError):
+                        os.unlink(temporary, dir_fd=shard)
         except OSError:
-            temporary.unlink(missing_ok=True)
+            return  # a cache that cannot be written only costs time
 
     def prune(self, keep: Iterable[str] | None = None) -> None:
-        """Remove the entries not in `keep` (default: not used in this run)."""
+        """Remove the entries not in `keep` (default: not used in this run). Only names
+        inside the cache's own folders are removed (a link is removed, never followed)."""
         wanted = set(self.used if keep is None else keep)
         try:
-            shards = list(self.folder.iterdir())
+            folder = open_folder(self.root, self.rel)
         except OSError:
             return
-        for shard in shards:
-            try:
-                for entry in shard.iterdir():
-                    if entry.name not in wanted:
-                        entry.unlink(missing_ok=True)
-            except OSError:
-                continue
+        try:
+            for shard in os.scandir(folder):
+                with contextlib.suppress(OSError):
+                    if shard.is_dir(follow_symlinks=False):
+                        _prune_shard(folder, shard.name, wanted)
+                    else:  # not a shard: a stray file or a link (the link itself goes)
+                        os.unlink(shard.name, dir_fd=folder)
+        except OSError:
+            return
+        finally:
+            os.close(folder)
+
+
+MAX_ENTRY_BYTES = 512 * 1024 * 1024  # larger files are not entries kg wrote: a miss
+_HEX = frozenset("0123456789abcdef")
+
+
+def _is_key(key: str) -> bool:
+    return 2 < len(key) <= 128 and set(key) <= _HEX
+
+
+def _trusted_root(folder: Path) -> Path:
+    """The project folder a cache folder lives in: the parent of `.kg-cache`."""
+    for parent in folder.parents:
+        if parent.name == CACHE_FOLDER:
+            return parent.parent
+    return folder.parent
+
+
+def _prune_shard(folder: int, name: str, wanted: set[str]) -> None:
+    shard = os.open(name, FOLDER_FLAGS, dir_fd=folder)
+    try:
+        for entry in os.scandir(shard):
+            if entry.name not in wanted and not entry.is_dir(follow_symlinks=False):
+                os.unlink(entry.name, dir_fd=shard)
+    finally:
+        os.close(shard)

@@ -669,7 +669,9 @@ def _run(args: argparse.Namespace) -> int:
 
         out = args.out or config.out_dir / "site"
         files = write_outputs(
-            out, _pipeline().site_parts(config, progress=_progress, jobs=args.jobs)
+            out,
+            _pipeline().site_parts(config, progress=_progress, jobs=args.jobs),
+            inside=None if args.out else config.root,
         )
         print(f"wrote {out} ({len(files)} files)")
         return EXIT_OK

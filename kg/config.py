@@ -14,6 +14,7 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 
 from kg.errors import ProjectError
+from kg.files import read_regular
 from kg.iri import http_problem, iri_problem
 
 PACKAGE_DIR = Path(__file__).resolve().parent
@@ -102,20 +103,24 @@ def load_config(project: Path | None = None) -> Config:
     if project and not root.is_dir():
         raise ProjectError(f"project directory {project} does not exist")
     path = root / CONFIG_FILE
-    if not path.is_file():
+    if not path.exists() and not path.is_symlink():
         return Config(root=root)
+    text = _read_config(path)
     try:
-        text = path.read_text(encoding="utf-8")
         table = tomllib.loads(text).get("kg", {})
-    except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise ProjectError(f"{path}: {exc}") from None
+    except tomllib.TOMLDecodeError as exc:  # "... (at line 3, column 12)"
+        where = re.search(r"\(at line (\d+), column (\d+)\)$", str(exc))
+        reason = str(exc)[: where.start()].strip() if where else str(exc)
+        at = f":{where.group(1)}:{where.group(2)}" if where else ""
+        raise ProjectError(f"{path}{at}: invalid TOML: {reason}") from None
     if not isinstance(table, dict):
         raise ProjectError(f"{path}:{_line_of(text, 'kg')}: kg must be a [kg] table")
     known = {f.name for f in fields(Config)} - {"root"}
     unknown = sorted(set(table) - known)
     if unknown:
+        line = _line_of(text, unknown[0])
         raise ProjectError(
-            f"{path}: unknown setting(s) {', '.join(unknown)} in [kg]; "
+            f"{path}:{line}: unknown setting(s) {', '.join(unknown)} in [kg]; "
             f"expected {', '.join(sorted(known))}"
         )
     for key, value in table.items():
@@ -123,6 +128,25 @@ def load_config(project: Path | None = None) -> Config:
         if problem:
             raise ProjectError(f"{path}:{_line_of(text, key)}: [kg] {key}: {problem}")
     return Config(root=root, **table)
+
+
+MAX_CONFIG_BYTES = 1024 * 1024
+
+
+def _read_config(path: Path) -> str:
+    """kg.toml as text: a regular file (not a FIFO, not a device) of at most 1 MiB,
+    strict UTF-8; errors name the file (and the line)."""
+    try:
+        data = read_regular(path, MAX_CONFIG_BYTES)
+    except OSError as exc:
+        raise ProjectError(f"{path}: cannot read the file ({exc.strerror or exc})") from None
+    if len(data) > MAX_CONFIG_BYTES:
+        raise ProjectError(f"{path}: more than {MAX_CONFIG_BYTES} bytes; expected a small file")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].replace(b"\r\n", b"\n").replace(b"\r", b"\n").count(b"\n") + 1
+        raise ProjectError(f"{path}:{line}: invalid UTF-8 at byte {exc.start}") from None
 
 
 def check_base_iri(base: str) -> str | None:

@@ -4,14 +4,15 @@ A name can hold a right-to-left override (U+202E) that reorders whatever follows
 the page, and a title can hold terminal escape sequences (ESC [ ...) that recolour or
 rewrite the user's terminal. Pages wrap every value that holds a bidirectional control
 in an isolate (U+2068 ... U+2069, what `<bdi>` does), which ends any embedding or
-override the value opened; terminal output shows control characters as visible escapes.
+override the value opened (every bidi control written as a character reference, so
+none is raw in the file); terminal output shows control characters as visible escapes.
 """
 
 from __future__ import annotations
 
 import re
 
-from markupsafe import Markup
+from markupsafe import Markup, escape
 
 BIDI_CONTROLS = "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
 _BIDI = re.compile(f"[{BIDI_CONTROLS}]")
@@ -20,10 +21,17 @@ FSI, PDI = "\u2068", "\u2069"
 
 
 def isolate(value: object) -> object:
-    """Jinja `finalize`: a text value with bidi controls, isolated from its surroundings."""
+    """Jinja `finalize`: a text value with bidi controls, isolated from its surroundings
+    and escaped, every bidi control (the isolate's too) as a character reference: the
+    browser shows the same text, and no raw control reaches the file (where it would
+    reorder what an editor or a terminal shows of the page source)."""
     if isinstance(value, str) and not isinstance(value, Markup) and _BIDI.search(value):
-        return f"{FSI}{value}{PDI}"
+        return Markup(_BIDI.sub(_reference, f"{FSI}{escape(value)}{PDI}"))
     return value
+
+
+def _reference(match: re.Match) -> str:
+    return f"&#x{ord(match.group()):04X};"
 
 
 def terminal_safe(text: str) -> str:

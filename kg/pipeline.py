@@ -276,7 +276,9 @@ def _build(
         render_cache,
         previous_tree(out_dir, manifest),
     )
-    files = write_outputs(out_dir, with_build_record(parts, report), manifest)
+    # --out (or an absolute `out` set through the API) may name any folder; kg.toml's may not
+    inside = None if out or Path(config.out).is_absolute() else config.root
+    files = write_outputs(out_dir, with_build_record(parts, report), manifest, inside)
     if cache and out is None:  # the project's own output: kg query and kg serve open it
         from kg.query.persist import save_built_store
 

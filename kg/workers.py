@@ -31,6 +31,7 @@ from kg.errors import UsageError
 AUTO_JOBS_FROM = 100
 EXECUTORS = ("local", "dask")
 CONNECT_TIMEOUT = 10  # seconds to reach a dask scheduler
+CONNECT_SLACK = 2  # seconds more before a connection that never answers is given up
 TASKS_AHEAD = 4  # dask tasks in flight per worker: results wait on workers, not in bulk
 
 S = TypeVar("S")
@@ -180,6 +181,18 @@ class DaskPool:
         self.client = client
 
     def map(self, function: Callable[[S, T], R], state: S, items: Sequence[T]) -> Iterator[R]:
+        from distributed.client import FutureCancelledError
+        from distributed.comm.core import CommClosedError
+        from distributed.scheduler import KilledWorker
+
+        try:
+            yield from self._map(function, state, items)
+        except (CommClosedError, KilledWorker, FutureCancelledError) as exc:  # not kg's bugs
+            where = self.client.scheduler.address
+            reason = _one_line(f"{type(exc).__name__}: {exc}")
+            raise UsageError(f"the dask cluster at {where} failed: {reason}") from None
+
+    def _map(self, function: Callable[[S, T], R], state: S, items: Sequence[T]) -> Iterator[R]:
         if not items:
             return
         # in a list: scatter would take a dict (or a list) for many values
@@ -226,13 +239,54 @@ def _dask_client(scheduler: str | None, workers: int) -> Iterator[Any]:
         ):
             yield client
         return
-    try:
-        client = Client(scheduler, timeout=CONNECT_TIMEOUT)
-    except (OSError, ValueError, TypeError) as exc:  # TimeoutError is an OSError
-        raise UsageError(f"cannot reach the dask scheduler at {scheduler!r}: {exc}") from None
+    client = _connect(Client, scheduler)
     with client:
         try:
-            client.wait_for_workers(1, timeout=CONNECT_TIMEOUT)
+            client.wait_for_workers(1, timeout=_connect_timeout())
         except (OSError, TimeoutError) as exc:  # parts would wait for ever
             raise UsageError(f"the dask scheduler at {scheduler!r} has no workers: {exc}") from None
         yield client
+
+
+def _connect_timeout() -> float:
+    """CONNECT_TIMEOUT, or less when dask's own `distributed.comm.timeouts.connect` says so
+    (e.g. DASK_DISTRIBUTED__COMM__TIMEOUTS__CONNECT=2s)."""
+    import dask.config
+    from dask.utils import parse_timedelta
+
+    configured = parse_timedelta(dask.config.get("distributed.comm.timeouts.connect", None))
+    return min(CONNECT_TIMEOUT, configured or CONNECT_TIMEOUT)
+
+
+def _connect(client_class: Any, scheduler: str) -> Any:
+    """A client to `scheduler`, made in a thread watched by a deadline: a server that
+    accepts the connection and never answers (or answers garbage) is a UsageError within
+    the connect timeout (plus a little), never a hang and never an internal error."""
+    timeout = _connect_timeout()
+    outcome: dict[str, Any] = {}
+
+    def attempt() -> None:
+        try:
+            outcome["client"] = client_class(scheduler, timeout=timeout)
+        except BaseException as exc:  # whatever the far end made us raise
+            outcome["error"] = exc
+
+    thread = threading.Thread(target=attempt, name="kg-dask-connect", daemon=True)
+    thread.start()
+    thread.join(timeout + CONNECT_SLACK)
+    if thread.is_alive():
+        raise UsageError(
+            f"the dask scheduler at {scheduler!r} did not answer within {timeout:g} s "
+            "(is it a dask scheduler?)"
+        )
+    if "error" in outcome:
+        error = outcome["error"]
+        reason = _one_line(f"{type(error).__name__}: {error}")
+        raise UsageError(f"cannot reach the dask scheduler at {scheduler!r}: {reason}")
+    return outcome["client"]
+
+
+def _one_line(text: str) -> str:
+    """A far end's words as one short printable line."""
+    text = " ".join("".join(c if c.isprintable() else " " for c in text).split())
+    return text[:300]

@@ -378,8 +378,10 @@ def remove(path: str):
 
 
 def corrupt_cache(root):
-    for entry in (root / ".kg-cache" / "validation").glob("*.json"):
-        entry.write_text('[["not", "a", "term"], 3, {"x": 1}]', encoding="utf-8")
+    entries = list((root / ".kg-cache" / "validation").glob("*/*"))
+    assert entries
+    for entry in entries:
+        entry.write_bytes(entry.read_bytes()[:32] + b'[["not", "a", "term"], 3, {"x": 1}]')
 
 
 def config(line: str):

@@ -370,9 +370,11 @@ def test_bidi_override_in_a_name_is_isolated_on_the_pages(fresh_project, capsys)
     profile.write_text(text, encoding="utf-8")
     assert main(["--project", str(fresh_project), "build"]) == 0
     page = (fresh_project / "dist" / "site" / "person" / "a-b.html").read_text(encoding="utf-8")
-    assert "<h1><bdi>\u2068Ann \u202eeeB\u2069</bdi>" in page
+    # isolated, and every bidi control a character reference: none raw in the file
+    assert "<h1><bdi>&#x2068;Ann &#x202E;eeB&#x2069;</bdi>" in page
+    assert not any(c in page for c in "\u202e\u2068\u2069")
     # everywhere: title, headings, author lists, the co-author figure (SVG)
-    assert page.count("\u202e") == page.count("\u2068Ann \u202eeeB\u2069") >= 5
+    assert page.count("&#x202E;") == page.count("&#x2068;Ann &#x202E;eeB&#x2069;") >= 5
     assert "Ann \\u202eeeB" in page  # the JSON-LD escapes it
 
 
@@ -439,15 +441,16 @@ def _edit(project: Path, old: str, new: str) -> None:
     path.write_text(text.replace(old, new, 1), encoding="utf-8")
 
 
-def test_doubled_author_and_self_mentoring_are_warnings(fresh_project, capsys):
+def test_doubled_author_and_self_mentoring_are_errors_at_file_and_line(fresh_project, capsys):
     paper = "publications:\n  - title: Thrice\n    authors: [Ann Bee, Ann Bee, Ann Bee]\n"
     _edit(fresh_project, "publications:\n", paper + "    venue: OSDI\n    year: 2024\n")
     _edit(fresh_project, "mentors: [Xin Jin]", "mentors: [Xin Jin, Ann Bee]")
-    assert main(["--project", str(fresh_project), "validate"]) == 0  # warnings only
+    assert main(["--project", str(fresh_project), "validate"]) == 1  # issue 26: errors
     out = capsys.readouterr().out
-    assert "a-b.yaml" in out and "2 warnings" in out
-    assert ": Warning: The same person is listed 3 times in the author list" in out
-    assert ": Warning: The person holding this role is also listed as its advisor" in out
+    assert "a-b.yaml" in out and "2 violations" in out
+    # lines by hand: the role (positions[0]) starts at line 20, the new paper at line 27
+    assert "  27:5: Violation: The same person is listed 3 times in the author list" in out
+    assert "  20:5: Violation: The person holding this role is also listed as its" in out
 
 
 def test_look_alike_letters_of_another_script_are_a_near_miss(fresh_project, capsys):
@@ -517,3 +520,84 @@ def test_a_tree_moved_aside_without_rename_exchange_is_put_back(tmp_path):
     write_outputs(out, {"graph.ttl": "new\n"})
     assert (out / "graph.ttl").read_text() == "new\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == [".dist.versions", "dist"]
+
+
+# --------------------------------------------------------------------------- issue 26
+
+
+@pytest.mark.parametrize("newline", ["\r\n", "\r"])
+def test_crlf_and_lone_cr_profiles_keep_their_line_numbers(fresh_project, capsys, newline):
+    profile = fresh_project / "data" / "profiles" / "a-b.yaml"
+    text = profile.read_text(encoding="utf-8").replace("end: 2024-05", "end: 2022-05")
+    profile.write_bytes(text.replace("\n", newline).encode("utf-8"))
+    assert main(["--project", str(fresh_project), "validate"]) == 1
+    out = capsys.readouterr().out
+    # by hand: positions[0] (the role that ends before it starts) begins at line 20, col 5
+    assert "a-b.yaml\n  20:5: Violation: The end date 2022-05 is before" in out
+    bad = text.replace("    unit: bytedance-aml\n", "    unit: bytedance-aml\n    bogus: 1\n")
+    profile.write_bytes(bad.replace("\n", newline).encode("utf-8"))
+    assert main(["--project", str(fresh_project), "check"]) == 2
+    assert "a-b.yaml:22:5: positions[0].bogus: unknown key 'bogus'" in capsys.readouterr().err
+    nul = text.replace("title: Talk", "title: Ta\x00lk")  # line 37, column 14 by hand
+    profile.write_bytes(nul.replace("\n", newline).encode("utf-8"))
+    assert main(["--project", str(fresh_project), "check"]) == 2
+    assert "a-b.yaml:37:14: character U+0000 is not allowed" in capsys.readouterr().err
+
+
+def test_kg_check_warns_of_a_name_mixing_look_alike_scripts(fresh_project, capsys):
+    paper = "publications:\n  - title: Lookalike\n    authors: [Ann Bee, Yihao Zh\u0430o]\n"
+    _edit(fresh_project, "publications:\n", paper + "    venue: OSDI\n    year: 2024\n")
+    assert main(["--project", str(fresh_project), "check"]) == 0  # a warning, not an error
+    err = capsys.readouterr().err
+    assert "warning: " in err and "a-b.yaml:28:" in err and "publications[0].authors[1]" in err
+    assert "'Yihao Zh\u0430o' mixes scripts" in err and "Cyrillic Small Letter A U+0430" in err
+    _edit(fresh_project, "Yihao Zh\u0430o", "\u0416\u0435\u043d\u044f Zhao")  # whole words: fine
+    assert main(["--project", str(fresh_project), "check"]) == 0
+    assert "mixes scripts" not in capsys.readouterr().err
+
+
+def test_bidi_controls_are_never_raw_in_dumps_pages_or_the_feed(fresh_project):
+    profile = fresh_project / "data" / "profiles" / "a-b.yaml"
+    text = profile.read_text(encoding="utf-8").replace("name: Ann Bee", "name: Ann \u202eeeB")
+    profile.write_text(text.replace('"Paper: One"', '"Paper: \u2066One\u2069\u200f"'), "utf-8")
+    assert main(["--project", str(fresh_project), "build"]) == 0
+    dist = fresh_project / "dist"
+    bidi = "\u202e\u2066\u2069\u200f"
+    checked = 0
+    for path in sorted(dist.rglob("*")):
+        if path.is_file() and path.suffix != ".bib":  # BibTeX: the import/export half
+            text = path.read_text(encoding="utf-8")
+            assert not any(c in text for c in bidi), path
+            checked += 1
+    assert checked > 100  # dumps, per-thing files, pages, figures, feed, search index
+    store = ox.Store()
+    store.load(path=str(dist / "graph.nt"), format=ox.RdfFormat.N_TRIPLES)
+    names = {str(q.object.value) for q in store.quads_for_pattern(None, None, None)}
+    assert "Ann \u202eeeB" in names and "Paper: \u2066One\u2069\u200f" in names
+    import xml.dom.minidom
+
+    feed = xml.dom.minidom.parse(str(dist / "site" / "feed.xml"))
+    titles = [t.firstChild.data for t in feed.getElementsByTagName("title")]
+    assert "Paper: \u2066One\u2069\u200f" in titles
+
+
+@pytest.mark.parametrize(
+    "content, where, text",
+    [
+        (b'[kg]\ntitle = "a"\ntitle = "b"\n', "kg.toml:3:12:", "invalid TOML: Cannot overwrite"),
+        (b"[kg\n", "kg.toml:1:4:", "invalid TOML: Expected ']'"),
+        (b'[kg]\r\ntitle = "\xff"\r\n', "kg.toml:2:", "invalid UTF-8"),
+        (b'[kg]\ntitle = "t"\nbogus = 1\n', "kg.toml:3:", "unknown setting(s) bogus"),
+        ("fifo", "kg.toml:", "not a regular file"),
+    ],
+)
+def test_every_kg_toml_problem_names_the_file_and_line(fresh_project, capsys, content, where, text):
+    config = fresh_project / "kg.toml"
+    config.unlink()
+    if content == "fifo":
+        os.mkfifo(config)  # read without blocking: refused, not a hang
+    else:
+        config.write_bytes(content)
+    assert main(["--project", str(fresh_project), "check"]) == 2
+    err = capsys.readouterr().err
+    assert where in err and text in err and "Traceback" not in err, err

@@ -47,13 +47,27 @@ json_values = st.recursive(
 
 @given(json_values)
 def test_dumps_is_json_dumps_with_indent_two(value):
-    assert dumps(value) == json.dumps(value, ensure_ascii=False, indent=2)
+    assert dumps(value) == _bidi_escaped(json.dumps(value, ensure_ascii=False, indent=2))
+
+
+def _bidi_escaped(text: str) -> str:
+    """json.dumps's text with bidi controls as \\u escapes, as `dumps` writes them."""
+    from kg.display import BIDI_CONTROLS
+
+    return "".join(f"\\u{ord(c):04x}" if c in BIDI_CONTROLS else c for c in text)
+
+
+def test_dumps_never_writes_a_bidi_control_raw():
+    value = {"name": "Ann \u202eeeB", "t": ["\u2066x\u2069", "\u200f"]}
+    text = dumps(value)
+    assert not any(c in text for c in "\u202e\u2066\u2069\u200f")
+    assert "Ann \\u202eeeB" in text and json.loads(text) == value
 
 
 @given(json_values, st.integers(min_value=1, max_value=3))
 def test_dumps_nested_is_json_dumps_indented_further(value, depth):
     expected = json.dumps(value, ensure_ascii=False, indent=2).replace("\n", "\n" + "  " * depth)
-    assert dumps(value, depth) == expected
+    assert dumps(value, depth) == _bidi_escaped(expected)
 
 
 def test_dumps_agrees_where_orjson_would_not():

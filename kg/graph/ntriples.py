@@ -9,6 +9,7 @@ from collections.abc import Iterable
 from rdflib import Literal
 from rdflib.term import Node
 
+from kg.display import BIDI_CONTROLS
 from kg.graph.namespaces import XSD
 from kg.graph.triples import Triple
 
@@ -31,7 +32,9 @@ def ntriples_lines(graph: Iterable[Triple]) -> list[str]:
 
 
 _NT_ESCAPES = {"\\": "\\\\", '"': '\\"', "\n": "\\n", "\r": "\\r", "\t": "\\t"}
-_NT_SPECIAL = re.compile(r'[\x00-\x1f\x7f"\\]')
+# Control characters and bidi controls (which would reorder what a reader's editor or
+# terminal shows of the dump) are written as \uXXXX escapes: the same string to a parser.
+_NT_SPECIAL = re.compile(f'[\\x00-\\x1f\\x7f"\\\\{BIDI_CONTROLS}]')
 
 
 def _nt_escape(match: re.Match) -> str:

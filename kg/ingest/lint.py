@@ -6,6 +6,7 @@ formats as warnings).
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Iterator
 
 from kg.errors import Problem
@@ -17,6 +18,7 @@ def warnings(data: Dataset) -> list[Problem]:
     for profile in data.profiles:
         found += [_starred(ref, path) for ref, path in _people(profile) if "*" in ref.name]
         found += _accounts(profile)
+        found += _mixed_scripts(profile)
     return sorted(found)
 
 
@@ -52,3 +54,42 @@ def _accounts(profile: Profile) -> list[Problem]:
         )
         found.append(Problem(account.source or Source("?", 0, 0), f"accounts[{i}]", message))
     return found
+
+
+# Scripts whose letters are look-alikes of one another (UTS #39 "confusables"): a word
+# mixing them, such as "Zh\u0430o" with a Cyrillic \u0430, is almost always a copy-paste accident or
+# a spoof, and resolves to another person than the one it looks like.
+CONFUSABLE_SCRIPTS = ("LATIN", "CYRILLIC", "GREEK", "ARMENIAN", "CHEROKEE", "COPTIC")
+
+
+def _mixed_scripts(profile: Profile) -> list[Problem]:
+    names = [(profile.name, "name", profile.source)]
+    names += [(ref.name, path, ref.source) for ref, path in _people(profile)]
+    found = []
+    for name, path, source in names:
+        odd = mixed_script_letters(name)
+        if odd:
+            letters = ", ".join(f"{unicodedata.name(c).title()} U+{ord(c):04X}" for c in odd)
+            message = (
+                f"the name {name!r} mixes scripts within a word ({letters}): it looks like "
+                "another name but is a different person to kg; retype it in one script"
+            )
+            found.append(Problem(source or Source("?", 0, 0), path, message))
+    return found
+
+
+def mixed_script_letters(name: str) -> list[str]:
+    """The letters of `name` outside the main script of their word, where a word mixes
+    look-alike scripts (Latin with Cyrillic or Greek, ...); [] for a clean name."""
+    odd: list[str] = []
+    for word in name.split():
+        scripts = [(_script(c), c) for c in word if c.isalpha()]
+        kinds = [k for k, _ in scripts if k in CONFUSABLE_SCRIPTS]
+        if len(set(kinds)) > 1:
+            main = max(set(kinds), key=lambda k: (kinds.count(k), k == "LATIN"))
+            odd += [c for k, c in scripts if k in CONFUSABLE_SCRIPTS and k != main]
+    return odd
+
+
+def _script(char: str) -> str:
+    return unicodedata.name(char, "UNKNOWN").split(" ", 1)[0]

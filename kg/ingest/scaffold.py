@@ -8,11 +8,13 @@ and Wikidata identifiers), an example profile and a commented profile skeleton. 
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from string import Template
 
 from kg.config import CONFIG_FILE, DEFAULT_BASE_IRI, check_base_iri
 from kg.errors import ProjectError, UsageError
+from kg.files import NotOurFolder, open_folder, write_new_at
 from kg.ingest.catalog import STARTER
 from kg.ingest.names import slugify
 
@@ -43,9 +45,13 @@ def init_project(
     }
     if (target / ".gitignore").exists():
         del files[".gitignore"]
+    try:
+        target.mkdir(parents=True, exist_ok=True)  # the folder the user named
+    except OSError as exc:
+        raise ProjectError(f"cannot make {target}: {exc.strerror or exc}") from None
     written = []
     for name, text in files.items():
-        written.append(_write(target / name, text))
+        written.append(_write(target, name, text))
     return written
 
 
@@ -64,20 +70,29 @@ def new_person(data_dir: Path, name: str) -> Path:
     text = Template(_starter("person.yaml")).substitute(
         name=_yaml_text(name), slug=slug, given=given, family=family
     )
-    return _write(path, text, exclusive=True)
+    return _write(data_dir.parent, f"{data_dir.name}/profiles/{slug}.yaml", text)
 
 
-def _write(path: Path, text: str, exclusive: bool = False) -> Path:
-    """Write `path`; `exclusive`: only as a new file (O_EXCL), never over one another
-    command (or a link) put there since the check."""
+def _write(root: Path, rel: str, text: str) -> Path:
+    """Write the new file `root/rel`: never over an existing file, never through a link
+    (folders on the way are reached without following links, the file is created with
+    O_EXCL), so a project that ships `data/profiles` or the file itself as a link to
+    elsewhere cannot make kg write there."""
+    path = root / rel
+    folder, _, name = rel.rpartition("/")
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with path.open("x" if exclusive else "w", encoding="utf-8") as handle:
-            handle.write(text)
+        fd = open_folder(root, folder, create=True)
+        try:
+            write_new_at(fd, name, text.encode("utf-8"))
+        finally:
+            os.close(fd)
     except FileExistsError:
-        raise UsageError(f"{path} already exists; edit it, or pick another name") from None
+        message = f"{path} already exists (or is a link); kg writes only new files"
+        raise UsageError(message) from None
+    except NotOurFolder as exc:
+        raise ProjectError(f"refusing to write {path}: {exc.strerror or exc}") from None
     except OSError as exc:
-        raise ProjectError(f"cannot write {path}: {exc.strerror}") from None
+        raise ProjectError(f"cannot write {path}: {exc.strerror or exc}") from None
     return path
 
 

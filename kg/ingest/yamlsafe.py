@@ -90,7 +90,7 @@ def node_from_bytes(data: bytes, display: str) -> Node:
     try:
         data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        line = data[: exc.start].count(b"\n") + 1
+        line = _line_of(data, exc.start)
         message = f"invalid UTF-8 at byte {exc.start}; expected UTF-8 text"
         raise _fail(display, line, 0, message) from None
     deep = _too_deep(data)
@@ -122,14 +122,14 @@ def _too_deep(data: bytes) -> int:
     everywhere, also inside quotes, which can only overestimate."""
     compact = _COMPACT.search(data)
     if compact:
-        return data.count(b"\n", 0, compact.start()) + 1
+        return _line_of(data, compact.start())
     if data.count(b"[") + data.count(b"{") <= MAX_DEPTH:
         return 0
     depth = 0
     for match in _BRACKETS.finditer(data):
         depth = depth + 1 if match.group() in (b"[", b"{") else max(depth - 1, 0)
         if depth > MAX_DEPTH:
-            return data.count(b"\n", 0, match.start()) + 1
+            return _line_of(data, match.start())
     return 0
 
 
@@ -141,7 +141,7 @@ def _compose(data: bytes, display: str) -> Node | None:
         mark = exc.problem_mark or exc.context_mark
         line, col = (mark.line + 1, mark.column + 1) if mark else (0, 0)
         what = exc.problem or "invalid YAML"
-        lines = data.decode("utf-8-sig", "replace").splitlines()
+        lines = _YAML_LINES.split(data.decode("utf-8-sig", "replace"))
         if mark and mark.line < len(lines) and "\t" in lines[mark.line][: mark.column + 1]:
             what += " (YAML does not allow tabs for indentation; use spaces)"
         elif mark and mark.line < len(lines) and "mapping values are not allowed" in what:
@@ -172,10 +172,21 @@ def _quote_hint(line: str) -> str:
 
 def _line_column(data: bytes, position: int) -> tuple[int, int]:
     """Line and column (in characters) of a byte offset, as libyaml reports offsets."""
-    start = data.rfind(b"\n", 0, position) + 1
-    return data.count(b"\n", 0, position) + 1, len(
-        data[start:position].decode("utf-8", "replace")
-    ) + 1
+    found = [(data.rfind(brk, 0, position), len(brk)) for brk in _BREAKS]
+    start = max((at + size for at, size in found if at >= 0), default=0)
+    return _line_of(data, position), len(data[start:position].decode("utf-8", "replace")) + 1
+
+
+_YAML_LINES = re.compile("\r\n|[\r\n\x85\u2028\u2029]")
+# What YAML (libyaml) counts as a line break: LF, CR, CR LF (one break), NEL, LS, PS.
+_BREAKS = (b"\n", b"\r", b"\xc2\x85", b"\xe2\x80\xa8", b"\xe2\x80\xa9")
+
+
+def _line_of(data: bytes, position: int) -> int:
+    """The 1-based line of a byte offset, counting breaks as libyaml does, so a file
+    saved with CR LF or lone CR line ends gets the same line numbers as one with LF."""
+    breaks = sum(data.count(brk, 0, position) for brk in _BREAKS)
+    return breaks - data.count(b"\r\n", 0, position) + 1
 
 
 def _plain_tree(root: Node) -> bool:

@@ -16,12 +16,13 @@ from collections import Counter
 from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from stat import S_ISREG
 from typing import TypeVar, cast
 
-import orjson
 from rdflib import BNode, Literal, URIRef
 from rdflib.term import Identifier, Node
 
+from kg.cache import SignedCache
 from kg.errors import ProjectError
 from kg.graph.namespaces import DCAT, DCTERMS, FOAF, KG, PREFIXES, RDF, SCHEMA, VOID, XSD, curie
 from kg.graph.ntriples import nt_object, nt_string, to_ntriples
@@ -455,6 +456,7 @@ def write_outputs(
     out_dir: Path,
     files: Mapping[str, str | Kept] | Iterable[Mapping[str, str | Kept]],
     manifest: Path | None = None,
+    inside: Path | None = None,
 ) -> list[str]:
     """Write `files` (relative path -> text), or a stream of such parts, as the new
     content of `out_dir`, atomically (`kg.publish.outdir`: complete old or complete new tree,
@@ -463,7 +465,9 @@ def write_outputs(
     Within a part, paths given the very same string object share one file (hard links).
     With `manifest` (a file kg keeps outside the output), a file whose bytes equal those
     of the same path in the tree being replaced, untouched since, is a hard link to it
-    instead of a new copy (a link costs a fiftieth of a write).
+    instead of a new copy (a link costs a fiftieth of a write). With `inside` (the
+    project, when the output folder comes from its kg.toml), the output must really be
+    inside it (`kg.publish.outdir`).
     """
     parts = [files] if isinstance(files, Mapping) else files
 
@@ -479,7 +483,7 @@ def write_outputs(
         return sorted(names)
 
     try:
-        return replace_tree(out_dir, fill)
+        return replace_tree(out_dir, fill, inside)
     except OSError as exc:
         where = f" ({exc.filename})" if exc.filename else ""
         raise ProjectError(
@@ -510,9 +514,10 @@ def still_there(previous: Previous, rel: str, digest: str) -> bool:
     if stamp is None or stamp[0] != digest:
         return False
     try:
-        return _stamp(digest, (tree / rel).stat(follow_symlinks=False)) == stamp
+        found = (tree / rel).stat(follow_symlinks=False)
     except OSError:
         return False
+    return S_ISREG(found.st_mode) and _stamp(digest, found) == stamp
 
 
 def _stamp(digest: str, stat: os.stat_result) -> Stamp:
@@ -521,28 +526,28 @@ def _stamp(digest: str, stat: os.stat_result) -> Stamp:
 
 def previous_tree(out_dir: Path, manifest: Path | None) -> Previous | None:
     """The tree `out_dir` shows now and the stamps of its files, when the manifest is
-    the one written with that tree."""
+    the one written with that tree. The manifest is a signed cache entry
+    (`kg.cache.SignedCache`: `.kg-cache/outputs/<name>`): one a project ships is ignored."""
     if manifest is None or not out_dir.is_symlink():
         return None
     try:
         tree = out_dir.resolve(strict=True)
-        kept = orjson.loads(manifest.read_bytes())
-        if kept.get("version") != tree.name or not isinstance(kept.get("files"), dict):
+        kept = _manifest_cache(manifest).get(manifest.stem)
+        if not isinstance(kept, dict) or kept.get("version") != tree.name:
             return None
         stamps = {k: tuple(v) for k, v in kept["files"].items()}
-    except (OSError, ValueError, TypeError, AttributeError):
+    except (OSError, ValueError, TypeError, AttributeError, KeyError):
         return None
     return tree, cast("dict[str, Stamp]", stamps)
 
 
+def _manifest_cache(manifest: Path) -> SignedCache:
+    return SignedCache(manifest.parent)
+
+
 def _save_manifest(manifest: Path, version: str, stamps: dict[str, Stamp]) -> None:
-    try:
-        manifest.parent.mkdir(parents=True, exist_ok=True)
-        temporary = manifest.with_name(manifest.name + f".{os.getpid()}")
-        temporary.write_bytes(orjson.dumps({"version": version, "files": stamps}))
-        os.replace(temporary, manifest)
-    except OSError:
-        return  # without a manifest the next build writes every file: slower, not wrong
+    """Without a manifest the next build writes every file: slower, not wrong."""
+    _manifest_cache(manifest).put(manifest.stem, {"version": version, "files": stamps})
 
 
 class _TreeWriter:
@@ -616,7 +621,7 @@ def _write_new(target: Path, data: bytes) -> os.stat_result:
 
 def _linked(first: Path, target: Path) -> bool:
     try:
-        os.link(first, target)
+        os.link(first, target, follow_symlinks=False)  # a link is linked, never its target
     except OSError:  # no hard links on this file system: write a copy
         return False
     return True

@@ -19,18 +19,34 @@ Tests check `dumps` against `json.dumps` on arbitrary values.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from json.encoder import encode_basestring
 
 import orjson
+
+from kg.display import BIDI_CONTROLS
 
 _PADS = ["\n" + "  " * depth for depth in range(64)]
 
 
 def dumps(value: object, depth: int = 0) -> str:
     """`json.dumps(value, ensure_ascii=False, indent=2)` for JSON-shaped values (finite
-    floats in orjson's shortest form); with `depth`, the text as it appears nested that
-    many levels deep."""
+    floats in orjson's shortest form), but with bidi controls as `\\u` escapes (the same
+    string to a parser; never raw in a file someone opens); with `depth`, the text as
+    it appears nested that many levels deep."""
+    text = _dumps(value, depth)
+    return _BIDI.sub(_escape, text) if _BIDI.search(text) else text
+
+
+_BIDI = re.compile(f"[{BIDI_CONTROLS}]")
+
+
+def _escape(match: re.Match) -> str:
+    return f"\\u{ord(match.group()):04x}"
+
+
+def _dumps(value: object, depth: int) -> str:
     try:
         text = orjson.dumps(value, option=orjson.OPT_INDENT_2).decode("utf-8")
     except TypeError:  # orjson.JSONEncodeError is a TypeError

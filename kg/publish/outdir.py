@@ -8,14 +8,20 @@ link over `dist` (rename(2) replaces a link atomically): whenever the process di
 (written by an older kg) is exchanged with the link in one renameat2(RENAME_EXCHANGE)
 call where the kernel has it. Leftovers of a killed run (unfinished versions, links)
 are removed by the next run, under a lock so two runs never remove each other's work.
+
+A project may come from someone else, so nothing here writes or deletes through a link
+kg did not make: `dist` must be absent, a real folder, or kg's own link (to a real folder
+in a real `.dist.versions/`); `.dist.versions` must be a real folder; leftovers are
+removed through folder descriptors opened without following links (a link found there
+is removed itself, never followed). Anything else is refused with a message (exit 2).
 """
 
 from __future__ import annotations
 
 import contextlib
 import ctypes
+import errno
 import os
-import shutil
 import signal
 import stat
 import tempfile
@@ -24,6 +30,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from kg.errors import ProjectError
+from kg.files import FOLDER_FLAGS
 
 MARKER = ".kg-output"
 T = TypeVar("T")
@@ -31,13 +38,16 @@ LOCK = ".lock"
 CRASH_ENV = "KG_TEST_CRASH_AT"  # tests: SIGKILL this process at the named step
 
 
-def replace_tree(out_dir: Path, fill: Callable[[Path], T]) -> T:
-    """Call `fill(staging)` to write the new tree, then make it `out_dir` atomically."""
-    out_dir = _own_path(out_dir)
+def replace_tree(out_dir: Path, fill: Callable[[Path], T], inside: Path | None = None) -> T:
+    """Call `fill(staging)` to write the new tree, then make it `out_dir` atomically.
+    With `inside` (the project), `out_dir` must really be inside it (links resolved)."""
+    out_dir = _own_path(out_dir, inside)
     _check_replaceable(out_dir)
     out_dir.parent.mkdir(parents=True, exist_ok=True)
     versions = out_dir.parent / f".{out_dir.name}.versions"
-    versions.mkdir(exist_ok=True)
+    with contextlib.suppress(FileExistsError):
+        versions.mkdir()
+    _check_real_folder(versions)
     with _locked(versions):
         clean_leftovers(out_dir)
         staging = Path(tempfile.mkdtemp(prefix="v-", dir=versions))
@@ -54,19 +64,46 @@ def replace_tree(out_dir: Path, fill: Callable[[Path], T]) -> T:
     return result
 
 
-def _own_path(out_dir: Path) -> Path:
-    """The path to replace: `out_dir` itself when it is kg's link (or absent), else the
-    real directory a user's own link points to."""
+def _own_path(out_dir: Path, inside: Path | None) -> Path:
+    """The path to replace: `out_dir` (absent, a real folder or kg's own link), with its
+    parent's links resolved; a link kg did not make is refused, never followed."""
     out_dir = out_dir.absolute()
     out_dir = out_dir.parent.resolve() / out_dir.name
+    if inside is not None and not out_dir.is_relative_to(inside.resolve()):
+        raise ProjectError(
+            f"refusing to write {out_dir}: it is outside the project {inside} "
+            "(a folder on the way is a link); pass --out to write elsewhere"
+        )
     if out_dir.is_symlink() and not _is_ours(out_dir):
-        return out_dir.resolve()
+        raise ProjectError(
+            f"refusing to write through {out_dir}: it is a symbolic link kg did not make "
+            f"(to {os.readlink(out_dir)}); remove it, or choose another --out"
+        )
     return out_dir
 
 
 def _is_ours(link: Path) -> bool:
+    """A link kg made: to a real folder `.<name>.versions/v-...` in a real folder."""
     target = Path(os.readlink(link))
-    return target.parts[:1] == (f".{link.name}.versions",) and len(target.parts) == 2
+    if target.parts[:1] != (f".{link.name}.versions",) or len(target.parts) != 2:
+        return False
+    versions = link.parent / target.parts[0]
+    return _real_folder(versions) and _real_folder(versions / target.parts[1])
+
+
+def _real_folder(path: Path) -> bool:
+    try:
+        return stat.S_ISDIR(os.lstat(path).st_mode)
+    except OSError:
+        return False
+
+
+def _check_real_folder(path: Path) -> None:
+    if not _real_folder(path):
+        raise ProjectError(
+            f"refusing to use {path}: kg keeps its output versions there, but it is a "
+            "symbolic link or a file (kg did not make it); remove it"
+        )
 
 
 def _check_replaceable(out_dir: Path) -> None:
@@ -122,7 +159,7 @@ def clean_leftovers(out_dir: Path) -> None:
     put back a previous tree that a run without RENAME_EXCHANGE had moved aside."""
     parent, name = out_dir.parent, out_dir.name
     for old in sorted(parent.glob(f".{name}.old-*")):
-        if not out_dir.exists() and not out_dir.is_symlink():
+        if not out_dir.exists() and not out_dir.is_symlink() and _real_folder(old):
             os.replace(old, out_dir)
         else:
             _remove(old)
@@ -130,10 +167,15 @@ def clean_leftovers(out_dir: Path) -> None:
         _remove(link)
     versions = parent / f".{name}.versions"
     current = os.readlink(out_dir) if out_dir.is_symlink() else None
-    if versions.is_dir():
-        for version in versions.iterdir():
+    if not _real_folder(versions):
+        return
+    fd = os.open(versions, FOLDER_FLAGS)  # not through a link put there since the check
+    try:
+        for version in os.scandir(fd):
             if version.name != LOCK and (current is None or Path(current).name != version.name):
-                _remove(version)
+                _remove_at(fd, version.name)
+    finally:
+        os.close(fd)
 
 
 @contextlib.contextmanager
@@ -143,7 +185,12 @@ def _locked(versions: Path) -> Iterator[None]:
     except ImportError:  # pragma: no cover - not POSIX
         yield
         return
-    with open(versions / LOCK, "a") as handle:
+    flags = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+    try:
+        lock_fd = os.open(versions / LOCK, flags, 0o644)  # never through a planted link
+    except OSError as exc:
+        raise ProjectError(f"cannot lock {versions / LOCK}: {exc.strerror}") from None
+    with os.fdopen(lock_fd, "r+") as handle:
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -154,17 +201,41 @@ def _locked(versions: Path) -> Iterator[None]:
 
 
 def _remove(path: Path) -> None:
-    """Remove a file, link or tree, making read-only folders writable first."""
-    if path.is_symlink() or path.is_file():
-        path.unlink(missing_ok=True)
-    elif path.is_dir():
-        shutil.rmtree(path, onerror=_writable_and_retry)
+    """Remove a file, link or tree (a link itself, never what it points to), making
+    read-only folders writable first."""
+    fd = os.open(path.parent, FOLDER_FLAGS & ~os.O_NOFOLLOW)
+    try:
+        _remove_at(fd, path.name)
+    finally:
+        os.close(fd)
 
 
-def _writable_and_retry(function: Callable, path: str, _exc: object) -> None:
-    with contextlib.suppress(OSError):
-        os.chmod(os.path.dirname(path), stat.S_IRWXU)
-        function(path)
+MAX_DEPTH = 256  # deeper trees are not kg's output
+
+
+def _remove_at(dir_fd: int, name: str, depth: int = 0) -> None:
+    """Remove `name` in the folder `dir_fd`: a folder with all it holds, reached through
+    descriptors opened without following links; anything else (a link too) unlinked."""
+    try:
+        fd = os.open(name, FOLDER_FLAGS, dir_fd=dir_fd)
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        if exc.errno not in (errno.ENOTDIR, errno.ELOOP):
+            raise
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(name, dir_fd=dir_fd)
+        return
+    try:
+        if depth > MAX_DEPTH:
+            raise ProjectError(f"cannot remove {name}: folders nested too deep")
+        with contextlib.suppress(OSError):
+            os.chmod(fd, stat.S_IRWXU)  # a read-only folder of an older output
+        for entry in list(os.scandir(fd)):
+            _remove_at(fd, entry.name, depth + 1)
+    finally:
+        os.close(fd)
+    os.rmdir(name, dir_fd=dir_fd)
 
 
 def _crash_point(step: str) -> None:

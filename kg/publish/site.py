@@ -32,7 +32,7 @@ from jinja2 import (
 from markupsafe import Markup, escape
 from rdflib import URIRef
 
-from kg.display import isolate
+from kg.display import BIDI_CONTROLS, isolate
 from kg.graph.namespaces import DCTERMS, FOAF, RDF, RDFS, SCHEMA, curie
 from kg.graph.triples import GraphLike, Triples
 from kg.model import (
@@ -659,17 +659,15 @@ def coauthor_svg(name: str, coauthors: list[tuple[str, int]], limit: int = 15) -
     shown = coauthors[:limit]
     row, label_w, top = 24, 170, 8
     if not shown:
-        return (
-            _svg_open(FIGURE_WIDTH, 40, "net-title", f"{name} has no co-authors", "coauthors")
-            + "</svg>"
-        )
+        alone = Markup("{} has no co-authors").format(isolate(name))
+        return _svg_open(FIGURE_WIDTH, 40, "net-title", alone, "coauthors") + "</svg>"
     most = max(n for _, n in shown)
     height = top + row * len(shown) + 4
     title = (
-        f"Co-authors of {isolate(name)}: {len(coauthors)} people"
+        Markup("Co-authors of {}: {} people").format(isolate(name), len(coauthors))
         + (f", the {len(shown)} most frequent shown" if len(coauthors) > limit else "")
         + ". "
-        + "; ".join(f"{other}: {n}" for other, n in shown)
+        + Markup("; ").join(Markup("{}: {}").format(isolate(other), n) for other, n in shown)
     )
     parts = [_svg_open(FIGURE_WIDTH, height, "net-title", title, "coauthors")]
     bar_room = FIGURE_WIDTH - label_w - 8 - text_width("99")
@@ -840,6 +838,12 @@ def robots(base: str) -> str:
     return f"User-agent: *\nAllow: /\nSitemap: {base}sitemap.xml\n"
 
 
+def _xml(text: str) -> str:
+    """Escaped XML text with bidi controls as character references (feed readers show
+    them the same, a text editor opening the feed is not reordered)."""
+    return "".join(f"&#x{ord(c):04X};" if c in BIDI_CONTROLS else c for c in escape(text))
+
+
 def atom_feed(builder: SiteBuilder, limit: int = 50) -> str:
     """The newest publications (by year, then title) as an Atom feed."""
     base, settings = builder.base, builder.settings
@@ -851,17 +855,17 @@ def atom_feed(builder: SiteBuilder, limit: int = 50) -> str:
     for pub in pubs:
         iri = escape(f"{base}publication/{pub.key}")
         authors = "".join(
-            f"<author><name>{escape(s.printed[0])}</name></author>" for s in pub.authors[:10]
+            f"<author><name>{_xml(s.printed[0])}</name></author>" for s in pub.authors[:10]
         )
         entries.append(
-            f"<entry><id>{iri}</id><title>{escape(pub.title)}</title>"
+            f"<entry><id>{iri}</id><title>{_xml(pub.title)}</title>"
             f'<link href="{iri}"/><updated>{pub.year or 1970:04d}-01-01T00:00:00Z</updated>'
             f"{authors}</entry>\n"
         )
     return (
         '<?xml version="1.0" encoding="utf-8"?>\n'
         '<feed xmlns="http://www.w3.org/2005/Atom">\n'
-        f"<id>{escape(base)}feed.xml</id><title>{escape(settings.title)}: publications</title>\n"
+        f"<id>{escape(base)}feed.xml</id><title>{_xml(settings.title)}: publications</title>\n"
         f'<link href="{escape(base)}"/><link rel="self" href="{escape(base)}feed.xml"/>\n'
         f"<updated>{newest:04d}-01-01T00:00:00Z</updated>\n" + "".join(entries) + "</feed>\n"
     )

@@ -23,7 +23,6 @@ ontology), so a rebuild validates only the parts whose closure changed.
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -32,6 +31,7 @@ from pathlib import Path
 from rdflib import Graph, Literal, URIRef
 from rdflib.term import Node
 
+from kg.cache import SignedCache
 from kg.graph.namespaces import RDF, SH
 from kg.graph.ntriples import ntriples_lines
 from kg.graph.triples import Triple, Triples
@@ -138,14 +138,14 @@ def run_parts(
     cached = _read_cache(cache_dir, parts)
     todo = [p for p in parts if p.key not in cached]
     if not todo:
-        _write_cache(cache_dir, parts, cached)
+        _write_cache(cache_dir, parts, cached, [])
         return [r for p in parts for r in cached[p.key]]
     results = as_pool(jobs).map(validate_part, Shapes(*load_shapes()), todo)
     for done, (part, raw) in enumerate(zip(todo, results, strict=True), start=1):
         cached[part.key] = raw
         if progress is not None:
             progress(done, len(todo))
-    _write_cache(cache_dir, parts, cached)
+    _write_cache(cache_dir, parts, cached, todo)
     return [r for p in parts for r in cached[p.key]]
 
 
@@ -227,53 +227,26 @@ def _raw(results: Graph, node: Node, shapes: Graph) -> Raw:
 
 
 def _read_cache(cache_dir: Path | None, parts: list[Part]) -> dict[str, list[Raw]]:
+    """The parts' results kept by an earlier run: only entries signed by this user for
+    that very key (`kg.cache.SignedCache`); anything else is validated again."""
     found: dict[str, list[Raw]] = {}
     if cache_dir is None:
         return found
+    cache = SignedCache(cache_dir)
     for part in parts:
-        path = cache_dir / f"{part.key}.json"
-        try:
-            entry = json.loads(path.read_text("utf-8"))
-        except (OSError, ValueError):
-            continue
-        if _is_raw_list(entry):  # anything else is a corrupt entry: validated again
-            found[part.key] = [tuple(r) for r in entry]
+        entry = cache.get(part.key)
+        if isinstance(entry, list):
+            found[part.key] = entry
     return found
 
 
-def _is_raw_list(entry: object) -> bool:
-    return isinstance(entry, list) and all(
-        isinstance(r, list) and len(r) == 6 and all(_is_term(x) for x in r) for r in entry
-    )
-
-
-def _is_term(text: object) -> bool:
-    """An empty string or one N-Triples term, as `_raw` writes them."""
-    from rdflib.util import from_n3
-
-    if not isinstance(text, str):
-        return False
-    try:
-        return text == "" or isinstance(from_n3(text), URIRef | Literal)
-    except Exception:  # rdflib raises assorted errors on text that is not a term
-        return False
-
-
-def _write_cache(cache_dir: Path | None, parts: list[Part], results: dict[str, list[Raw]]):
-    """Store this run's parts and drop entries no part uses any more."""
+def _write_cache(
+    cache_dir: Path | None, parts: list[Part], results: dict[str, list[Raw]], fresh: list[Part]
+) -> None:
+    """Store the parts validated in this run and drop entries no part uses any more."""
     if cache_dir is None:
         return
-    try:
-        cache_dir.mkdir(parents=True, exist_ok=True)
-        keep = {f"{p.key}.json" for p in parts}
-        for old in cache_dir.glob("*.json"):
-            if old.name not in keep:
-                old.unlink()
-        for part in parts:
-            path = cache_dir / f"{part.key}.json"
-            if not path.exists():
-                tmp = path.with_suffix(".tmp")
-                tmp.write_text(json.dumps(results[part.key]), "utf-8")
-                tmp.replace(path)
-    except OSError:
-        return  # a cache that cannot be written only costs time
+    cache = SignedCache(cache_dir)
+    for part in fresh:
+        cache.put(part.key, results[part.key])
+    cache.prune(keep={p.key for p in parts})
