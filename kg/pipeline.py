@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, cast
 
 from rdflib import URIRef
 
+from kg import scheme
 from kg.cache import SignedCache, digest
 from kg.config import Config
 from kg.errors import InputError, Problem
@@ -336,8 +337,8 @@ def embed_markup(config: Config, person: str) -> dict:
     homepage = next(p.homepage for p in resolution.dataset.profiles if p.slug == person)
     return profile_markup(
         mapped.triples,
-        URIRef(f"{base}person/{person}"),
-        URIRef(f"{base}profile/{person}"),
+        URIRef(scheme.person(base, person)),
+        URIRef(scheme.profile(base, person)),
         address=homepage,  # the snippet goes on the homepage: it describes that page
     )
 

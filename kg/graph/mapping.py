@@ -15,6 +15,7 @@ from urllib.parse import urlsplit
 from rdflib import Graph, Literal, URIRef
 from rdflib.term import Node
 
+from kg import scheme
 from kg.graph.namespaces import FOAF, KG, RDF, SCHEMA, WD, XSD
 from kg.graph.triples import Triples
 from kg.ingest.names import slugify, topic_slugs
@@ -124,7 +125,7 @@ class _Mapper:
     # ---------------------------------------------------------------- primitives
 
     def iri(self, *parts: str | int) -> URIRef:
-        return URIRef(self.base + "/".join(str(p) for p in parts))
+        return URIRef(scheme.mint(self.base, *parts))
 
     def add(self, s: URIRef, p: URIRef, o: Node | str | int | bool | None) -> None:
         if o is None or o == "":
@@ -661,7 +662,7 @@ class _Mapper:
         source = pub.listings[0][1].source
         for name, url, prop, kind, label in parts:
             if url:
-                node = self.node(URIRef(f"{w}/{name}"), [kind], source)
+                node = self.node(URIRef(scheme.under(w, name)), [kind], source)
                 self.named(node, label)
                 self.add(node, SCHEMA.url, URIRef(url))
                 if name == "pdf":

@@ -22,7 +22,9 @@ import orjson
 from rdflib import BNode, Literal, URIRef
 from rdflib.term import Identifier, Node
 
+from kg import scheme
 from kg.errors import ProjectError
+from kg.formats import JSONLD, RDF_FORMATS, TURTLE
 from kg.graph.namespaces import DCAT, DCTERMS, FOAF, KG, PREFIXES, RDF, SCHEMA, VOID, XSD, curie
 from kg.graph.ntriples import nt_object, nt_string, to_ntriples
 from kg.graph.triples import GraphLike, Triple, Triples
@@ -118,6 +120,11 @@ class NodeBlocks:
         self.turtle_terms: _TurtleTerms | None = None
         self.json_terms = _JsonTerms()
         self.skip: set[Node] = set()
+
+    def kept(self, ext: str) -> dict:
+        """The texts kept for the writer of the format with extension `ext`."""
+        tables: dict[str, dict] = {TURTLE.ext: self.turtle, JSONLD.ext: self.json}
+        return tables.get(ext, {})
 
     def shared(self, subject: Node, size: int) -> bool:
         """Whether `subject` with `size` triples is complete and worth keeping."""
@@ -331,11 +338,21 @@ def _first(pair: tuple[str, object]) -> str:
     return pair[0]
 
 
-SERIALIZERS: dict[str, tuple[str, Callable[[Triples], str]]] = {
-    "ttl": ("text/turtle", to_turtle),
-    "jsonld": ("application/ld+json", to_jsonld),
-    "nt": ("application/n-triples", to_ntriples),
+def _ntriples(graph: Iterable[Triple], blocks: NodeBlocks | None = None) -> str:
+    return to_ntriples(graph)  # one line per triple: nothing to keep per node
+
+
+Writer = Callable[[Iterable[Triple], "NodeBlocks | None"], str]
+# The writer of each format of kg.formats.RDF_FORMATS, by the format's name.
+WRITERS: dict[str, Writer] = {"turtle": to_turtle, "json-ld": to_jsonld, "nt": _ntriples}
+SERIALIZERS: dict[str, tuple[str, Writer]] = {
+    f.ext: (f.media, WRITERS[f.name]) for f in RDF_FORMATS
 }
+
+
+def serialize(ext: str, graph: Iterable[Triple], blocks: NodeBlocks | None = None) -> str:
+    """`graph` in the format with extension `ext` (a row of kg.formats.RDF_FORMATS)."""
+    return SERIALIZERS[ext][1](graph, blocks)
 
 
 # --------------------------------------------------------------------------- subsets
@@ -407,11 +424,11 @@ def dataset_description(
     license: str,
     endpoint: str | None,
     examples: list[URIRef],
-    dump: str = "graph",
+    dump: str = scheme.DUMP,
 ) -> Triples:
     """VoID + DCAT: what the dataset is, its dumps and its size by class."""
     d = Triples()
-    ds = URIRef(base + "dataset")  # kg.publish.layout.DATASET
+    ds = URIRef(scheme.dataset(base))
     for t in (VOID.Dataset, DCAT.Dataset):
         d.add((ds, RDF.type, t))
     d.add((ds, DCTERMS.title, Literal(title)))
@@ -423,8 +440,8 @@ def dataset_description(
     for ns in (SCHEMA, FOAF, KG):
         d.add((ds, VOID.vocabulary, URIRef(str(ns))))
     for name, (media, _) in SERIALIZERS.items():
-        url = URIRef(f"{base}{dump}.{name}")
-        dist = URIRef(f"{base}dataset/distribution/{name}")
+        url = URIRef(scheme.mint(base, scheme.file_path(dump, name)))
+        dist = URIRef(scheme.dataset(base, "distribution", name))
         d.add((ds, VOID.dataDump, url))
         d.add((ds, DCAT.distribution, dist))
         d.add((dist, RDF.type, DCAT.Distribution))
@@ -432,7 +449,7 @@ def dataset_description(
         d.add((dist, DCAT.mediaType, Literal(media)))
     counts = Counter(o for o in graph.objects(None, RDF.type))
     for cls, n in sorted(counts.items()):
-        part = URIRef(f"{base}dataset/class/{_local(cls)}")
+        part = URIRef(scheme.dataset(base, "class", _local(cls)))
         d.add((ds, VOID.classPartition, part))
         d.add((part, VOID["class"], cls))
         d.add((part, VOID.entities, Literal(n, datatype=XSD.integer)))

@@ -19,8 +19,10 @@ from typing import cast
 from rdflib import URIRef
 from rdflib.term import Node
 
+from kg import scheme
 from kg.cache import SignedCache, digest
 from kg.config import Config
+from kg.formats import NTRIPLES, RDF_FORMATS, TURTLE
 from kg.graph.triples import Triples
 from kg.publish.deploy import deploy_files
 from kg.publish.export import (
@@ -33,9 +35,8 @@ from kg.publish.export import (
     jsonld_context,
     owned_nodes,
     person_nodes,
+    serialize,
     still_there,
-    to_jsonld,
-    to_ntriples,
     to_turtle,
 )
 from kg.publish.fingerprint import Fingerprints, SubjectChunks
@@ -164,7 +165,8 @@ def _linker(base: str, pages: frozenset[str]) -> Callable[[str], str]:
 
 
 def _tasks(resolution: Resolution, things: int) -> Iterator[Task]:
-    yield from (("graph.jsonld", 0, 0), ("graph.ttl", 0, 0), ("graph.nt", 0, 0))
+    dumps = sorted(RDF_FORMATS, key=lambda f: (f is NTRIPLES, f is TURTLE))  # longest first
+    yield from ((scheme.file_path(DUMP, f.ext), 0, 0) for f in dumps)
     yield ("void", 0, 0)
     yield ("site", 0, 0)
     profiles = len(resolution.dataset.profiles)
@@ -180,11 +182,11 @@ def render_task(state: _State, task: Task) -> tuple[Files, list[str]]:
     output, and the render cache's files are written)."""
     kind, start, stop = task
     keys: list[str] = []
-    if kind == "graph.nt":
+    if kind == scheme.file_path(DUMP, NTRIPLES.ext):
         text = state.chunks.ntriples()
         return {kind: text, f"site/{kind}": text}, keys  # the same string: a hard link
-    if kind.startswith("graph."):
-        text = _dump(state, kind.removeprefix("graph."), keys)
+    if kind.startswith(scheme.file_path(DUMP, "")):
+        text = _dump(state, kind.removeprefix(scheme.file_path(DUMP, "")), keys)
         return {kind: text, f"site/{kind}": text}, keys
     if kind == "void":
         return _void(state), keys
@@ -203,12 +205,10 @@ def _dump(state: _State, fmt: str, keys: list[str]) -> str:
     """The whole graph as Turtle or JSON-LD. With a cache, each subject's block is kept
     under its triples' digest (in 256 buckets by the digest's first byte), so a build
     after an edit formats only the subjects whose triples changed."""
-    write = to_turtle if fmt == "ttl" else to_jsonld
     if state.cache is None:
-        return write(state.graph)
-    table = "turtle" if fmt == "ttl" else "json"
+        return serialize(fmt, state.graph)
     blocks = NodeBlocks(state.graph)
-    kept: dict[Node, object] = getattr(blocks, table)
+    kept: dict[Node, object] = blocks.kept(fmt)
     digests = state.chunks.digest
     buckets: dict[int, list[Node]] = {}
     for s, found in digests.items():
@@ -219,7 +219,7 @@ def _dump(state: _State, fmt: str, keys: list[str]) -> str:
         for s in subjects:
             if digests[s] in stored[b]:
                 kept[s] = stored[b][digests[s]]
-    text = write(state.graph, blocks)
+    text = serialize(fmt, state.graph, blocks)
     for b, subjects in buckets.items():
         now = {digests[s]: kept[s] for s in subjects if s in kept}
         if now != stored[b]:
@@ -246,11 +246,12 @@ def _cached(
 
 
 def _descriptions(path: str, subset: Triples, turtle: str | None = None) -> dict[str, str]:
-    """`site/<path>.ttl|.jsonld|.nt` of one thing."""
+    """`site/<path>.<ext>` of one thing, for every RDF format."""
     return {
-        f"site/{path}.ttl": turtle if turtle is not None else to_turtle(subset),
-        f"site/{path}.jsonld": to_jsonld(subset),
-        f"site/{path}.nt": to_ntriples(subset),
+        f"site/{scheme.file_path(path, f.ext)}": turtle
+        if turtle is not None and f is TURTLE
+        else serialize(f.ext, subset)
+        for f in RDF_FORMATS
     }
 
 
@@ -258,10 +259,9 @@ def _thing(state: _State, thing: URIRef, keys: list[str]) -> Files:
     """The description files and the page of one thing (not a profiled person)."""
     path = path_of(str(thing), state.config.base_iri) or ""
     own = state.owned[thing]
-    kind = path.split("/", 1)[0]
-    owned = person_nodes(state.graph, thing, own) if kind == "person" else set(own)
-    name = path.split("/", 1)[-1]
-    pub = state.resolution.publications.get(name) if kind == "publication" else None
+    kind, name = scheme.kind_of(path), scheme.key_of(path)
+    owned = person_nodes(state.graph, thing, own) if kind == scheme.PERSON else set(own)
+    pub = state.resolution.publications.get(name) if kind == scheme.PUBLICATION else None
 
     def render() -> dict[str, str]:
         subset = described(state.graph, owned)
@@ -270,7 +270,8 @@ def _thing(state: _State, thing: URIRef, keys: list[str]) -> Files:
             page = state.site.publication_pages([pub])
             files.update({f"site/{k}": v for k, v in page.items()})
         else:
-            files[f"site/{path}.html"] = state.site.thing_page(thing, subset, state.pages)
+            html = scheme.file_path(path, "html")
+            files[f"site/{html}"] = state.site.thing_page(thing, subset, state.pages)
         return files
 
     return _cached(state, lambda: state.prints.thing(thing, owned, pub), render, keys)
@@ -300,20 +301,22 @@ def _person_files(state: _State, profile, person: URIRef, owned: set[Node]) -> d
     subset = described(state.graph, owned)
     files = {}
     state.blocks.skip = set(state.owned[person])  # their own nodes: in this file only
-    turtle, jsonld = to_turtle(subset, state.blocks), to_jsonld(subset, state.blocks)
-    bib = state.site.citations.bibtex(profile.slug)
-    for ext, text in (("ttl", turtle), ("jsonld", jsonld)):
-        files[f"people/{profile.slug}.{ext}"] = text
-        files[f"site/person/{profile.slug}.{ext}"] = text  # the same string: a hard link
+    slug, path = profile.slug, scheme.path(scheme.PERSON, profile.slug)
+    for f in RDF_FORMATS:
+        text = serialize(f.ext, subset, state.blocks)
+        files[f"site/{scheme.file_path(path, f.ext)}"] = text
+        if f is not NTRIPLES:  # the same string: a hard link
+            files[f"people/{scheme.file_path(slug, f.ext)}"] = text
+    bib = state.site.citations.bibtex(slug)
     # not beside the descriptions: Apache's MultiViews would offer it for text/*
-    files[f"people/{profile.slug}.bib"] = bib
-    files[f"site/bib/{profile.slug}.bib"] = bib
-    files[f"site/person/{profile.slug}.nt"] = to_ntriples(subset)
+    files[f"people/{slug}.bib"] = bib
+    files[f"site/bib/{slug}.bib"] = bib
     page = state.site.person_page(profile)
-    files[f"site/person/{profile.slug}.html"] = page
-    files[f"site/profile/{profile.slug}.html"] = page  # the profile document: same page
-    profile_iri = _profile(state.config, profile.slug)
-    files.update(_descriptions(f"profile/{profile.slug}", described(state.graph, [profile_iri])))
+    files[f"site/{scheme.file_path(path, 'html')}"] = page
+    profile_path = scheme.path(scheme.PROFILE, slug)
+    files[f"site/{scheme.file_path(profile_path, 'html')}"] = page  # the profile document
+    profile_iri = _profile(state.config, slug)
+    files.update(_descriptions(profile_path, described(state.graph, [profile_iri])))
     return files
 
 
@@ -326,21 +329,23 @@ def _void(state: _State) -> dict[str, str]:
         config.title,
         config.description,
         config.license,
-        config.sparql_endpoint or config.base_iri + SPARQL,
+        config.sparql_endpoint or scheme.mint(config.base_iri, SPARQL),
         examples,
         DUMP,
     )
     turtle = to_turtle(void)
-    files = {"void.ttl": turtle, "site/void.ttl": turtle}
+    void_file = scheme.file_path(scheme.VOID, TURTLE.ext)
+    files = {void_file: turtle, f"site/{void_file}": turtle}
     files.update(_descriptions(DATASET, void, turtle))
-    dataset = URIRef(config.base_iri + DATASET)
-    files[f"site/{DATASET}.html"] = state.site.thing_page(dataset, void, state.pages)
+    dataset = URIRef(scheme.dataset(config.base_iri))
+    page = scheme.file_path(DATASET, "html")
+    files[f"site/{page}"] = state.site.thing_page(dataset, void, state.pages)
     return files
 
 
 def _person(config: Config, slug: str) -> URIRef:
-    return URIRef(f"{config.base_iri}person/{slug}")
+    return URIRef(scheme.person(config.base_iri, slug))
 
 
 def _profile(config: Config, slug: str) -> URIRef:
-    return URIRef(f"{config.base_iri}profile/{slug}")
+    return URIRef(scheme.profile(config.base_iri, slug))
