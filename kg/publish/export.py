@@ -385,11 +385,14 @@ def person_subset(graph: Triples, person: URIRef, own: list[Node]) -> Triples:
 
 
 def person_nodes(graph: Triples, person: URIRef, own: list[Node]) -> set[Node]:
-    """The nodes a person's files describe in full: their own, their profile page, their
-    works and the works' authorships."""
-    owned = set(own) | set(graph.subjects(SCHEMA.mainEntity, person))
-    works = set(graph.objects(person, FOAF.made))
-    return owned | works | {a for w in works for a in graph.objects(w, KG.authorship)}
+    """The nodes a person's files describe in full: their own and their profile page.
+
+    Their works are linked by IRI (`foaf:made`, and every triple of a work or an
+    authorship that points at the person), each with its type, name and URL, not
+    described in full: a work is described in its own files, and a prolific author's file
+    stays proportional to their own works instead of repeating every co-author's papers
+    (docs/mapping.md, "What a person's files contain")."""
+    return set(own) | set(graph.subjects(SCHEMA.mainEntity, person))
 
 
 def described(graph: Triples, owned: Collection[Node]) -> Triples:
