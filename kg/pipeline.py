@@ -25,10 +25,10 @@ from kg.validate.shacl import Report, validate_in_parts  # pySHACL only when a p
 from kg.workers import LOCAL, Executor, ForkPool, Pool, Session, session, worker_count
 
 if TYPE_CHECKING:
-    from kg.publish.export import Kept
+    from kg.publish.export import Kept, Written
 
 Progress = Callable[[str], None]
-Files = Mapping[str, "str | Kept"]  # as render_parts gives them
+Files = Mapping[str, "str | Kept | Written"]  # as render_parts gives them
 
 
 def _quiet(message: str) -> None:
@@ -266,16 +266,23 @@ def _build(
     progress(f"rendering and writing to {out_dir} ({pool.describe()})")
     render_cache = SignedCache(config.root / RENDER_CACHE_DIR) if cache else None
     manifest = output_manifest(config, out_dir) if cache else None
-    parts = render_parts(
-        config,
-        resolution,
-        mapped.triples,
-        pool,
-        _every_tenth(progress, "rendered"),
-        render_cache,
-        previous_tree(out_dir, manifest),
-    )
-    files = write_outputs(out_dir, with_build_record(parts, report), manifest)
+    previous = previous_tree(out_dir, manifest)
+    local = isinstance(pool, ForkPool)  # dask workers may not see this file system
+
+    def parts(staging: Path) -> Iterator[Files]:
+        found = render_parts(
+            config,
+            resolution,
+            mapped.triples,
+            pool,
+            _every_tenth(progress, "rendered"),
+            render_cache,
+            previous,
+            staging if local else None,  # local workers write their files themselves
+        )
+        return with_build_record(found, report)
+
+    files = write_outputs(out_dir, parts, manifest)
     return BuildResult(out_dir, tuple(files), len(mapped.triples), resolution, report)
 
 

@@ -471,9 +471,12 @@ def _local(iri: Node) -> str:
 # --------------------------------------------------------------------------- writing
 
 
+Part = Mapping[str, "str | Kept | Written"]
+
+
 def write_outputs(
     out_dir: Path,
-    files: Mapping[str, str | Kept] | Iterable[Mapping[str, str | Kept]],
+    files: Part | Iterable[Part] | Callable[[Path], Iterable[Part]],
     manifest: Path | None = None,
 ) -> list[str]:
     """Write `files` (relative path -> text), or a stream of such parts, as the new
@@ -484,10 +487,17 @@ def write_outputs(
     With `manifest` (a file kg keeps outside the output), a file whose bytes equal those
     of the same path in the tree being replaced, untouched since, is a hard link to it
     instead of a new copy (a link costs a fiftieth of a write).
+
+    `files` may also be a function of the staging folder that gives the parts: the
+    renderer's workers then write their files there themselves (`write_part`) and the
+    parts carry only their stamps (`Written`).
     """
-    parts = [files] if isinstance(files, Mapping) else files
 
     def fill(staging: Path) -> list[str]:
+        if callable(files):
+            parts: Iterable[Part] = files(staging)
+        else:
+            parts = [files] if isinstance(files, Mapping) else files
         writer = _TreeWriter(staging, previous_tree(out_dir, manifest))
         names: list[str] = []
         for part in parts:
@@ -517,6 +527,22 @@ class Kept:
     these bytes (by digest); the writer links it."""
 
     digest: str
+
+
+@dataclass(frozen=True)
+class Written:
+    """In place of a file's text: the file is in the staging folder already, written by
+    a worker (`write_part`), with this stamp."""
+
+    stamp: Stamp
+
+
+def write_part(staging: Path, previous: Previous | None, part: Part) -> dict[str, Written]:
+    """Write one part into the staging folder of `write_outputs` (in the process that
+    rendered it) and return what the parent needs: each file's stamp."""
+    writer = _TreeWriter(staging, previous)
+    writer.write(part)
+    return {rel: Written(stamp) for rel, stamp in writer.done.items()}
 
 
 def content_digest(data: bytes) -> str:
@@ -575,9 +601,13 @@ class _TreeWriter:
         self.folders: set[Path] = {staging}
         self.done: dict[str, Stamp] = {}
 
-    def write(self, part: Mapping[str, str | Kept]) -> None:
+    def write(self, part: Part) -> None:
         written: dict[int, tuple[Path, str]] = {}  # id(text) -> first file, while `part` lives
         for rel, text in part.items():
+            if isinstance(text, Written):  # a worker wrote it into this staging folder
+                self._target(rel)  # the same check of the path
+                self.done[rel] = text.stamp
+                continue
             target = self._target(rel)
             if isinstance(text, Kept):
                 self._keep(rel, text.digest, target)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import cast
 
 from rdflib import URIRef
@@ -29,6 +30,7 @@ from kg.publish.export import (
     Kept,
     NodeBlocks,
     Previous,
+    Written,
     content_digest,
     dataset_description,
     described,
@@ -38,6 +40,7 @@ from kg.publish.export import (
     serialize,
     still_there,
     to_turtle,
+    write_part,
 )
 from kg.publish.fingerprint import Fingerprints, SubjectChunks
 from kg.publish.layout import DATASET, DUMP, SPARQL, owner_path, page_things, path_of
@@ -49,7 +52,9 @@ PEOPLE_PER_TASK = 50
 THINGS_PER_TASK = 200
 
 Task = tuple[str, int, int]  # kind, start, stop
-Files = Mapping[str, str | Kept]  # path -> text, or the previous build's unchanged file
+# path -> text, the previous build's unchanged file, or a file a task wrote itself
+Files = Mapping[str, "str | Kept | Written"]
+Rendered = Mapping[str, str | Kept]  # one task's files before they are written
 
 
 @dataclass
@@ -66,6 +71,7 @@ class _State:
     cache: SignedCache | None  # each person's and thing's files, by what they depend on
     prints: Fingerprints
     previous: Previous | None  # the tree this build replaces: where kept files are
+    staging: Path | None = None  # where the tasks write their people's and things' files
 
 
 def render_outputs(
@@ -90,6 +96,7 @@ def render_parts(
     progress: Callable[[int, int], None] | None = None,
     cache: SignedCache | None = None,
     previous: Previous | None = None,
+    staging: Path | None = None,
 ) -> Iterator[Files]:
     """The files in parts, in a fixed order, as tasks finish; `progress(done, total)`.
 
@@ -97,9 +104,13 @@ def render_parts(
     graph's size in text) is never in memory at once. With `cache`, a person's or a
     thing's files are rendered only when what they show changed (see
     `kg.publish.fingerprint`); entries no longer used are removed at the end. Files the
-    `previous` tree holds unchanged come as `Kept` (the writer links them).
+    `previous` tree holds unchanged come as `Kept` (the writer links them). With
+    `staging` (the folder `write_outputs` fills), the tasks of people and things write
+    their files there themselves and return only their stamps (`Written`): the texts
+    never cross a pipe and the parent neither hashes nor writes them.
     """
     state = _make_state(config, resolution, graph, cache, previous)
+    state.staging = staging
     tasks = list(_tasks(resolution, len(state.things)))
     used: set[str] = set()
     for done, (part, keys) in enumerate(as_pool(jobs).map(render_task, state, tasks), start=1):
@@ -194,11 +205,18 @@ def render_task(state: _State, task: Task) -> tuple[Files, list[str]]:
         paths = sorted(state.pages)
         return {f"site/{k}": v for k, v in state.site.site_files(paths).items()}, keys
     if kind == "people":
-        return _people(state, start, stop, keys), keys
+        return _written(state, _people(state, start, stop, keys)), keys
     files: dict[str, str | Kept] = {}
     for thing in state.things[start:stop]:
         files.update(_thing(state, thing, keys))
-    return files, keys
+    return _written(state, files), keys
+
+
+def _written(state: _State, files: Rendered) -> Files:
+    """The files, or with a staging folder, written there and given as their stamps."""
+    if state.staging is None:
+        return files
+    return write_part(state.staging, state.previous, files)
 
 
 def _dump(state: _State, fmt: str, keys: list[str]) -> str:
@@ -230,7 +248,7 @@ def _dump(state: _State, fmt: str, keys: list[str]) -> str:
 
 def _cached(
     state: _State, key: Callable[[], str], render: Callable[[], dict[str, str]], keys: list[str]
-) -> Files:
+) -> Rendered:
     """`render()`, or the files kept under `key()` when the cache has them."""
     if state.cache is None:
         return render()
@@ -255,7 +273,7 @@ def _descriptions(path: str, subset: Triples, turtle: str | None = None) -> dict
     }
 
 
-def _thing(state: _State, thing: URIRef, keys: list[str]) -> Files:
+def _thing(state: _State, thing: URIRef, keys: list[str]) -> Rendered:
     """The description files and the page of one thing (not a profiled person)."""
     path = path_of(str(thing), state.config.base_iri) or ""
     own = state.owned[thing]
@@ -277,7 +295,7 @@ def _thing(state: _State, thing: URIRef, keys: list[str]) -> Files:
     return _cached(state, lambda: state.prints.thing(thing, owned, pub), render, keys)
 
 
-def _people(state: _State, start: int, stop: int, keys: list[str]) -> Files:
+def _people(state: _State, start: int, stop: int, keys: list[str]) -> Rendered:
     files: dict[str, str | Kept] = {}
     for profile in state.resolution.dataset.profiles[start:stop]:
         person = _person(state.config, profile.slug)
