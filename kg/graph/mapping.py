@@ -110,6 +110,7 @@ class _Mapper:
         self.created = created
         self.graph = Triples()
         self.sources: dict[URIRef, Source] = {}
+        self.iris: dict[str, URIRef] = {}
         self.topics = topic_slugs(_topic_labels(resolution), topic_key)
 
     @cached_property
@@ -125,7 +126,11 @@ class _Mapper:
     # ---------------------------------------------------------------- primitives
 
     def iri(self, *parts: str | int) -> URIRef:
-        return URIRef(scheme.mint(self.base, *parts))
+        text = scheme.mint(self.base, *parts)
+        found = self.iris.get(text)
+        if found is None:  # one term per IRI, however often it is mentioned
+            found = self.iris[text] = URIRef(text)
+        return found
 
     def add(self, s: URIRef, p: URIRef, o: Node | str | int | bool | None) -> None:
         if o is None or o == "":
