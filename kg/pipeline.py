@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, cast
 
 from rdflib import URIRef
 
+from kg import scheme
 from kg.cache import SignedCache, digest
 from kg.config import Config
 from kg.errors import InputError, Problem
@@ -25,11 +26,11 @@ from kg.workers import LOCAL, Executor, ForkPool, Pool, Session, session, worker
 
 if TYPE_CHECKING:
     from kg.publish.cv.model import Options as CVOptions
-    from kg.publish.export import Kept
+    from kg.publish.export import Kept, Written
     from kg.query.store import QueryStore
 
 Progress = Callable[[str], None]
-Files = Mapping[str, "str | Kept"]  # as render_parts gives them
+Files = Mapping[str, "str | Kept | Written"]  # as render_parts gives them
 
 
 def _quiet(message: str) -> None:
@@ -267,18 +268,25 @@ def _build(
     progress(f"rendering and writing to {out_dir} ({pool.describe()})")
     render_cache = SignedCache(config.root / RENDER_CACHE_DIR) if cache else None
     manifest = output_manifest(config, out_dir) if cache else None
-    parts = render_parts(
-        config,
-        resolution,
-        mapped.triples,
-        pool,
-        _every_tenth(progress, "rendered"),
-        render_cache,
-        previous_tree(out_dir, manifest),
-    )
+    previous = previous_tree(out_dir, manifest)
+    local = isinstance(pool, ForkPool)  # dask workers may not see this file system
+
+    def parts(staging: Path) -> Iterator[Files]:
+        found = render_parts(
+            config,
+            resolution,
+            mapped.triples,
+            pool,
+            _every_tenth(progress, "rendered"),
+            render_cache,
+            previous,
+            staging if local else None,  # local workers write their files themselves
+        )
+        return with_build_record(found, report)
+
     # --out (or an absolute `out` set through the API) may name any folder; kg.toml's may not
     inside = None if out or Path(config.out).is_absolute() else config.root
-    files = write_outputs(out_dir, with_build_record(parts, report), manifest, inside)
+    files = write_outputs(out_dir, parts, manifest, inside)
     if cache and out is None:  # the project's own output: kg query and kg serve open it
         from kg.query.persist import save_built_store
 
@@ -354,8 +362,8 @@ def embed_markup(config: Config, person: str) -> dict:
     homepage = next(p.homepage for p in resolution.dataset.profiles if p.slug == person)
     return profile_markup(
         mapped.triples,
-        URIRef(f"{base}person/{person}"),
-        URIRef(f"{base}profile/{person}"),
+        URIRef(scheme.person(base, person)),
+        URIRef(scheme.profile(base, person)),
         address=homepage,  # the snippet goes on the homepage: it describes that page
     )
 

@@ -13,7 +13,7 @@ from conftest import REPO
 KG = REPO / "kg"
 # Each stage may import the ones listed before it (and the foundation), never one after.
 ORDER = (
-    "foundation",  # cache, config, errors, model, display, files, iri, workers: everywhere
+    "foundation",  # cache, config, errors, model, display, files, iri, scheme, formats, workers
     "ingest",  # YAML -> typed model
     "resolve",  # one node per real thing
     "graph",  # namespaces, IRIs, mapping to triples, N-Triples
@@ -34,6 +34,8 @@ FOUNDATION = {
     "display",
     "files",
     "iri",
+    "scheme",
+    "formats",
     "workers",
     "__init__",
 }

@@ -76,10 +76,35 @@ def test_shared_node_texts_give_the_same_per_person_files(seed_build):
         blocks.skip = set(owned[person])
         assert to_turtle(subset, blocks) == to_turtle(subset), person
         assert to_jsonld(subset, blocks) == to_jsonld(subset), person
-    paper = URIRef(f"{base}publication/elasticflow-an-elastic-serverless-training-platform-for")
-    assert "ElasticFlow" in blocks.turtle[paper][0]  # a shared paper's text was kept
-    assert "ElasticFlow" in blocks.json[paper]
     assert not any(s in blocks.json for p in people for s in owned[p])
+    whole = NodeBlocks(graph)  # the dumps: every node is whole, its text is kept
+    assert to_turtle(graph, whole) == to_turtle(graph)
+    paper = URIRef(f"{base}publication/elasticflow-an-elastic-serverless-training-platform-for")
+    assert "ElasticFlow" in whole.turtle[paper][0]
+
+
+def test_a_person_file_links_the_works_by_iri(seed_build):
+    """data/profiles/yihao-zhao.yaml lists "ElasticFlow: ..." (ASPLOS 2023) with Yihao Zhao
+    second of ten authors, Yinmin Zhong third: Yihao's file names the paper and says
+    who made it, and leaves the paper's date and the other authorships to its own files."""
+    from rdflib import Literal
+
+    from kg.graph.namespaces import FOAF, KG, SCHEMA
+
+    graph = seed_build[1].triples
+    base = "https://kg.example.org/"
+    yihao, yinmin = URIRef(f"{base}person/yihao-zhao"), URIRef(f"{base}person/yinmin-zhong")
+    paper = URIRef(f"{base}publication/elasticflow-an-elastic-serverless-training-platform-for")
+    title = "ElasticFlow: An Elastic Serverless Training Platform for Distributed Deep Learning"
+    own = owned_nodes(graph, [yihao])[yihao]
+    subset = set(person_subset(graph, yihao, own))
+    assert (yihao, FOAF.made, paper) in subset
+    assert (paper, SCHEMA.name, Literal(title)) in subset
+    assert (paper, SCHEMA.author, yihao) in subset
+    assert (URIRef(f"{paper}/author/2"), KG.author, yihao) in subset
+    assert not any(s == paper and p == SCHEMA.datePublished for s, p, _ in subset)
+    assert (URIRef(f"{paper}/author/3"), KG.author, yinmin) not in subset
+    assert (paper, SCHEMA.author, yinmin) not in subset
 
 
 @pytest.fixture(scope="module")

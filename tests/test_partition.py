@@ -111,6 +111,29 @@ def test_two_render_jobs_write_the_same_bytes_as_one(corpus):
     assert one == two
 
 
+def test_render_workers_write_their_files_and_return_only_stamps(corpus, tmp_path):
+    """With a staging folder, two forked workers write every person's and thing's files
+    themselves: the parent gets stamps (no text), and the files hold the bytes that
+    rendering in one process gives."""
+    from kg.publish.export import Written, content_digest
+    from kg.publish.render import render_parts
+
+    config = load_config(corpus)
+    resolution, mapped = build_graph(config)
+    expected = render_outputs(config, resolution, mapped.triples, jobs=1)
+    parts = list(render_parts(config, resolution, mapped.triples, 2, staging=tmp_path))
+    written = {rel: v for part in parts for rel, v in part.items() if isinstance(v, Written)}
+    texts = {rel: v for part in parts for rel, v in part.items() if isinstance(v, str)}
+    per_thing = ("people/", "site/person/", "site/publication/", "site/org/", "site/venue/")
+    assert {rel for rel in expected if rel.startswith(per_thing)} <= set(written)
+    assert sorted([*written, *texts]) == sorted(expected)
+    assert not any(rel.startswith("people/") for rel in texts)
+    for rel, stamp in written.items():
+        data = (tmp_path / rel).read_bytes()
+        assert data == expected[rel].encode(), rel
+        assert stamp.stamp[0] == content_digest(data), rel
+
+
 @pytest.mark.parametrize("fmt", ["turtle", "nt", "json-ld"])
 def test_own_writers_and_rdflib_serializers_give_the_same_graph(corpus, fmt):
     config = load_config(corpus)

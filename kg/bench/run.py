@@ -141,8 +141,9 @@ else:
         shacl(mapped.graph, shacl_graph=shapes, inference="none", advanced=True)
         mark("validate", t)
         t = time.perf_counter()
-        for fmt in ("turtle", "nt", "json-ld"):
-            mapped.graph.serialize(format=fmt)
+        from kg.formats import RDF_FORMATS
+        for fmt in RDF_FORMATS:
+            mapped.graph.serialize(format=fmt.name)
         mark("render", t)
     stages["triples"] = triples
 print(json.dumps(stages))

@@ -24,7 +24,9 @@ import urllib.request
 from collections.abc import Callable
 from pathlib import Path
 
+from kg import scheme
 from kg.errors import UsageError
+from kg.formats import TURTLE
 
 Log = Callable[[str], None]
 
@@ -94,11 +96,11 @@ def run(people: int, seconds: int, clients: int, log: Log, seed: int = 1, port: 
 def _phases(wrk: str, base: str, root: Path, seconds: int, clients: int, pid: int, log: Log):
     things = _things(root)
     pages = [f"/{t}" for t in things]
-    turtle = [f"/{t}.ttl" for t in things]
-    people = [t for t in things if t.startswith("person/")][: SAMPLE // len(QUERIES)]
+    turtle = [f"/{scheme.file_path(t, TURTLE.ext)}" for t in things]
+    people = [t for t in things if scheme.kind_of(t) == scheme.PERSON][: SAMPLE // len(QUERIES)]
     base_iri = _base_iri(root)
     queries = [
-        f"/queries/{name}?person={urllib.parse.quote(base_iri + p, safe='')}"
+        f"/queries/{name}?person={urllib.parse.quote(scheme.mint(base_iri, p), safe='')}"
         for p in people
         for name in QUERIES
     ]

@@ -15,6 +15,7 @@ from urllib.parse import urlsplit
 from rdflib import Graph, Literal, URIRef
 from rdflib.term import Node
 
+from kg import scheme
 from kg.graph.namespaces import FOAF, KG, RDF, SCHEMA, WD, XSD
 from kg.graph.triples import Triples
 from kg.ingest.names import slugify, topic_slugs
@@ -110,6 +111,7 @@ class _Mapper:
         self.created = created
         self.graph = Triples()
         self.sources: dict[URIRef, Source] = {}
+        self.iris: dict[str, URIRef] = {}
         self.topics = topic_slugs(_topic_labels(resolution), topic_key)
 
     @cached_property
@@ -125,7 +127,11 @@ class _Mapper:
     # ---------------------------------------------------------------- primitives
 
     def iri(self, *parts: str | int) -> URIRef:
-        return URIRef(self.base + "/".join(str(p) for p in parts))
+        text = scheme.mint(self.base, *parts)
+        found = self.iris.get(text)
+        if found is None:  # one term per IRI, however often it is mentioned
+            found = self.iris[text] = URIRef(text)
+        return found
 
     def add(self, s: URIRef, p: URIRef, o: Node | str | int | bool | None) -> None:
         if o is None or o == "":
@@ -689,7 +695,7 @@ class _Mapper:
         source = pub.listings[0][1].source
         for name, url, prop, kind, label in parts:
             if url:
-                node = self.node(URIRef(f"{w}/{name}"), [kind], source)
+                node = self.node(URIRef(scheme.under(w, name)), [kind], source)
                 self.named(node, label)
                 self.add(node, SCHEMA.url, URIRef(url))
                 if name == "pdf":

@@ -22,34 +22,22 @@ from __future__ import annotations
 import html
 import urllib.parse
 
+from kg.formats import HTML, JSONLD, RDF_FORMATS
+from kg.scheme import PAGE_SEGMENTS
+
 # Things with pages, by the number of path segments after their section (decision 0011:
 # `dataset`, `person/<slug>`, `course/<org>/<slug>`). An IRI below one of them
 # (`person/<slug>/award/1`, `venue/<key>/2024`, `dataset/class/…`) names a part of that
 # thing, described in its files, and answers 303 See Other to it.
-SECTIONS = {
-    "dataset": 0,
-    "person": 1,
-    "publication": 1,
-    "org": 1,
-    "venue": 1,
-    "topic": 1,
-    "topic-set": 1,
-    "profile": 1,
-    "course": 2,
-}
+SECTIONS = PAGE_SEGMENTS
 _SEGMENT = "/[^/.[:cntrl:]\\s]+"  # no CR LF (or any control) can reach a Location header
 THING_RULE = "(?:" + "|".join(f"{s}{_SEGMENT * n}" for s, n in SECTIONS.items()) + ")"
 PARENT_RULE = THING_RULE  # the owner of an IRI minted below it
-FORMATS = (  # extension, media type; the first is the default
-    ("html", "text/html"),
-    ("ttl", "text/turtle"),
-    ("jsonld", "application/ld+json"),
-    ("nt", "application/n-triples"),
-)
+FORMATS = tuple((f.ext, f.media) for f in (HTML, *RDF_FORMATS))  # the first is the default
 # Every file type the site holds, the same on kg serve, nginx and Apache; `True`: text,
 # sent with `; charset=utf-8` (JSON and JSON-LD are UTF-8 by definition: no charset).
 FILE_TYPES = (
-    *((ext, media, ext != "jsonld") for ext, media in FORMATS),
+    *((ext, media, ext != JSONLD.ext) for ext, media in FORMATS),
     ("txt", "text/plain", True),
     ("xml", "application/xml", True),
     ("js", "text/javascript", True),
@@ -204,10 +192,7 @@ NEGOTIATE_JS = r"""// Content negotiation for kg's nginx rules (njs; written by 
 import fs from "fs";
 
 var FORMATS = [
-    ["html", "text/html"],
-    ["ttl", "text/turtle"],
-    ["jsonld", "application/ld+json"],
-    ["nt", "application/n-triples"],
+%FORMATS%
 ];
 
 // The formats of $kg_path that exist under $kg_site.
@@ -315,19 +300,25 @@ function links(r) {
 }
 
 export default { extension, links };
-"""
+""".replace("%FORMATS%", "\n".join(f'    ["{ext}", "{media}"],' for ext, media in FORMATS))
+
+
+def _qs(n: int) -> list[str]:
+    """Apache's source qualities: 1.0 for the first (default) format, then 0.99, 0.98..."""
+    return ["1.0", *(f"{1 - i / 100:.2f}" for i in range(1, n))]
 
 
 def htaccess(base_iri: str, prefix: str) -> str:
     types = "".join(
         f'AddType "{media}; qs={q}" .{ext}\n'
-        for (ext, media), q in zip(FORMATS, ("1.0", "0.99", "0.98", "0.97"), strict=True)
+        for (ext, media), q in zip(FORMATS, _qs(len(FORMATS)), strict=True)
     )
     types += "".join(f"AddType {media} .{ext}\n" for ext, media, _ in FILE_TYPES[len(FORMATS) :])
     charset = " ".join(f".{ext}" for ext, _, is_text in FILE_TYPES if is_text)
     link = link_header("%{KG_NAME}e").replace('"', '\\"')
     p = _regex_path(prefix)
     formats = "|".join(ext for ext, _ in FORMATS)
+    charset = " ".join(f".{ext}" for ext, _ in FORMATS)
     return f"""# Apache rules for {base_iri} (written by kg build; docs/deploy.md).
 # Needs AllowOverride All (or FileInfo Options) and mod_negotiation, mod_rewrite,
 # mod_headers, mod_setenvif, mod_mime. MultiViews picks person/x.html, .ttl, .jsonld or

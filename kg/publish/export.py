@@ -22,8 +22,10 @@ from typing import TypeVar, cast
 from rdflib import BNode, Literal, URIRef
 from rdflib.term import Identifier, Node
 
+from kg import scheme
 from kg.cache import SignedCache
 from kg.errors import ProjectError
+from kg.formats import JSONLD, RDF_FORMATS, TURTLE
 from kg.graph.namespaces import DCAT, DCTERMS, FOAF, KG, PREFIXES, RDF, SCHEMA, VOID, XSD, curie
 from kg.graph.ntriples import nt_object, nt_string, to_ntriples
 from kg.graph.triples import GraphLike, Triple, Triples
@@ -119,6 +121,11 @@ class NodeBlocks:
         self.turtle_terms: _TurtleTerms | None = None
         self.json_terms = _JsonTerms()
         self.skip: set[Node] = set()
+
+    def kept(self, ext: str) -> dict:
+        """The texts kept for the writer of the format with extension `ext`."""
+        tables: dict[str, dict] = {TURTLE.ext: self.turtle, JSONLD.ext: self.json}
+        return tables.get(ext, {})
 
     def shared(self, subject: Node, size: int) -> bool:
         """Whether `subject` with `size` triples is complete and worth keeping."""
@@ -332,11 +339,21 @@ def _first(pair: tuple[str, object]) -> str:
     return pair[0]
 
 
-SERIALIZERS: dict[str, tuple[str, Callable[[Triples], str]]] = {
-    "ttl": ("text/turtle", to_turtle),
-    "jsonld": ("application/ld+json", to_jsonld),
-    "nt": ("application/n-triples", to_ntriples),
+def _ntriples(graph: Iterable[Triple], blocks: NodeBlocks | None = None) -> str:
+    return to_ntriples(graph)  # one line per triple: nothing to keep per node
+
+
+Writer = Callable[[Iterable[Triple], "NodeBlocks | None"], str]
+# The writer of each format of kg.formats.RDF_FORMATS, by the format's name.
+WRITERS: dict[str, Writer] = {"turtle": to_turtle, "json-ld": to_jsonld, "nt": _ntriples}
+SERIALIZERS: dict[str, tuple[str, Writer]] = {
+    f.ext: (f.media, WRITERS[f.name]) for f in RDF_FORMATS
 }
+
+
+def serialize(ext: str, graph: Iterable[Triple], blocks: NodeBlocks | None = None) -> str:
+    """`graph` in the format with extension `ext` (a row of kg.formats.RDF_FORMATS)."""
+    return SERIALIZERS[ext][1](graph, blocks)
 
 
 # --------------------------------------------------------------------------- subsets
@@ -369,11 +386,14 @@ def person_subset(graph: Triples, person: URIRef, own: list[Node]) -> Triples:
 
 
 def person_nodes(graph: Triples, person: URIRef, own: list[Node]) -> set[Node]:
-    """The nodes a person's files describe in full: their own, their profile page, their
-    works and the works' authorships."""
-    owned = set(own) | set(graph.subjects(SCHEMA.mainEntity, person))
-    works = set(graph.objects(person, FOAF.made))
-    return owned | works | {a for w in works for a in graph.objects(w, KG.authorship)}
+    """The nodes a person's files describe in full: their own and their profile page.
+
+    Their works are linked by IRI (`foaf:made`, and every triple of a work or an
+    authorship that points at the person), each with its type, name and URL, not
+    described in full: a work is described in its own files, and a prolific author's file
+    stays proportional to their own works instead of repeating every co-author's papers
+    (docs/mapping.md, "What a person's files contain")."""
+    return set(own) | set(graph.subjects(SCHEMA.mainEntity, person))
 
 
 def described(graph: Triples, owned: Collection[Node]) -> Triples:
@@ -408,11 +428,11 @@ def dataset_description(
     license: str,
     endpoint: str | None,
     examples: list[URIRef],
-    dump: str = "graph",
+    dump: str = scheme.DUMP,
 ) -> Triples:
     """VoID + DCAT: what the dataset is, its dumps and its size by class."""
     d = Triples()
-    ds = URIRef(base + "dataset")  # kg.publish.layout.DATASET
+    ds = URIRef(scheme.dataset(base))
     for t in (VOID.Dataset, DCAT.Dataset):
         d.add((ds, RDF.type, t))
     d.add((ds, DCTERMS.title, Literal(title)))
@@ -424,8 +444,8 @@ def dataset_description(
     for ns in (SCHEMA, FOAF, KG):
         d.add((ds, VOID.vocabulary, URIRef(str(ns))))
     for name, (media, _) in SERIALIZERS.items():
-        url = URIRef(f"{base}{dump}.{name}")
-        dist = URIRef(f"{base}dataset/distribution/{name}")
+        url = URIRef(scheme.mint(base, scheme.file_path(dump, name)))
+        dist = URIRef(scheme.dataset(base, "distribution", name))
         d.add((ds, VOID.dataDump, url))
         d.add((ds, DCAT.distribution, dist))
         d.add((dist, RDF.type, DCAT.Distribution))
@@ -433,7 +453,7 @@ def dataset_description(
         d.add((dist, DCAT.mediaType, Literal(media)))
     counts = Counter(o for o in graph.objects(None, RDF.type))
     for cls, n in sorted(counts.items()):
-        part = URIRef(f"{base}dataset/class/{_local(cls)}")
+        part = URIRef(scheme.dataset(base, "class", _local(cls)))
         d.add((ds, VOID.classPartition, part))
         d.add((part, VOID["class"], cls))
         d.add((part, VOID.entities, Literal(n, datatype=XSD.integer)))
@@ -452,9 +472,12 @@ def _local(iri: Node) -> str:
 # --------------------------------------------------------------------------- writing
 
 
+Part = Mapping[str, "str | Kept | Written"]
+
+
 def write_outputs(
     out_dir: Path,
-    files: Mapping[str, str | Kept] | Iterable[Mapping[str, str | Kept]],
+    files: Part | Iterable[Part] | Callable[[Path], Iterable[Part]],
     manifest: Path | None = None,
     inside: Path | None = None,
 ) -> list[str]:
@@ -468,10 +491,17 @@ def write_outputs(
     instead of a new copy (a link costs a fiftieth of a write). With `inside` (the
     project, when the output folder comes from its kg.toml), the output must really be
     inside it (`kg.publish.outdir`).
+
+    `files` may also be a function of the staging folder that gives the parts: the
+    renderer's workers then write their files there themselves (`write_part`) and the
+    parts carry only their stamps (`Written`).
     """
-    parts = [files] if isinstance(files, Mapping) else files
 
     def fill(staging: Path) -> list[str]:
+        if callable(files):
+            parts: Iterable[Part] = files(staging)
+        else:
+            parts = [files] if isinstance(files, Mapping) else files
         writer = _TreeWriter(staging, previous_tree(out_dir, manifest))
         names: list[str] = []
         for part in parts:
@@ -501,6 +531,22 @@ class Kept:
     these bytes (by digest); the writer links it."""
 
     digest: str
+
+
+@dataclass(frozen=True)
+class Written:
+    """In place of a file's text: the file is in the staging folder already, written by
+    a worker (`write_part`), with this stamp."""
+
+    stamp: Stamp
+
+
+def write_part(staging: Path, previous: Previous | None, part: Part) -> dict[str, Written]:
+    """Write one part into the staging folder of `write_outputs` (in the process that
+    rendered it) and return what the parent needs: each file's stamp."""
+    writer = _TreeWriter(staging, previous)
+    writer.write(part)
+    return {rel: Written(stamp) for rel, stamp in writer.done.items()}
 
 
 def content_digest(data: bytes) -> str:
@@ -560,9 +606,13 @@ class _TreeWriter:
         self.folders: set[Path] = {staging}
         self.done: dict[str, Stamp] = {}
 
-    def write(self, part: Mapping[str, str | Kept]) -> None:
+    def write(self, part: Part) -> None:
         written: dict[int, tuple[Path, str]] = {}  # id(text) -> first file, while `part` lives
         for rel, text in part.items():
+            if isinstance(text, Written):  # a worker wrote it into this staging folder
+                self._target(rel)  # the same check of the path
+                self.done[rel] = text.stamp
+                continue
             target = self._target(rel)
             if isinstance(text, Kept):
                 self._keep(rel, text.digest, target)

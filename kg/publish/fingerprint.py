@@ -30,6 +30,7 @@ from functools import cached_property
 from rdflib import URIRef
 from rdflib.term import Node
 
+from kg import scheme
 from kg.cache import digest, package_digest
 from kg.config import Config
 from kg.graph.namespaces import RDF, SCHEMA
@@ -136,7 +137,7 @@ class Fingerprints:
         yield _text_digest("\n".join(sorted(links)))
         for node in sorted(reached, key=str):
             link = self.href(str(node))  # the node itself, or the page of its owner
-            owner = URIRef(self.config.base_iri + link) if link != str(node) else node
+            owner = URIRef(scheme.mint(self.config.base_iri, link)) if link != str(node) else node
             yield f"{node}\t{self._view(node)}\t{link}\t{self._view(owner)}"
 
     def _facts(self, node: Node) -> str:
@@ -201,7 +202,7 @@ class Fingerprints:
 
     def person(self, profile: Profile, owned: set[Node], works: list[PublicationEntity]) -> str:
         source = profile.source.file if profile.source else ""
-        person = URIRef(f"{self.config.base_iri}person/{profile.slug}")
+        person = URIRef(scheme.person(self.config.base_iri, profile.slug))
         return digest(
             self.settings,
             "person",

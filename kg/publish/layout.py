@@ -20,23 +20,10 @@ from collections.abc import Container, Iterable
 from rdflib import URIRef
 from rdflib.term import Node
 
-EXTENSIONS = ("ttl", "jsonld", "nt")
-MEDIA_TYPES = {
-    "html": "text/html",
-    "ttl": "text/turtle",
-    "jsonld": "application/ld+json",
-    "nt": "application/n-triples",
-}
-DUMP = "graph"  # site/graph.ttl ... and dist/graph.ttl ...
-DATASET = "dataset"  # the VoID dataset: {base}dataset, site/dataset.* and site/void.ttl
-SPARQL = "sparql"  # the SPARQL endpoint: {base}sparql
+from kg.formats import EXTENSIONS, MEDIA_TYPES, RDF_FORMATS, TURTLE
+from kg.scheme import DATASET, DUMP, SPARQL, VOID, file_path, mint, path_of
 
-
-def path_of(iri: str, base: str) -> str | None:
-    """`person/x` for `{base}person/x`; None for an IRI outside the base."""
-    if not iri.startswith(base) or len(iri) == len(base):
-        return None
-    return iri[len(base) :]
+__all__ = ["DATASET", "DUMP", "EXTENSIONS", "MEDIA_TYPES", "SPARQL", "path_of"]
 
 
 def owner_path(path: str, pages: Container[str]) -> str | None:
@@ -59,7 +46,7 @@ def page_things(subjects: Iterable[Node], base: str) -> list[URIRef]:
         while cut != -1 and path[:cut] not in paths:
             cut = path.find("/", cut + 1)
         if cut == -1:
-            tops.append(URIRef(base + path))
+            tops.append(URIRef(mint(base, path)))
     return sorted(tops)
 
 
@@ -71,4 +58,20 @@ def relative_root(path: str) -> str:
 def alternates(path: str) -> list[tuple[str, str]]:
     """(media type, href relative to the page) of a page's description files."""
     name = path.rsplit("/", 1)[-1]
-    return [(MEDIA_TYPES[ext], f"{name}.{ext}") for ext in EXTENSIONS]
+    return [(MEDIA_TYPES[ext], file_path(name, ext)) for ext in EXTENSIONS]
+
+
+def data_links(path: str, prefix: str = "") -> list[tuple[str, str, str]]:
+    """(label, media type, href) of a thing's description files, for a page's "Data"
+    line: `prefix` + `<path>.<ext>` for every RDF format."""
+    return [(f.label, f.media, prefix + file_path(path, f.ext)) for f in RDF_FORMATS]
+
+
+def void_link() -> tuple[str, str]:
+    """(media type, href) of the VoID description (Turtle), for the index page."""
+    return TURTLE.media, file_path(VOID, TURTLE.ext)
+
+
+def dump_links() -> list[tuple[str, str]]:
+    """(label, href) of the whole-graph dumps, for the index page."""
+    return [(f.abbr, file_path(DUMP, f.ext)) for f in RDF_FORMATS]

@@ -14,29 +14,33 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import cast
 
 from rdflib import URIRef
 from rdflib.term import Node
 
+from kg import scheme
 from kg.cache import SignedCache, digest
 from kg.config import Config
+from kg.formats import NTRIPLES, RDF_FORMATS, TURTLE
 from kg.graph.triples import Triples
 from kg.publish.deploy import deploy_files
 from kg.publish.export import (
     Kept,
     NodeBlocks,
     Previous,
+    Written,
     content_digest,
     dataset_description,
     described,
     jsonld_context,
     owned_nodes,
     person_nodes,
+    serialize,
     still_there,
-    to_jsonld,
-    to_ntriples,
     to_turtle,
+    write_part,
 )
 from kg.publish.fingerprint import Fingerprints, SubjectChunks
 from kg.publish.layout import DATASET, DUMP, SPARQL, owner_path, page_things, path_of
@@ -48,7 +52,9 @@ PEOPLE_PER_TASK = 50
 THINGS_PER_TASK = 200
 
 Task = tuple[str, int, int]  # kind, start, stop
-Files = Mapping[str, str | Kept]  # path -> text, or the previous build's unchanged file
+# path -> text, the previous build's unchanged file, or a file a task wrote itself
+Files = Mapping[str, "str | Kept | Written"]
+Rendered = Mapping[str, str | Kept]  # one task's files before they are written
 
 
 @dataclass
@@ -65,6 +71,7 @@ class _State:
     cache: SignedCache | None  # each person's and thing's files, by what they depend on
     prints: Fingerprints
     previous: Previous | None  # the tree this build replaces: where kept files are
+    staging: Path | None = None  # where the tasks write their people's and things' files
 
 
 def render_outputs(
@@ -89,6 +96,7 @@ def render_parts(
     progress: Callable[[int, int], None] | None = None,
     cache: SignedCache | None = None,
     previous: Previous | None = None,
+    staging: Path | None = None,
 ) -> Iterator[Files]:
     """The files in parts, in a fixed order, as tasks finish; `progress(done, total)`.
 
@@ -96,9 +104,13 @@ def render_parts(
     graph's size in text) is never in memory at once. With `cache`, a person's or a
     thing's files are rendered only when what they show changed (see
     `kg.publish.fingerprint`); entries no longer used are removed at the end. Files the
-    `previous` tree holds unchanged come as `Kept` (the writer links them).
+    `previous` tree holds unchanged come as `Kept` (the writer links them). With
+    `staging` (the folder `write_outputs` fills), the tasks of people and things write
+    their files there themselves and return only their stamps (`Written`): the texts
+    never cross a pipe and the parent neither hashes nor writes them.
     """
     state = _make_state(config, resolution, graph, cache, previous)
+    state.staging = staging
     tasks = list(_tasks(resolution, len(state.things)))
     used: set[str] = set()
     for done, (part, keys) in enumerate(as_pool(jobs).map(render_task, state, tasks), start=1):
@@ -164,7 +176,8 @@ def _linker(base: str, pages: frozenset[str]) -> Callable[[str], str]:
 
 
 def _tasks(resolution: Resolution, things: int) -> Iterator[Task]:
-    yield from (("graph.jsonld", 0, 0), ("graph.ttl", 0, 0), ("graph.nt", 0, 0))
+    dumps = sorted(RDF_FORMATS, key=lambda f: (f is NTRIPLES, f is TURTLE))  # longest first
+    yield from ((scheme.file_path(DUMP, f.ext), 0, 0) for f in dumps)
     yield ("void", 0, 0)
     yield ("site", 0, 0)
     profiles = len(resolution.dataset.profiles)
@@ -180,11 +193,11 @@ def render_task(state: _State, task: Task) -> tuple[Files, list[str]]:
     output, and the render cache's files are written)."""
     kind, start, stop = task
     keys: list[str] = []
-    if kind == "graph.nt":
+    if kind == scheme.file_path(DUMP, NTRIPLES.ext):
         text = state.chunks.ntriples()
         return {kind: text, f"site/{kind}": text}, keys  # the same string: a hard link
-    if kind.startswith("graph."):
-        text = _dump(state, kind.removeprefix("graph."), keys)
+    if kind.startswith(scheme.file_path(DUMP, "")):
+        text = _dump(state, kind.removeprefix(scheme.file_path(DUMP, "")), keys)
         return {kind: text, f"site/{kind}": text}, keys
     if kind == "void":
         return _void(state), keys
@@ -192,23 +205,28 @@ def render_task(state: _State, task: Task) -> tuple[Files, list[str]]:
         paths = sorted(state.pages)
         return {f"site/{k}": v for k, v in state.site.site_files(paths).items()}, keys
     if kind == "people":
-        return _people(state, start, stop, keys), keys
+        return _written(state, _people(state, start, stop, keys)), keys
     files: dict[str, str | Kept] = {}
     for thing in state.things[start:stop]:
         files.update(_thing(state, thing, keys))
-    return files, keys
+    return _written(state, files), keys
+
+
+def _written(state: _State, files: Rendered) -> Files:
+    """The files, or with a staging folder, written there and given as their stamps."""
+    if state.staging is None:
+        return files
+    return write_part(state.staging, state.previous, files)
 
 
 def _dump(state: _State, fmt: str, keys: list[str]) -> str:
     """The whole graph as Turtle or JSON-LD. With a cache, each subject's block is kept
     under its triples' digest (in 256 buckets by the digest's first byte), so a build
     after an edit formats only the subjects whose triples changed."""
-    write = to_turtle if fmt == "ttl" else to_jsonld
     if state.cache is None:
-        return write(state.graph)
-    table = "turtle" if fmt == "ttl" else "json"
+        return serialize(fmt, state.graph)
     blocks = NodeBlocks(state.graph)
-    kept: dict[Node, object] = getattr(blocks, table)
+    kept: dict[Node, object] = blocks.kept(fmt)
     digests = state.chunks.digest
     buckets: dict[int, list[Node]] = {}
     for s, found in digests.items():
@@ -219,7 +237,7 @@ def _dump(state: _State, fmt: str, keys: list[str]) -> str:
         for s in subjects:
             if digests[s] in stored[b]:
                 kept[s] = stored[b][digests[s]]
-    text = write(state.graph, blocks)
+    text = serialize(fmt, state.graph, blocks)
     for b, subjects in buckets.items():
         now = {digests[s]: kept[s] for s in subjects if s in kept}
         if now != stored[b]:
@@ -230,7 +248,7 @@ def _dump(state: _State, fmt: str, keys: list[str]) -> str:
 
 def _cached(
     state: _State, key: Callable[[], str], render: Callable[[], dict[str, str]], keys: list[str]
-) -> Files:
+) -> Rendered:
     """`render()`, or the files kept under `key()` when the cache has them."""
     if state.cache is None:
         return render()
@@ -246,22 +264,22 @@ def _cached(
 
 
 def _descriptions(path: str, subset: Triples, turtle: str | None = None) -> dict[str, str]:
-    """`site/<path>.ttl|.jsonld|.nt` of one thing."""
+    """`site/<path>.<ext>` of one thing, for every RDF format."""
     return {
-        f"site/{path}.ttl": turtle if turtle is not None else to_turtle(subset),
-        f"site/{path}.jsonld": to_jsonld(subset),
-        f"site/{path}.nt": to_ntriples(subset),
+        f"site/{scheme.file_path(path, f.ext)}": turtle
+        if turtle is not None and f is TURTLE
+        else serialize(f.ext, subset)
+        for f in RDF_FORMATS
     }
 
 
-def _thing(state: _State, thing: URIRef, keys: list[str]) -> Files:
+def _thing(state: _State, thing: URIRef, keys: list[str]) -> Rendered:
     """The description files and the page of one thing (not a profiled person)."""
     path = path_of(str(thing), state.config.base_iri) or ""
     own = state.owned[thing]
-    kind = path.split("/", 1)[0]
-    owned = person_nodes(state.graph, thing, own) if kind == "person" else set(own)
-    name = path.split("/", 1)[-1]
-    pub = state.resolution.publications.get(name) if kind == "publication" else None
+    kind, name = scheme.kind_of(path), scheme.key_of(path)
+    owned = person_nodes(state.graph, thing, own) if kind == scheme.PERSON else set(own)
+    pub = state.resolution.publications.get(name) if kind == scheme.PUBLICATION else None
 
     def render() -> dict[str, str]:
         subset = described(state.graph, owned)
@@ -270,13 +288,14 @@ def _thing(state: _State, thing: URIRef, keys: list[str]) -> Files:
             page = state.site.publication_pages([pub])
             files.update({f"site/{k}": v for k, v in page.items()})
         else:
-            files[f"site/{path}.html"] = state.site.thing_page(thing, subset, state.pages)
+            html = scheme.file_path(path, "html")
+            files[f"site/{html}"] = state.site.thing_page(thing, subset, state.pages)
         return files
 
     return _cached(state, lambda: state.prints.thing(thing, owned, pub), render, keys)
 
 
-def _people(state: _State, start: int, stop: int, keys: list[str]) -> Files:
+def _people(state: _State, start: int, stop: int, keys: list[str]) -> Rendered:
     files: dict[str, str | Kept] = {}
     for profile in state.resolution.dataset.profiles[start:stop]:
         person = _person(state.config, profile.slug)
@@ -300,21 +319,23 @@ def _person_files(state: _State, profile, person: URIRef, owned: set[Node]) -> d
     subset = described(state.graph, owned)
     files = {}
     state.blocks.skip = set(state.owned[person])  # their own nodes: in this file only
-    turtle, jsonld = to_turtle(subset, state.blocks), to_jsonld(subset, state.blocks)
-    bib = state.site.citations.bibtex(profile.slug)
-    for ext, text in (("ttl", turtle), ("jsonld", jsonld)):
-        files[f"people/{profile.slug}.{ext}"] = text
-        files[f"site/person/{profile.slug}.{ext}"] = text  # the same string: a hard link
+    slug, path = profile.slug, scheme.path(scheme.PERSON, profile.slug)
+    for f in RDF_FORMATS:
+        text = serialize(f.ext, subset, state.blocks)
+        files[f"site/{scheme.file_path(path, f.ext)}"] = text
+        if f is not NTRIPLES:  # the same string: a hard link
+            files[f"people/{scheme.file_path(slug, f.ext)}"] = text
+    bib = state.site.citations.bibtex(slug)
     # not beside the descriptions: Apache's MultiViews would offer it for text/*
-    files[f"people/{profile.slug}.bib"] = bib
-    files[f"site/bib/{profile.slug}.bib"] = bib
-    files[f"site/person/{profile.slug}.nt"] = to_ntriples(subset)
+    files[f"people/{slug}.bib"] = bib
+    files[f"site/bib/{slug}.bib"] = bib
     page = state.site.person_page(profile)
-    files[f"site/person/{profile.slug}.html"] = page
-    files[f"site/profile/{profile.slug}.html"] = page  # the profile document: same page
-    files[f"site/cv/{profile.slug}.html"] = cv_page(state, profile.slug)
-    profile_iri = _profile(state.config, profile.slug)
-    files.update(_descriptions(f"profile/{profile.slug}", described(state.graph, [profile_iri])))
+    files[f"site/{scheme.file_path(path, 'html')}"] = page
+    files[f"site/cv/{slug}.html"] = cv_page(state, slug)
+    profile_path = scheme.path(scheme.PROFILE, slug)
+    files[f"site/{scheme.file_path(profile_path, 'html')}"] = page  # the profile document
+    profile_iri = _profile(state.config, slug)
+    files.update(_descriptions(profile_path, described(state.graph, [profile_iri])))
     return files
 
 
@@ -338,21 +359,23 @@ def _void(state: _State) -> dict[str, str]:
         config.title,
         config.description,
         config.license,
-        config.sparql_endpoint or config.base_iri + SPARQL,
+        config.sparql_endpoint or scheme.mint(config.base_iri, SPARQL),
         examples,
         DUMP,
     )
     turtle = to_turtle(void)
-    files = {"void.ttl": turtle, "site/void.ttl": turtle}
+    void_file = scheme.file_path(scheme.VOID, TURTLE.ext)
+    files = {void_file: turtle, f"site/{void_file}": turtle}
     files.update(_descriptions(DATASET, void, turtle))
-    dataset = URIRef(config.base_iri + DATASET)
-    files[f"site/{DATASET}.html"] = state.site.thing_page(dataset, void, state.pages)
+    dataset = URIRef(scheme.dataset(config.base_iri))
+    page = scheme.file_path(DATASET, "html")
+    files[f"site/{page}"] = state.site.thing_page(dataset, void, state.pages)
     return files
 
 
 def _person(config: Config, slug: str) -> URIRef:
-    return URIRef(f"{config.base_iri}person/{slug}")
+    return URIRef(scheme.person(config.base_iri, slug))
 
 
 def _profile(config: Config, slug: str) -> URIRef:
-    return URIRef(f"{config.base_iri}profile/{slug}")
+    return URIRef(scheme.profile(config.base_iri, slug))

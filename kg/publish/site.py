@@ -32,6 +32,7 @@ from jinja2 import (
 from markupsafe import Markup, escape
 from rdflib import URIRef
 
+from kg import scheme
 from kg.display import BIDI_CONTROLS, isolate
 from kg.graph.namespaces import DCTERMS, FOAF, RDF, RDFS, SCHEMA, curie
 from kg.graph.triples import GraphLike, Triples
@@ -45,7 +46,16 @@ from kg.model import (
     Publication,
 )
 from kg.publish.citation import Citations, publication_type
-from kg.publish.layout import DATASET, alternates, owner_path, path_of, relative_root
+from kg.publish.layout import (
+    DATASET,
+    alternates,
+    data_links,
+    dump_links,
+    owner_path,
+    path_of,
+    relative_root,
+    void_link,
+)
 from kg.publish.markup import article_markup, escape_json_for_html, profile_markup, script_tag
 from kg.resolve.identity import PublicationEntity, Resolution
 
@@ -164,9 +174,9 @@ class PublicationView:
 
 
 DIRECTORIES = {  # file name -> (title, path prefix of the things it lists)
-    "organizations": ("Organizations", "org/"),
-    "venues": ("Venues", "venue/"),
-    "topics": ("Topics", "topic/"),
+    "organizations": ("Organizations", scheme.path(scheme.ORG, "")),
+    "venues": ("Venues", scheme.path(scheme.VENUE, "")),
+    "topics": ("Topics", scheme.path(scheme.TOPIC, "")),
 }
 # the site-wide pages a crawler should find (besides the index and the things' pages)
 SITE_PAGES = (
@@ -249,7 +259,9 @@ class SiteBuilder:
     # ------------------------------------------------------------ views
 
     def person_href(self, key: str | None, prefix: str) -> str | None:
-        return f"{prefix}person/{key}.html" if key in self.r.persons else None
+        if key not in self.r.persons:
+            return None
+        return prefix + scheme.page_file(scheme.PERSON, key or "")
 
     def refs(self, refs: list[PersonRef], prefix: str) -> list[tuple[str, str | None]]:
         return [(ref.name, self.person_href(self.r.person(ref), prefix)) for ref in refs]
@@ -360,8 +372,9 @@ class SiteBuilder:
     def person_page(self, profile: Profile) -> str:
         pubs = self.publications_of(profile.slug)
         views = [self.publication_view(p, profile.slug, "../") for p in pubs]
-        person = URIRef(f"{self.base}person/{profile.slug}")
-        markup = profile_markup(self.graph, person, URIRef(f"{self.base}profile/{profile.slug}"))
+        person = URIRef(scheme.person(self.base, profile.slug))
+        markup = profile_markup(self.graph, person, URIRef(scheme.profile(self.base, profile.slug)))
+        path = scheme.path(scheme.PERSON, profile.slug)
         return self.env.get_template("person.html.j2").render(
             p=profile,
             org=self.org_name,
@@ -373,15 +386,17 @@ class SiteBuilder:
             chart=Markup(per_year_svg(Counter(p.year for p in pubs if p.year))),
             jsonld=Markup(script_tag(markup)),
             root="../",
-            alternates=alternates(f"person/{profile.slug}"),
-            page_path=f"person/{profile.slug}",
+            alternates=alternates(path),
+            data=data_links(path, "../"),
+            page_path=path,
         )
 
     def publication_page(self, pub: PublicationEntity) -> str:
         view = self.publication_view(pub, None, "../")
         bibtex, plain = self.citations.cite_block(pub)
         venue = self.r.venues[pub.venue] if pub.venue else None
-        markup = article_markup(self.graph, URIRef(f"{self.base}publication/{pub.key}"))
+        markup = article_markup(self.graph, URIRef(scheme.publication(self.base, pub.key)))
+        path = scheme.path(scheme.PUBLICATION, pub.key)
         return self.env.get_template("publication.html.j2").render(
             pub=view,
             venue=venue,
@@ -392,10 +407,11 @@ class SiteBuilder:
             scholar_pdf=pub.pdf,
             doi=pub.doi,
             arxiv=pub.arxiv,
-            page_path=f"publication/{pub.key}",
+            page_path=path,
             jsonld=Markup(script_tag(markup)),
             root="../",
-            alternates=alternates(f"publication/{pub.key}"),
+            alternates=alternates(path),
+            data=data_links(scheme.key_of(path)),
             listed_by=[(s, self.r.persons[s].name) for s, _ in pub.listings],
             versions=self.versions(pub),
             cite_bibtex=bibtex,
@@ -411,10 +427,8 @@ class SiteBuilder:
             root="",
             alternates=alternates(DATASET),
             page_path="",
-            dumps=[
-                (ext.upper() if ext != "jsonld" else "JSON-LD", f"graph.{ext}")
-                for ext in ("ttl", "jsonld", "nt")
-            ],
+            dumps=dump_links(),
+            void=void_link(),
         )
 
     def org_name(self, ref: str | None) -> str:
@@ -433,10 +447,13 @@ class SiteBuilder:
         return sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
 
     def person_pages(self, profiles: Sequence[Profile]) -> dict[str, str]:
-        return {f"person/{p.slug}.html": self.person_page(p) for p in profiles}
+        return {page_of(p.slug): self.person_page(p) for p in profiles}
 
     def publication_pages(self, pubs: Sequence[PublicationEntity]) -> dict[str, str]:
-        return {f"publication/{pub.key}.html": self.publication_page(pub) for pub in pubs}
+        return {
+            scheme.page_file(scheme.PUBLICATION, pub.key): self.publication_page(pub)
+            for pub in pubs
+        }
 
     # ------------------------------------------------------------ site-wide pages
 
@@ -475,7 +492,7 @@ class SiteBuilder:
         entries = []
         for path in paths:
             if path.startswith(prefix):
-                label = self.graph.value(URIRef(self.base + path), SCHEMA.name)
+                label = self.graph.value(URIRef(scheme.mint(self.base, path)), SCHEMA.name)
                 entries.append((str(label) if label else path, f"{path}.html"))
         others = [(DIRECTORIES[o][0], f"{o}.html") for o in DIRECTORIES if o != name]
         return self.render(
@@ -515,7 +532,7 @@ class SiteBuilder:
         return self.render(
             "network.html.j2",
             "network.html",
-            figure=Markup(network_svg(names, pairs, [f"person/{p.slug}.html" for p in profiles])),
+            figure=Markup(network_svg(names, pairs, [page_of(p.slug) for p in profiles])),
             people=len(names),
             pairs=[(names[a], names[b], n) for a, b, n in pairs],
         )
@@ -611,7 +628,7 @@ class _Links:
             if o in own and s not in own:
                 path = path_of(str(s), self.base) or ""
                 owner = path if path in self.pages else owner_path(path, self.pages)
-                iri = URIRef(self.base + owner) if owner else s
+                iri = URIRef(scheme.mint(self.base, owner)) if owner else s
                 found.setdefault(str(iri), self.value(iri, description))
         return sorted(found.values(), key=_by_text)
 
@@ -799,6 +816,11 @@ SEARCH_SCRIPT = """// kg site search: the prebuilt index (search-index.js), no r
 """
 
 
+def page_of(slug: str) -> str:
+    """A profiled person's page, relative to the web root."""
+    return scheme.page_file(scheme.PERSON, slug)
+
+
 def search_index(builder: SiteBuilder) -> str:
     """People and papers as a script that sets `window.KG_SEARCH` (a file:// page can
     load a script, not fetch JSON)."""
@@ -806,7 +828,7 @@ def search_index(builder: SiteBuilder) -> str:
         {
             "kind": "person",
             "title": p.name,
-            "href": f"person/{p.slug}.html",
+            "href": page_of(p.slug),
             "text": " ".join([p.name, *p.alternate_names, *(n.name for n in p.native_names)]),
         }
         for p in builder.r.dataset.profiles
@@ -817,7 +839,7 @@ def search_index(builder: SiteBuilder) -> str:
             {
                 "kind": "paper",
                 "title": pub.title,
-                "href": f"publication/{pub.key}.html",
+                "href": scheme.page_file(scheme.PUBLICATION, pub.key),
                 "text": f"{pub.title} {authors} {pub.year or ''}",
             }
         )
@@ -826,7 +848,8 @@ def search_index(builder: SiteBuilder) -> str:
 
 
 def sitemap(base: str, paths: Sequence[str]) -> str:
-    urls = "".join(f"  <url><loc>{escape(base + p)}</loc></url>\n" for p in sorted(paths))
+    locs = (escape(scheme.mint(base, p)) for p in sorted(paths))
+    urls = "".join(f"  <url><loc>{loc}</loc></url>\n" for loc in locs)
     return (
         '<?xml version="1.0" encoding="UTF-8"?>\n'
         '<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">\n'
@@ -835,7 +858,7 @@ def sitemap(base: str, paths: Sequence[str]) -> str:
 
 
 def robots(base: str) -> str:
-    return f"User-agent: *\nAllow: /\nSitemap: {base}sitemap.xml\n"
+    return f"User-agent: *\nAllow: /\nSitemap: {scheme.mint(base, 'sitemap.xml')}\n"
 
 
 def _xml(text: str) -> str:
@@ -853,7 +876,7 @@ def atom_feed(builder: SiteBuilder, limit: int = 50) -> str:
     newest = max((p.year or 1970 for p in pubs), default=1970)
     entries = []
     for pub in pubs:
-        iri = escape(f"{base}publication/{pub.key}")
+        iri = escape(scheme.publication(base, pub.key))
         authors = "".join(
             f"<author><name>{_xml(s.printed[0])}</name></author>" for s in pub.authors[:10]
         )

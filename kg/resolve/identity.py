@@ -19,6 +19,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from kg import scheme
 from kg.errors import InputError, Problem
 from kg.ingest.names import clean_person_name, honorific_of, name_key, slugify, text_key
 from kg.model import (
@@ -541,7 +542,7 @@ def _person_notes(
             )
             if evidence and p.key in evidence:
                 detail += f"; evidence: {evidence[p.key]}"
-            notes.append(Note(kind, f"person/{p.key}", detail))
+            notes.append(Note(kind, scheme.path(scheme.PERSON, p.key), detail))
     return notes + near_misses(persons, decisions)
 
 
@@ -679,7 +680,8 @@ def _near_miss(pa: PersonEntity, pb: PersonEntity, decisions: dict[str, set[str]
         return []
     first, second = sorted((pa, pb), key=lambda p: p.key)
     detail = f"{first.name!r} and {second.name!r} {why}; kept apart"
-    return [Note("near-miss", f"person/{first.key} ~ person/{second.key}", detail)]
+    pair = f"{scheme.path(scheme.PERSON, first.key)} ~ {scheme.path(scheme.PERSON, second.key)}"
+    return [Note("near-miss", pair, detail)]
 
 
 def _confusable(a: str, b: str) -> str | None:
@@ -736,7 +738,8 @@ def _resolve_publications(
                 publication_of[pub.source] = key
         if len(listings) > 1:
             who = ", ".join(slug for slug, _ in listings)
-            notes.append(Note("merged", f"publication/{key}", f"listed by {who}: same title"))
+            merged = scheme.path(scheme.PUBLICATION, key)
+            notes.append(Note("merged", merged, f"listed by {who}: same title"))
     return publications, publication_of, notes
 
 
