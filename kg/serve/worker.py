@@ -26,6 +26,7 @@ import sys
 from pathlib import Path
 from typing import BinaryIO
 
+from kg.formats import JSONLD
 from kg.serve import sparql  # imported once, in the zygote, before any fork
 
 LENGTH = struct.Struct(">I")
@@ -134,7 +135,7 @@ def stored_answer(store, request: dict) -> tuple[dict, bytes]:
     except KgError as exc:
         return {"outcome": "error", "message": str(exc)}, b""
     if result.graph is not None:
-        media = "application/ld+json" if fmt == "json" else QUERY_MEDIA["ttl"]
+        media = JSONLD.media if fmt == "json" else QUERY_MEDIA["ttl"]
         return {"outcome": "ok", "media": media, "truncated": False}, render(result, fmt).encode()
     if fmt == "csv":
         body = render(result, "csv").encode()
