@@ -154,8 +154,8 @@ def test_cache_directory_is_pruned_to_the_current_parts(corpus, tmp_path):
     cache = tmp_path / "c"
     args = (mapped.sources, config.shapes_dir, config.ontology_dir, config.base_iri)
     validate_in_parts(mapped.triples, *args, cache_dir=cache)
-    before = {p.name for p in cache.iterdir()}
+    before = {p.name for p in cache.rglob("*") if p.is_file()}
     smaller = Triples(t for t in mapped.triples if "person-000001/" not in str(t[0]))
     validate_in_parts(smaller, *args, cache_dir=cache)
-    after = {p.name for p in cache.iterdir()}
+    after = {p.name for p in cache.rglob("*") if p.is_file()}
     assert after != before and len(after) <= len(before)

@@ -318,7 +318,6 @@ def htaccess(base_iri: str, prefix: str) -> str:
     link = link_header("%{KG_NAME}e").replace('"', '\\"')
     p = _regex_path(prefix)
     formats = "|".join(ext for ext, _ in FORMATS)
-    charset = " ".join(f".{ext}" for ext, _ in FORMATS)
     return f"""# Apache rules for {base_iri} (written by kg build; docs/deploy.md).
 # Needs AllowOverride All (or FileInfo Options) and mod_negotiation, mod_rewrite,
 # mod_headers, mod_setenvif, mod_mime. MultiViews picks person/x.html, .ttl, .jsonld or
