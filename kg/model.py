@@ -38,7 +38,8 @@ def f(
     """A model field with documentation (and a default unless required).
 
     `choices` closes the set of allowed values; `fmt` names a text format checked by
-    the loader (`email`, `url`, `orcid`, `lang`, `key`, `ror`, `wikidata`, `dblp`, `doi`, `arxiv`).
+    the loader (`email`, `url`, `orcid`, `lang`, `key`, `ror`, `wikidata`, `dblp`, `doi`, `arxiv`,
+    `file`: a URL or a path under the project's `static/`).
     """
     meta = {"doc": doc, "example": example, "choices": choices, "format": fmt}
     if required:
@@ -347,12 +348,15 @@ class Publication:
     doi: str | None = f("DOI.", example="10.1145/3575693.3575721", fmt="doi")
     abstract: str | None = f("The abstract, as published.")
     pdf: str | None = f(
-        "Address of the full text as PDF (Google Scholar's `citation_pdf_url`).",
-        fmt="url",
+        "Address of the full text as PDF (Google Scholar's `citation_pdf_url`), or its file "
+        "in the project's `static/` folder.",
+        fmt="file",
         example="https://www.usenix.org/system/files/osdi24-zhong-yinmin.pdf",
     )
     code: str | None = f("Address of the source code or artifact.", fmt="url")
-    slides: str | None = f("Address of the slides.", fmt="url")
+    slides: str | None = f(
+        "Address of the slides, or their file in the project's `static/` folder.", fmt="file"
+    )
     video: str | None = f("Address of the talk video.", fmt="url")
     links: list[Link] = f("Links printed with the entry (Paper, Slides, Code…).", [])
     selected: bool = f("Listed under 'selected publications'.", False)
@@ -465,7 +469,10 @@ class Profile:
     )
     native_names: list[LocalizedName] = f("The name in another script.", [])
     photo: str | None = f(
-        "Address of a portrait (the page's `image` for search engines).", fmt="url"
+        "Address of a portrait (the page's `image` for search engines), or its file in the "
+        "project's `static/` folder (copied into the site, with a thumbnail).",
+        fmt="file",
+        example="static/people/ann-bee.jpg",
     )
     headline: str | None = f(
         "Current position as the document states it.",

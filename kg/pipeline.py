@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from kg.publish.export import Kept
 
 Progress = Callable[[str], None]
-Files = Mapping[str, "str | Kept"]  # as render_parts gives them
+Files = Mapping[str, "str | bytes | Kept"]  # as render_parts gives them
 
 
 def _quiet(message: str) -> None:
@@ -55,8 +55,11 @@ class CheckReport:
 def check_project(config: Config) -> CheckReport:
     """Load and resolve everything; collect every error and warning instead of raising."""
     from kg.ingest.lint import warnings
+    from kg.publish.assets import problems as file_problems
+    from kg.publish.assets import scan
 
     data, problems = load_dataset_partially(config.data_dir)
+    problems += file_problems(data, scan(config.root))
     if problems:
         problems += reference_problems(data)
     else:
@@ -68,7 +71,14 @@ def check_project(config: Config) -> CheckReport:
 
 
 def resolve_project(config: Config) -> Resolution:
-    return resolve(redact(load_project(config)))
+    return resolve(local_files(config, redact(load_project(config))))
+
+
+def local_files(config: Config, data: Dataset) -> Dataset:
+    """Local `photo:`, `pdf:`, `slides:` (files of static/) as their site addresses."""
+    from kg.publish.assets import localize, scan
+
+    return localize(data, scan(config.root), config.base_iri)
 
 
 @dataclass(frozen=True)
@@ -192,7 +202,7 @@ def build_graph(
 ) -> tuple[Resolution, Mapped]:
     progress("loading data/")
     parse_cache = SignedCache(config.root / PARSE_CACHE_DIR) if cache else None
-    data = redact(load_project(config, parse_cache))
+    data = local_files(config, redact(load_project(config, parse_cache)))
     if parse_cache is not None:
         parse_cache.prune()  # every file was read: what was not used is stale
     progress(f"resolving {len(data.profiles)} profiles")

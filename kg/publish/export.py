@@ -453,7 +453,7 @@ def _local(iri: Node) -> str:
 
 def write_outputs(
     out_dir: Path,
-    files: Mapping[str, str | Kept] | Iterable[Mapping[str, str | Kept]],
+    files: Mapping[str, str | bytes | Kept] | Iterable[Mapping[str, str | bytes | Kept]],
     manifest: Path | None = None,
 ) -> list[str]:
     """Write `files` (relative path -> text), or a stream of such parts, as the new
@@ -555,7 +555,7 @@ class _TreeWriter:
         self.folders: set[Path] = {staging}
         self.done: dict[str, Stamp] = {}
 
-    def write(self, part: Mapping[str, str | Kept]) -> None:
+    def write(self, part: Mapping[str, str | bytes | Kept]) -> None:
         written: dict[int, tuple[Path, str]] = {}  # id(text) -> first file, while `part` lives
         for rel, text in part.items():
             target = self._target(rel)
@@ -566,7 +566,7 @@ class _TreeWriter:
             if first is not None and _linked(first[0], target):
                 self.done[rel] = self.done[first[1]]
                 continue
-            data = text.encode("utf-8")
+            data = text if isinstance(text, bytes) else text.encode("utf-8")
             digest = content_digest(data)
             if not self._reuse(rel, digest, target):
                 self.done[rel] = _stamp(digest, _write_new(target, data))

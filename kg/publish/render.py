@@ -22,6 +22,7 @@ from rdflib.term import Node
 from kg.cache import SignedCache, digest
 from kg.config import Config
 from kg.graph.triples import Triples
+from kg.publish.assets import photo_thumbnails, scan, site_files
 from kg.publish.deploy import deploy_files
 from kg.publish.export import (
     Kept,
@@ -48,7 +49,7 @@ PEOPLE_PER_TASK = 50
 THINGS_PER_TASK = 200
 
 Task = tuple[str, int, int]  # kind, start, stop
-Files = Mapping[str, str | Kept]  # path -> text, or the previous build's unchanged file
+Files = Mapping[str, str | bytes | Kept]  # path -> text (bytes: a static file), or a kept file
 
 
 @dataclass
@@ -110,6 +111,9 @@ def render_parts(
         cache.prune(used)
     yield {"context.jsonld": json.dumps({"@context": jsonld_context()}, indent=2) + "\n"}
     yield deploy_files(config.base_iri)
+    assets = scan(config.root)  # the project's static/ and the photos' thumbnails
+    static = site_files(assets, dict(state.site.settings.thumbnails))
+    yield {f"site/{path}": data for path, data in static.items()}
 
 
 def _make_state(
@@ -125,8 +129,13 @@ def _make_state(
     tops = page_things(graph.subjects(), config.base_iri)
     profiled = set(people) | {_profile(config, p.slug) for p in resolution.dataset.profiles}
     pages = frozenset(path_of(str(t), config.base_iri) or "" for t in tops) | {DATASET}
+    thumbnails = photo_thumbnails(resolution.dataset, scan(config.root), config.base_iri)
     settings = SiteSettings(
-        config.title, config.description, config.sparql_endpoint, config.root / "templates"
+        config.title,
+        config.description,
+        config.sparql_endpoint,
+        config.root / "templates",
+        tuple(sorted(thumbnails.items())),
     )
     site = SiteBuilder(resolution, graph, config.base_iri, settings)
     chunks = SubjectChunks(graph)
@@ -193,7 +202,7 @@ def render_task(state: _State, task: Task) -> tuple[Files, list[str]]:
         return {f"site/{k}": v for k, v in state.site.site_files(paths).items()}, keys
     if kind == "people":
         return _people(state, start, stop, keys), keys
-    files: dict[str, str | Kept] = {}
+    files: dict[str, str | bytes | Kept] = {}
     for thing in state.things[start:stop]:
         files.update(_thing(state, thing, keys))
     return files, keys
@@ -277,7 +286,7 @@ def _thing(state: _State, thing: URIRef, keys: list[str]) -> Files:
 
 
 def _people(state: _State, start: int, stop: int, keys: list[str]) -> Files:
-    files: dict[str, str | Kept] = {}
+    files: dict[str, str | bytes | Kept] = {}
     for profile in state.resolution.dataset.profiles[start:stop]:
         person = _person(state.config, profile.slug)
         owned = person_nodes(state.graph, person, state.owned[person])

@@ -43,6 +43,7 @@ from kg.model import (
     Present,
     Profile,
 )
+from kg.publish.accounts import account_links
 from kg.publish.citation import Citations, publication_type
 from kg.publish.layout import DATASET, alternates, owner_path, path_of, relative_root
 from kg.publish.markup import article_markup, escape_json_for_html, profile_markup, script_tag
@@ -87,6 +88,7 @@ class SiteSettings:
     description: str = "Researcher profiles published as linked data."
     sparql_endpoint: str | None = None
     templates: Path | None = None  # a project's templates/: its files win over kg's
+    thumbnails: tuple[tuple[str, str], ...] = ()  # a local photo's address -> its thumbnail
 
 
 def _environment(
@@ -192,9 +194,12 @@ def _group(views, key) -> list[tuple[str, list]]:
     return sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0].casefold()))
 
 
-def publication_links(pub: PublicationEntity) -> tuple[LinkView, ...]:
+def publication_links(
+    pub: PublicationEntity, base: str = "", root: str = ""
+) -> tuple[LinkView, ...]:
     """The addresses a reader follows from a paper, each once; labels without an
-    address are left out (they are in the graph as `kg:linkLabel`)."""
+    address are left out (they are in the graph as `kg:linkLabel`). The site's own
+    files (a local PDF) are linked relative to the page at `root`."""
     found = [
         ("DOI", f"https://doi.org/{pub.doi}" if pub.doi else None),
         ("arXiv", f"https://arxiv.org/abs/{pub.arxiv}" if pub.arxiv else None),
@@ -207,8 +212,15 @@ def publication_links(pub: PublicationEntity) -> tuple[LinkView, ...]:
     seen: dict[str, LinkView] = {}
     for label, url in found:
         if url and url not in seen:
-            seen[url] = LinkView(label, url)
+            seen[url] = LinkView(label, within(url, base, root))
     return tuple(seen.values())
+
+
+def within(url: str, base: str, root: str) -> str:
+    """A file of this site (an address under `base`) relative to the page at `root`."""
+    if base and url.startswith(base + "static/"):
+        return root + url[len(base) :]
+    return url
 
 
 class SiteBuilder:
@@ -230,7 +242,14 @@ class SiteBuilder:
     def _environment(self, env: Environment) -> Environment:
         env.globals["site"] = self.settings
         env.globals["base"] = self.base
+        env.globals["photo"] = self.photo
         return env
+
+    def photo(self, url: str, root: str) -> str:
+        """Where a page at `root` loads a photo: a local photo's thumbnail, else its
+        address."""
+        thumb = dict(self.settings.thumbnails).get(url)
+        return root + thumb if thumb else within(url, self.base, root)
 
     def __getstate__(self) -> dict:
         """Pickled for a worker that may be on another machine (`kg build --executor
@@ -279,7 +298,7 @@ class SiteBuilder:
             pub.notes,
             pub.equal_contribution_note,
             pub.status in STATUSES_WITH_DATE,
-            publication_links(pub),
+            publication_links(pub, self.base, prefix),
             pub.abstract,
         )
 
@@ -321,6 +340,7 @@ class SiteBuilder:
         markup = profile_markup(self.graph, person, URIRef(f"{self.base}profile/{profile.slug}"))
         return self.env.get_template("person.html.j2").render(
             p=profile,
+            accounts=account_links(profile),
             org=self.org_name,
             refs=lambda rs: self.refs(rs, "../"),
             venues=lambda refs: ", ".join(map(self.venue_name, refs)),

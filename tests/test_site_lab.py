@@ -1,0 +1,178 @@
+"""A lab's site from `kg init`: three people with local photos and PDFs in `static/`,
+accounts on several services. One module-scoped build; the browser checks share one
+Chromium and a handful of page loads."""
+
+from __future__ import annotations
+
+import io
+import re
+from pathlib import Path
+
+import pytest
+from PIL import Image
+
+from kg.cli import main
+
+BASE = "https://lab.example.edu/"
+
+ANN = """name: Ann Bee
+photo: static/people/ann.jpg
+orcid: 0000-0002-1825-0097
+homepage: https://ann.example.org/
+accounts:
+  - {service: github, username: annb}
+  - {service: google-scholar, username: AbCdEfGAAAAJ}
+  - {service: dblp, username: 123/4567}
+  - {service: linkedin, username: annbee}
+  - {service: mastodon, username: "@ann@example.social", url: "https://example.social/@ann"}
+publications:
+  - title: "Paper One: Local Files"
+    authors: [Ann Bee, Bo Chen]
+    venue: OSDI
+    year: 2024
+    pdf: static/papers/one.pdf
+    slides: static/papers/one-slides.pdf
+"""
+BO = """name: Bo Chen
+photo: static/people/bo.png
+accounts:
+  - {service: github, username: bochen}
+"""
+CY = """name: Cy Dee
+photo: https://cy.example.org/cy.jpg
+"""
+
+
+def _jpeg(colour: tuple[int, int, int], size=(400, 300)) -> bytes:
+    out = io.BytesIO()
+    Image.new("RGB", size, colour).save(out, "JPEG")
+    return out.getvalue()
+
+
+def _png() -> bytes:
+    out = io.BytesIO()
+    Image.new("RGBA", (200, 260), (10, 120, 40, 200)).save(out, "PNG")
+    return out.getvalue()
+
+
+PDF = b"%PDF-1.4\n% a paper\n"
+
+
+def _lab(root: Path) -> Path:
+    assert main(["init", str(root), "--base-iri", BASE, "--title", "Bee Lab"]) == 0
+    (root / "data" / "profiles" / "alex-example.yaml").unlink()
+    for slug, text in (("ann-bee", ANN), ("bo-chen", BO), ("cy-dee", CY)):
+        (root / "data" / "profiles" / f"{slug}.yaml").write_text(text, encoding="utf-8")
+    people, papers = root / "static" / "people", root / "static" / "papers"
+    people.mkdir(parents=True)
+    papers.mkdir()
+    (people / "ann.jpg").write_bytes(_jpeg((200, 80, 40)))
+    (people / "bo.png").write_bytes(_png())
+    (papers / "one.pdf").write_bytes(PDF)
+    (papers / "one-slides.pdf").write_bytes(PDF + b"% slides\n")
+    (root / "static" / ".secret").write_text("not published")
+    return root
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory) -> Path:
+    root = _lab(tmp_path_factory.mktemp("lab") / "bee-lab")
+    assert main(["--project", str(root), "check"]) == 0
+    assert main(["--project", str(root), "build"]) == 0
+    return root / "dist" / "site"
+
+
+def _hashed(site: Path, folder: str, stem: str, suffix: str) -> Path:
+    found = sorted((site / "static" / folder).glob(f"{stem}.*{suffix}"))
+    assert len(found) == 1, found
+    return found[0]
+
+
+def test_static_files_are_copied_under_content_hashed_names(lab):
+    pdf = _hashed(lab, "papers", "one", ".pdf")
+    assert pdf.read_bytes() == PDF
+    assert re.fullmatch(r"one\.[0-9a-f]{10}\.pdf", pdf.name)
+    slides = _hashed(lab, "papers", "one-slides", ".pdf")
+    assert slides.name.split(".")[1] != pdf.name.split(".")[1]  # other bytes, other name
+    assert not (lab / "static" / ".secret").exists()
+    assert not any(p.name.startswith(".") for p in (lab / "static").rglob("*"))
+
+
+def test_local_photos_get_thumbnails_without_metadata(lab):
+    page = (lab / "person" / "ann-bee.html").read_text(encoding="utf-8")
+    src = re.search(r'<img class="photo" src="([^"]+)"', page)
+    assert src and src.group(1).startswith("../static/thumbs/")
+    with Image.open(lab / "person" / src.group(1)) as thumb:
+        assert thumb.size == (240, 240) and thumb.format == "JPEG"
+        assert not thumb.getexif()
+    bo = (lab / "person" / "bo-chen.html").read_text(encoding="utf-8")
+    src = re.search(r'<img class="photo" src="([^"]+)"', bo)
+    assert src and src.group(1).endswith(".png")
+    cy = (lab / "person" / "cy-dee.html").read_text(encoding="utf-8")
+    assert '<img class="photo" src="https://cy.example.org/cy.jpg"' in cy
+
+
+def test_local_files_are_site_addresses_in_the_data(lab):
+    pdf = _hashed(lab, "papers", "one", ".pdf").name
+    photo = _hashed(lab, "people", "ann", ".jpg").name
+    turtle = (lab / "person" / "ann-bee.ttl").read_text(encoding="utf-8")
+    assert f"<{BASE}static/people/{photo}>" in turtle
+    paper = next((lab / "publication").glob("*.html")).read_text(encoding="utf-8")
+    assert f'<meta name="citation_pdf_url" content="{BASE}static/papers/{pdf}">' in paper
+    assert f'href="../static/papers/{pdf}">PDF</a>' in paper  # works from file:// too
+
+
+def test_every_account_is_a_link_with_an_accessible_name(lab):
+    page = (lab / "person" / "ann-bee.html").read_text(encoding="utf-8")
+    expected = {
+        "https://ann.example.org/": "Homepage of Ann Bee",
+        "https://orcid.org/0000-0002-1825-0097": "Ann Bee on ORCID: 0000-0002-1825-0097",
+        "https://github.com/annb": "Ann Bee on GitHub: annb",
+        "https://scholar.google.com/citations?user=AbCdEfGAAAAJ": (
+            "Ann Bee on Google Scholar: AbCdEfGAAAAJ"
+        ),
+        "https://dblp.org/pid/123/4567": "Ann Bee on dblp: 123/4567",
+        "https://www.linkedin.com/in/annbee": "Ann Bee on LinkedIn: annbee",
+        "https://example.social/@ann": "Ann Bee on Mastodon: @ann@example.social",
+    }
+    links = dict(
+        re.findall(r'<li class="account"><a href="([^"]+)" rel="me" aria-label="([^"]+)"', page)
+    )
+    assert links == expected
+    assert page.count('<svg class="icon"') == len(expected)
+
+
+def _project_with(tmp_path: Path, photo: str) -> Path:
+    root = tmp_path / "p"
+    assert main(["init", str(root), "--base-iri", BASE]) == 0
+    profile = root / "data" / "profiles" / "alex-example.yaml"
+    text = profile.read_text(encoding="utf-8")
+    profile.write_text(text.replace("headline:", f"photo: {photo}\nheadline:"), "utf-8")
+    return root
+
+
+def test_a_missing_local_file_is_an_error_at_check(tmp_path, capsys):
+    root = _project_with(tmp_path, "static/people/nobody.jpg")
+    assert main(["--project", str(root), "check"]) == 2
+    err = capsys.readouterr().err
+    assert "alex-example.yaml" in err and "photo: static/people/nobody.jpg is not a file" in err
+    assert main(["--project", str(root), "build"]) == 2
+    assert not (root / "dist").exists()
+
+
+@pytest.mark.parametrize("photo", ["../outside.jpg", "/etc/passwd", "static/../kg.toml"])
+def test_a_local_path_outside_static_is_refused(tmp_path, capsys, photo):
+    root = _project_with(tmp_path, photo)
+    assert main(["--project", str(root), "check"]) == 2
+    assert "the path of a file in the project's static/ folder" in capsys.readouterr().err
+
+
+def test_a_link_out_of_the_project_is_refused(tmp_path, capsys):
+    root = _project_with(tmp_path, "static/me.jpg")
+    (root / "static").mkdir()
+    outside = tmp_path / "outside.jpg"
+    outside.write_bytes(_jpeg((1, 2, 3)))
+    (root / "static" / "me.jpg").symlink_to(outside)
+    assert main(["--project", str(root), "build"]) == 2
+    assert "links out of the project" in capsys.readouterr().err
+    assert not (root / "dist").exists()
