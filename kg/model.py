@@ -175,6 +175,18 @@ ACCOUNT_SERVICES = {
     "dblp": "https://dblp.org/pid/",
     "semantic-scholar": "https://www.semanticscholar.org/author/",
 }
+# a member's place in the group, in the order the site lists them
+LAB_ROLES = (
+    "pi",
+    "faculty",
+    "postdoc",
+    "phd",
+    "masters",
+    "undergrad",
+    "staff",
+    "visitor",
+    "alumni",
+)
 VENUE_KINDS = ("conference", "journal", "workshop", "preprint-server", "report-series")
 
 # --------------------------------------------------------------------------- shared parts
@@ -477,6 +489,17 @@ class Profile:
     headline: str | None = f(
         "Current position as the document states it.",
         example="Ph.D. Candidate, Peking University",
+    )
+    lab_role: str | None = f(
+        "The person's place in the group, which groups the site's members: `pi` "
+        "(principal investigator), `faculty`, `postdoc`, `phd`, `masters`, `undergrad`, "
+        "`staff`, `visitor`, or `alumni` for former members.",
+        example="phd",
+        choices=LAB_ROLES,
+    )
+    now_at: str | None = f(
+        "Where a former member is now, as written (shown under alumni).",
+        example="Research Scientist, Example Labs",
     )
     emails: list[str] = f("Email addresses.", [], fmt="email")
     homepage: str | None = f("Homepage address.", fmt="url")

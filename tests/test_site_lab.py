@@ -16,6 +16,8 @@ from kg.cli import main
 BASE = "https://lab.example.edu/"
 
 ANN = """name: Ann Bee
+lab_role: pi
+headline: Associate Professor
 photo: static/people/ann.jpg
 orcid: 0000-0002-1825-0097
 homepage: https://ann.example.org/
@@ -32,14 +34,21 @@ publications:
     year: 2024
     pdf: static/papers/one.pdf
     slides: static/papers/one-slides.pdf
+    selected: true
+  - title: "Paper Two: Not Selected"
+    authors: [Ann Bee, Cy Dee]
+    venue: SOSP
+    year: 2023
 """
 BO = """name: Bo Chen
+lab_role: phd
 photo: static/people/bo.png
 accounts:
   - {service: github, username: bochen}
 """
 CY = """name: Cy Dee
-photo: https://cy.example.org/cy.jpg
+lab_role: alumni
+now_at: Research Scientist, Example Labs
 """
 
 
@@ -109,7 +118,33 @@ def test_local_photos_get_thumbnails_without_metadata(lab):
     src = re.search(r'<img class="photo" src="([^"]+)"', bo)
     assert src and src.group(1).endswith(".png")
     cy = (lab / "person" / "cy-dee.html").read_text(encoding="utf-8")
-    assert '<img class="photo" src="https://cy.example.org/cy.jpg"' in cy
+    assert '<img class="photo"' not in cy  # no photo given: none shown
+
+
+def test_members_are_grouped_by_role_with_avatars(lab):
+    index = (lab / "index.html").read_text(encoding="utf-8")
+    headings = re.findall(r"<h2>([^<]+)</h2>", index)
+    assert headings[:3] == ["Principal investigators", "PhD students", "Alumni"]
+    groups = dict(re.findall(r"<h2>([^<]+)</h2>\s*<ul class=\"members\">(.*?)</ul>", index, re.S))
+    assert "Ann Bee" in groups["Principal investigators"]
+    assert "Bo Chen" in groups["PhD students"] and "Ann Bee" not in groups["PhD students"]
+    assert "Now at Research Scientist, Example Labs" in groups["Alumni"]
+    assert re.search(
+        r'<img class="avatar" src="static/thumbs/[0-9a-f]{16}\.jpg"',
+        groups["Principal investigators"],
+    )
+    assert '<span class="avatar initials" aria-hidden="true">CD</span>' in groups["Alumni"]
+
+
+def test_selected_publications_are_listed_first(lab):
+    index = (lab / "index.html").read_text(encoding="utf-8")
+    selected = index.split("<h2>Selected publications</h2>", 1)[1].split("</ul>", 1)[0]
+    assert "Paper One: Local Files" in selected and "Paper Two" not in selected
+    page = (lab / "person" / "ann-bee.html").read_text(encoding="utf-8")
+    first = page.split("<h3>Selected publications</h3>", 1)[1].split("</ul>", 1)[0]
+    assert "Paper One: Local Files" in first and "Paper Two" not in first
+    bo = (lab / "person" / "bo-chen.html").read_text(encoding="utf-8")
+    assert "Selected publications" in bo  # the selected paper is Bo's too
 
 
 def test_local_files_are_site_addresses_in_the_data(lab):

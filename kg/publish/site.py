@@ -162,6 +162,39 @@ class PublicationView:
     dated: bool = True  # the year is a publication date (not the year of a submission)
     links: tuple[LinkView, ...] = ()  # DOI, arXiv, PDF, code, slides, video, others
     abstract: str | None = None
+    selected: bool = False  # `selected: true` in a listing
+
+
+ROLE_HEADINGS = {
+    "pi": "Principal investigators",
+    "faculty": "Faculty",
+    "postdoc": "Postdocs",
+    "phd": "PhD students",
+    "masters": "Master's students",
+    "undergrad": "Undergraduates",
+    "staff": "Staff",
+    "visitor": "Visitors",
+    None: "Members",  # people without a `lab_role`
+    "alumni": "Alumni",
+}
+
+
+@dataclass(frozen=True)
+class MemberView:
+    """A person on the members grid."""
+
+    slug: str
+    name: str
+    headline: str | None
+    now_at: str | None
+    avatar: str | None  # where the page loads the photo (thumbnail), None: initials
+    initials: str
+    native_names: tuple = ()  # LocalizedName: the name in other scripts
+
+
+def initials(name: str) -> str:
+    words = [w for w in name.replace("-", " ").split() if w[:1].isalpha()]
+    return "".join(w[0].upper() for w in (words[:1] + words[-1:] if len(words) > 1 else words))
 
 
 DIRECTORIES = {  # file name -> (title, path prefix of the things it lists)
@@ -300,6 +333,7 @@ class SiteBuilder:
             pub.status in STATUSES_WITH_DATE,
             publication_links(pub, self.base, prefix),
             pub.abstract,
+            any(listing.selected for _, listing in pub.listings),
         )
 
     def publications_of(self, slug: str) -> list[PublicationEntity]:
@@ -345,6 +379,7 @@ class SiteBuilder:
             refs=lambda rs: self.refs(rs, "../"),
             venues=lambda refs: ", ".join(map(self.venue_name, refs)),
             years=self.by_year(views),
+            selected=[v for v in views if v.selected],
             count=len(views),
             network=Markup(coauthor_svg(profile.name, self.coauthors(profile.slug, pubs))),
             chart=Markup(per_year_svg(Counter(p.year for p in pubs if p.year))),
@@ -379,10 +414,31 @@ class SiteBuilder:
             copy_script=Markup(COPY_SCRIPT),
         )
 
+    def member_groups(self, profiles: Sequence[Profile]) -> list[tuple[str, list[MemberView]]]:
+        """The members by their place in the group (`lab_role`), each group by name."""
+        groups: dict[str | None, list[MemberView]] = {role: [] for role in ROLE_HEADINGS}
+        for p in sorted(profiles, key=lambda p: p.name.casefold()):
+            avatar = self.photo(p.photo, "") if p.photo else None
+            view = MemberView(
+                p.slug,
+                p.name,
+                p.headline,
+                p.now_at if p.lab_role == "alumni" else None,
+                avatar,
+                initials(p.name),
+                tuple(p.native_names),
+            )
+            groups[p.lab_role].append(view)
+        return [(ROLE_HEADINGS[role], views) for role, views in groups.items() if views]
+
     def index_page(self) -> str:
         people = sorted(self.r.dataset.profiles, key=lambda p: p.name.casefold())
+        chosen = [p for p in self.r.publications.values() if any(x.selected for _, x in p.listings)]
+        chosen.sort(key=lambda p: (-(p.year or 0), p.title.casefold()))
         return self.env.get_template("index.html.j2").render(
             people=people,
+            groups=self.member_groups(people),
+            selected=[self.publication_view(p, None, "") for p in chosen],
             publications=len(self.r.publications),
             root="",
             alternates=alternates(DATASET),
