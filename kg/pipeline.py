@@ -16,6 +16,7 @@ from kg.cache import SignedCache, digest
 from kg.config import Config
 from kg.errors import InputError, Problem
 from kg.graph.mapping import Mapped, map_graph
+from kg.graph.used import drop_unused
 from kg.ingest.load import load_dataset_partially
 from kg.ingest.redact import redact
 from kg.model import Dataset, PartialDate
@@ -209,7 +210,8 @@ def build_graph(
     resolution = resolve(data)
     progress("mapping to RDF")
     modified, created = profile_dates(config, data)
-    return resolution, map_graph(resolution, config.base_iri, modified, created)
+    mapped = map_graph(resolution, config.base_iri, modified, created)
+    return resolution, drop_unused(mapped, config.base_iri)  # only entries something uses
 
 
 def validate_project(

@@ -211,3 +211,23 @@ def test_a_link_out_of_the_project_is_refused(tmp_path, capsys):
     assert main(["--project", str(root), "build"]) == 2
     assert "links out of the project" in capsys.readouterr().err
     assert not (root / "dist").exists()
+
+
+def test_only_the_registry_entries_the_lab_uses_are_published(lab):
+    """`kg init` bundles dozens of venues and organizations; the lab's papers name OSDI
+    and SOSP, whose publishers are USENIX and ACM: those four alone get pages, directory
+    entries and sitemap lines."""
+    venues = sorted(p.stem for p in (lab / "venue").glob("*.html"))
+    orgs = sorted(p.stem for p in (lab / "org").glob("*.html"))
+    assert venues == ["osdi", "sosp"]
+    assert orgs == ["acm", "usenix"]
+    listed = re.findall(
+        r'<a href="(venue/[^"]+|org/[^"]+)\.html"', (lab / "venues.html").read_text()
+    )
+    listed += re.findall(r'<a href="(org/[^"]+)\.html"', (lab / "organizations.html").read_text())
+    assert sorted(listed) == ["org/acm", "org/usenix", "venue/osdi", "venue/sosp"]
+    sitemap = (lab / "sitemap.xml").read_text(encoding="utf-8")
+    found = sorted(re.findall(rf"<loc>{BASE}((?:org|venue)/[^<]+)</loc>", sitemap))
+    assert found == ["org/acm", "org/usenix", "venue/osdi", "venue/sosp"]
+    dump = (lab.parent / "graph.nt").read_text(encoding="utf-8")
+    assert f"<{BASE}venue/eurosys>" not in dump  # a bundled venue nobody published at
