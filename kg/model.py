@@ -644,6 +644,24 @@ class KnownPerson:
 
 
 @dataclass(frozen=True, kw_only=True)
+class NewsItem:
+    """One news item of the group (shown on the site's front page, newest first)."""
+
+    date: PartialDate = f("When it happened.", required=True, example="2025-05-01")
+    text: str = f("The news, one or two sentences.", required=True)
+    link: str | None = f("An address to read more.", fmt="url")
+    source: Source | None = SOURCE
+
+
+@dataclass(frozen=True, kw_only=True)
+class News:
+    """`data/news.yaml` (optional): the group's news."""
+
+    news: list[NewsItem] = f("The items, in any order.", [])
+    source: Source | None = SOURCE
+
+
+@dataclass(frozen=True, kw_only=True)
 class Dataset:
     """Everything under `data/`, loaded."""
 
@@ -651,3 +669,4 @@ class Dataset:
     organizations: tuple[Organization, ...]
     venues: tuple[Venue, ...]
     people: tuple[KnownPerson, ...]
+    news: tuple[NewsItem, ...] = ()

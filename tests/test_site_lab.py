@@ -9,6 +9,7 @@ import re
 from pathlib import Path
 
 import pytest
+from browser import CLIPPED, MEASURE, serve
 from PIL import Image
 
 from kg.cli import main
@@ -65,6 +66,11 @@ def _png() -> bytes:
 
 
 PDF = b"%PDF-1.4\n% a paper\n"
+NEWS = """news:
+  - {date: 2024-09, text: "Bo Chen joined the lab."}
+  - {date: 2025-05-01, text: "Paper One accepted at OSDI.", link: "https://ann.example.org/one"}
+  - {date: 2023-06, text: "Cy Dee defended."}
+"""
 
 
 def _lab(root: Path) -> Path:
@@ -80,6 +86,7 @@ def _lab(root: Path) -> Path:
     (papers / "one.pdf").write_bytes(PDF)
     (papers / "one-slides.pdf").write_bytes(PDF + b"% slides\n")
     (root / "static" / ".secret").write_text("not published")
+    (root / "data" / "news.yaml").write_text(NEWS, encoding="utf-8")
     return root
 
 
@@ -124,7 +131,7 @@ def test_local_photos_get_thumbnails_without_metadata(lab):
 def test_members_are_grouped_by_role_with_avatars(lab):
     index = (lab / "index.html").read_text(encoding="utf-8")
     headings = re.findall(r"<h2>([^<]+)</h2>", index)
-    assert headings[:3] == ["Principal investigators", "PhD students", "Alumni"]
+    assert headings[:4] == ["News", "Principal investigators", "PhD students", "Alumni"]
     groups = dict(re.findall(r"<h2>([^<]+)</h2>\s*<ul class=\"members\">(.*?)</ul>", index, re.S))
     assert "Ann Bee" in groups["Principal investigators"]
     assert "Bo Chen" in groups["PhD students"] and "Ann Bee" not in groups["PhD students"]
@@ -231,3 +238,93 @@ def test_only_the_registry_entries_the_lab_uses_are_published(lab):
     assert found == ["org/acm", "org/usenix", "venue/osdi", "venue/sosp"]
     dump = (lab.parent / "graph.nt").read_text(encoding="utf-8")
     assert f"<{BASE}venue/eurosys>" not in dump  # a bundled venue nobody published at
+
+
+def test_news_newest_first(lab):
+    index = (lab / "index.html").read_text(encoding="utf-8")
+    news = index.split("<h2>News</h2>", 1)[1].split("</ul>", 1)[0]
+    items = re.findall(r'<span class="when">([^<]+)</span> ([^<]+?)(?: <a|</li>)', news)
+    assert items == [
+        ("2025-05-01", "Paper One accepted at OSDI."),
+        ("2024-09", "Bo Chen joined the lab."),
+        ("2023-06", "Cy Dee defended."),
+    ]
+
+
+# ------------------------------------------------------------------ in Chromium
+
+AXE = Path(__file__).parent / "vendor" / "axe-core" / "axe.min.js"
+BROWSER_PAGES = ("index.html", "person/ann-bee.html", "venues.html")
+IN_PAGE = """() => ({
+  accounts: Array.from(document.querySelectorAll("li.account")).map(li => {
+    const a = li.querySelector("a");
+    return a ? [a.href, a.getAttribute("aria-label") || a.textContent.trim()] : null;
+  }),
+  photos: Array.from(document.querySelectorAll("img")).map(
+    i => [i.getAttribute("src"), i.complete && i.naturalWidth]),
+  headings: Array.from(document.querySelectorAll("h2")).map(h => h.textContent),
+  directory: Array.from(document.querySelectorAll("main a[href^='venue/']")).map(
+    a => a.getAttribute("href")),
+})"""
+
+
+def _only(origin: str, outside: list[str]):
+    """A route handler: requests to the site go on, others are noted and aborted."""
+
+    def route(r):
+        if r.request.url.startswith(origin):
+            return r.continue_()
+        outside.append(r.request.url)
+        return r.abort()
+
+    return route
+
+
+def _only(origin: str, outside: list[str]):
+    """A route handler: requests to the site go on, others are noted and aborted."""
+
+    def route(r):
+        if r.request.url.startswith(origin):
+            return r.continue_()
+        outside.append(r.request.url)
+        return r.abort()
+
+    return route
+
+
+def test_in_a_browser_at_desktop_and_phone_widths(lab, chromium):
+    """Every account a link with a name, photos shown, roles grouped, only the used
+    venues, nothing wider than the window or clipped, no request leaves the site, and
+    axe-core finds no serious violation (at the desktop width)."""
+    axe = AXE.read_text(encoding="utf-8")
+    with serve(lab) as origin:
+        for width in (1280, 375):
+            context = chromium.new_context(viewport={"width": width, "height": 900})
+            page, outside = context.new_page(), []
+            page.route("**/*", _only(origin, outside))
+            seen = {}
+            for path in BROWSER_PAGES:
+                page.goto(origin + path, wait_until="load")
+                seen[path] = page.evaluate(IN_PAGE)
+                assert page.evaluate(MEASURE)["problems"] == [], (path, width)
+                assert page.evaluate(CLIPPED) == [], (path, width)
+                if width == 1280:
+                    page.add_script_tag(content=axe)
+                    found = page.evaluate(
+                        "async () => (await axe.run(document)).violations"
+                        ".filter(v => ['serious', 'critical'].includes(v.impact))"
+                        ".map(v => v.id + ': ' + v.nodes[0].html)"
+                    )
+                    assert found == [], (path, found)
+            context.close()
+            assert outside == [], width
+            person, index = seen["person/ann-bee.html"], seen["index.html"]
+            assert len(person["accounts"]) == 7 and all(person["accounts"])
+            assert all(href.startswith("https://") and name for href, name in person["accounts"])
+            assert [w for _, w in person["photos"]] == [240]  # the thumbnail, loaded
+            assert index["headings"][1:4] == ["Principal investigators", "PhD students", "Alumni"]
+            assert sorted(w for _, w in index["photos"]) == [240, 240]  # Ann's and Bo's
+            assert sorted(seen["venues.html"]["directory"]) == [
+                "venue/osdi.html",
+                "venue/sosp.html",
+            ]

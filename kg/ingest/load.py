@@ -492,11 +492,17 @@ def load_dataset_partially(
         _collect(problems, data_dir, _load_profile, path, data_dir, parse_cache)
         for path in _profile_paths(data_dir, problems)
     ]
+    news_file = data_dir / "news.yaml"
+    news = None
+    if news_file.exists() or news_file.is_symlink():  # optional
+        display = _display(news_file, data_dir)
+        news = _collect(problems, data_dir, _load_file, news_file, model.News, display, parse_cache)
     data = Dataset(
         profiles=tuple(p for p in profiles if p is not None),
         organizations=found["organizations"] or (),
         venues=found["venues"] or (),
         people=found["people"] or (),
+        news=tuple(news.news) if news is not None else (),
     )
     return data, problems
 

@@ -438,6 +438,7 @@ class SiteBuilder:
         return self.env.get_template("index.html.j2").render(
             people=people,
             groups=self.member_groups(people),
+            news=sorted(self.r.dataset.news, key=lambda n: (n.date, n.text), reverse=True)[:10],
             selected=[self.publication_view(p, None, "") for p in chosen],
             publications=len(self.r.publications),
             root="",
