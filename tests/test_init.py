@@ -142,3 +142,22 @@ def test_init_on_a_file_is_a_usage_error(tmp_path, capsys):
     assert main(["init", str(target)]) == 2
     assert "is not a directory" in capsys.readouterr().err
     assert target.read_text(encoding="utf-8") == "mine\n"
+
+
+def test_init_writes_a_github_pages_workflow_that_builds_and_deploys_the_site(started):
+    import yaml
+
+    text = (started / ".github" / "workflows" / "pages.yml").read_text(encoding="utf-8")
+    flow = yaml.safe_load(text)
+    assert flow[True]["push"]["branches"] == ["main"]  # YAML 1.1 reads `on` as true
+    assert flow["permissions"] == {"contents": "read", "pages": "write", "id-token": "write"}
+    build = flow["jobs"]["build"]["steps"]
+    runs = [step.get("run", "") for step in build]
+    assert "kg check" in runs and "kg build" in runs
+    upload = next(s for s in build if s.get("uses", "").startswith("actions/upload-pages"))
+    assert upload["with"]["path"] == "dist/site"
+    assert build[0]["with"]["fetch-depth"] == 0
+    deploy = flow["jobs"]["deploy"]
+    assert deploy["needs"] == "build"
+    assert deploy["steps"][0]["uses"] == "actions/deploy-pages@v4"
+    assert "$version" not in text and re.search(r"written by kg \d+\.\d+", text)

@@ -17,7 +17,8 @@ from kg.ingest.catalog import STARTER
 from kg.ingest.names import slugify
 
 EXAMPLE_SLUG = "alex-example"
-GITIGNORE = "dist/\n.kg-cache/\n"
+GITIGNORE = "dist/\n.dist.versions/\n.kg-cache/\n"
+WORKFLOW = ".github/workflows/pages.yml"  # build, then deploy dist/site to GitHub Pages
 
 
 def init_project(
@@ -40,6 +41,7 @@ def init_project(
         "data/venues.yaml": _starter("venues.yaml"),
         "data/people.yaml": _starter("people.yaml"),
         f"data/profiles/{EXAMPLE_SLUG}.yaml": _starter("example-profile.yaml"),
+        WORKFLOW: _workflow(),
     }
     if (target / ".gitignore").exists():
         del files[".gitignore"]
@@ -87,6 +89,17 @@ def _config_text(base_iri: str, title: str) -> str:
         'description = "Researcher profiles published as linked data."\n'
         'license = "https://creativecommons.org/licenses/by/4.0/"\n'
     )
+
+
+def _workflow() -> str:
+    """The GitHub Pages workflow, installing the kg that wrote it."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        installed = version("kg")
+    except PackageNotFoundError:  # run from a source tree
+        installed = "0.1.0"
+    return _starter("github-pages.yml").replace("$version", installed)
 
 
 def _starter(name: str) -> str:
