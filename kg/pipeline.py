@@ -38,9 +38,14 @@ def _quiet(message: str) -> None:
 def load_project(config: Config, parse_cache: SignedCache | None = None) -> Dataset:
     """Load data/; on mistakes, raise InputError with the structural problems and, in the
     same run, the unknown organizations and venues named by what could be read."""
+    from kg.ingest.scaffold import duplicate_profiles
+
     data, problems = load_dataset_partially(config.data_dir, parse_cache)
     if problems:
         raise InputError([*problems, *reference_problems(data)])
+    twice = duplicate_profiles(data)  # one clear error, not every ambiguous author
+    if twice:
+        raise InputError(twice)
     return data
 
 
@@ -61,8 +66,13 @@ def check_project(config: Config) -> CheckReport:
 
     data, problems = load_dataset_partially(config.data_dir)
     problems += file_problems(data, scan(config.root))
+    from kg.ingest.scaffold import duplicate_profiles
+
+    twice = duplicate_profiles(data)
     if problems:
-        problems += reference_problems(data)
+        problems += reference_problems(data) + twice
+    elif twice:
+        problems += twice  # resolving would report every author both profiles list
     else:
         try:
             resolve(data)

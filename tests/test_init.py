@@ -161,3 +161,39 @@ def test_init_writes_a_github_pages_workflow_that_builds_and_deploys_the_site(st
     assert deploy["needs"] == "build"
     assert deploy["steps"][0]["uses"] == "actions/deploy-pages@v4"
     assert "$version" not in text and re.search(r"written by kg \d+\.\d+", text)
+
+
+def test_new_person_warns_when_the_name_is_already_a_profile(tmp_path, capsys):
+    root = tmp_path / "p"
+    assert main(["init", str(root)]) == 0
+    example = root / "data" / "profiles" / "alex-example.yaml"
+    example.write_text(
+        example.read_text("utf-8").replace(
+            "given_name:", "alternate_names: [A. Example]\ngiven_name:"
+        ),
+        "utf-8",
+    )
+    capsys.readouterr()
+    assert main(["--project", str(root), "new", "person", "A. EXAMPLE"]) == 0
+    err = capsys.readouterr().err
+    assert "warning: A. EXAMPLE already has an entry in data/profiles/alex-example.yaml" in err
+    assert (root / "data" / "profiles" / "a-example.yaml").is_file()  # written all the same
+    assert main(["--project", str(root), "new", "person", "Mei Lin"]) == 0
+    assert "warning" not in capsys.readouterr().err
+
+
+def test_a_duplicate_profile_is_one_clear_error(tmp_path, capsys):
+    root = tmp_path / "p"
+    assert main(["init", str(root)]) == 0
+    profiles = root / "data" / "profiles"
+    (profiles / "alex-example-2.yaml").write_text(
+        (profiles / "alex-example.yaml").read_text("utf-8"), "utf-8"
+    )
+    capsys.readouterr()
+    for command in ("check", "build"):
+        assert main(["--project", str(root), command]) == 2
+        errors = [line for line in capsys.readouterr().err.splitlines() if "error:" in line]
+        assert len(errors) == 1, errors
+        assert "alex-example-2.yaml" in errors[0]
+        assert "a second profile of Alex Example: data/profiles/alex-example.yaml" in errors[0]
+        assert "keep one profile per person" in errors[0]
