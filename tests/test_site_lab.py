@@ -66,6 +66,14 @@ def _png() -> bytes:
 
 
 PDF = b"%PDF-1.4\n% a paper\n"
+SITE = """
+[site]
+nav = ["people", "publications", "search", "venues", "data"]
+accent = "#7a1f5c"
+directories = ["venues", "organizations"]
+logo = "static/logo.png"
+tagline = "Operating systems at Example University"
+"""
 NEWS = """news:
   - {date: 2024-09, text: "Bo Chen joined the lab."}
   - {date: 2025-05-01, text: "Paper One accepted at OSDI.", link: "https://ann.example.org/one"}
@@ -87,6 +95,9 @@ def _lab(root: Path) -> Path:
     (papers / "one-slides.pdf").write_bytes(PDF + b"% slides\n")
     (root / "static" / ".secret").write_text("not published")
     (root / "data" / "news.yaml").write_text(NEWS, encoding="utf-8")
+    Image.new("RGBA", (64, 64), (122, 31, 92, 255)).save(root / "static" / "logo.png")
+    with (root / "kg.toml").open("a", encoding="utf-8") as toml:
+        toml.write(SITE)
     return root
 
 
@@ -260,7 +271,7 @@ IN_PAGE = """() => ({
     const a = li.querySelector("a");
     return a ? [a.href, a.getAttribute("aria-label") || a.textContent.trim()] : null;
   }),
-  photos: Array.from(document.querySelectorAll("img")).map(
+  photos: Array.from(document.querySelectorAll("main img")).map(
     i => [i.getAttribute("src"), i.complete && i.naturalWidth]),
   headings: Array.from(document.querySelectorAll("h2")).map(h => h.textContent),
   directory: Array.from(document.querySelectorAll("main a[href^='venue/']")).map(
@@ -328,3 +339,46 @@ def test_in_a_browser_at_desktop_and_phone_widths(lab, chromium):
                 "venue/osdi.html",
                 "venue/sosp.html",
             ]
+
+
+def test_site_settings_in_kg_toml_need_no_template(lab):
+    index = (lab / "index.html").read_text(encoding="utf-8")
+    nav = index.split('<nav class="site" aria-label="Site">', 1)[1].split("</nav>", 1)[0]
+    logo = _hashed(lab, "", "logo", ".png").name
+    assert f'<img class="logo" src="static/{logo}" alt="">Bee Lab</a>' in nav
+    assert re.findall(r'<a href="([^"]+)">([^<]+)</a>', nav) == [
+        ("index.html", "People"),
+        ("publications.html", "Publications"),
+        ("search.html", "Search"),
+        ("venues.html", "Venues"),
+        ("dataset.html", "Data"),
+    ]
+    paper = next((lab / "publication").glob("*.html")).read_text(encoding="utf-8")
+    assert '<a href="../search.html">Search</a>' in paper  # relative from every folder
+    assert "--accent: #7a1f5c;" in index and "prefers-color-scheme: dark" in index
+    assert "Operating systems at Example University" in index
+    assert not (lab / "topics.html").exists()
+    assert "topics.html" not in (lab / "sitemap.xml").read_text(encoding="utf-8")
+    assert (lab / "venues.html").is_file() and (lab / "organizations.html").is_file()
+
+
+@pytest.mark.parametrize(
+    ("setting", "message"),
+    [
+        ('accent = "#9ab"', "expected a colour like '#1f4e8c'"),
+        ('accent = "#ffcc00"', "contrast of 1.5:1; links need at least 4.5:1"),
+        ('nav = ["people", "blog"]', "expected a list of names from people, publications"),
+        ('dark_mode = "always"', "expected one of auto, off"),
+        ('logo = "../logo.png"', "expected a file of the project's static/ folder"),
+        ('colour = "red"', "unknown setting(s) colour in [site]"),
+    ],
+)
+def test_bad_site_settings_are_clear_errors(tmp_path, capsys, setting, message):
+    root = tmp_path / "p"
+    assert main(["init", str(root)]) == 0
+    with (root / "kg.toml").open("a", encoding="utf-8") as toml:
+        toml.write(f"\n[site]\n{setting}\n")
+    capsys.readouterr()
+    assert main(["--project", str(root), "check"]) == 2
+    err = capsys.readouterr().err
+    assert "kg.toml:" in err and message in err, err

@@ -164,6 +164,17 @@ def photo_thumbnails(data: Dataset, assets: Assets, base: str) -> dict[str, str]
     return found
 
 
+def logo_path(assets: Assets, logo: str | None) -> str | None:
+    """The site path of the logo kg.toml names (`[site] logo`)."""
+    if logo is None:
+        return None
+    if logo not in assets:
+        raise ProjectError(
+            f"kg.toml: [site] logo: {logo} is not a file in the project's static/ folder"
+        )
+    return assets[logo].target
+
+
 def _thumb_name(asset: Asset) -> str:
     """PNG for formats that may hold transparency, else JPEG."""
     kind = "png" if asset.path.suffix.lower() in (".png", ".webp", ".gif") else "jpg"

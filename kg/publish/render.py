@@ -22,7 +22,7 @@ from rdflib.term import Node
 from kg.cache import SignedCache, digest
 from kg.config import Config
 from kg.graph.triples import Triples
-from kg.publish.assets import photo_thumbnails, scan, site_files
+from kg.publish.assets import logo_path, photo_thumbnails, scan, site_files
 from kg.publish.deploy import deploy_files
 from kg.publish.export import (
     Kept,
@@ -129,13 +129,16 @@ def _make_state(
     tops = page_things(graph.subjects(), config.base_iri)
     profiled = set(people) | {_profile(config, p.slug) for p in resolution.dataset.profiles}
     pages = frozenset(path_of(str(t), config.base_iri) or "" for t in tops) | {DATASET}
-    thumbnails = photo_thumbnails(resolution.dataset, scan(config.root), config.base_iri)
+    assets = scan(config.root)
+    thumbnails = photo_thumbnails(resolution.dataset, assets, config.base_iri)
     settings = SiteSettings(
         config.title,
         config.description,
         config.sparql_endpoint,
         config.root / "templates",
         tuple(sorted(thumbnails.items())),
+        config.site,
+        logo_path(assets, config.site.logo),
     )
     site = SiteBuilder(resolution, graph, config.base_iri, settings)
     chunks = SubjectChunks(graph)

@@ -15,7 +15,7 @@ import math
 import unicodedata
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
@@ -32,6 +32,7 @@ from jinja2 import (
 from markupsafe import Markup, escape
 from rdflib import URIRef
 
+from kg.config import NAV_LINKS, SiteConfig
 from kg.display import isolate
 from kg.graph.namespaces import DCTERMS, FOAF, RDF, RDFS, SCHEMA, curie
 from kg.graph.triples import GraphLike, Triples
@@ -89,6 +90,14 @@ class SiteSettings:
     sparql_endpoint: str | None = None
     templates: Path | None = None  # a project's templates/: its files win over kg's
     thumbnails: tuple[tuple[str, str], ...] = ()  # a local photo's address -> its thumbnail
+    look: SiteConfig = field(default_factory=SiteConfig)  # [site]: navigation, colours…
+    logo: str | None = None  # the logo's path in the site (content-hashed)
+
+    @property
+    def nav(self) -> list[tuple[str, str]]:
+        """(label, page) of the header's links, in the order kg.toml gives."""
+        shown = [n for n in self.look.nav if n not in DIRECTORIES or n in self.look.directories]
+        return [NAV_LINKS[name] for name in shown]
 
 
 def _environment(
@@ -492,15 +501,25 @@ class SiteBuilder:
                 lambda vs: _group(vs, lambda v: TYPE_LABELS.get(by_type[v.key], by_type[v.key])),
             ),
             "network.html": self.network_page(),
-            **{f"{name}.html": self.directory_page(name, paths) for name in DIRECTORIES},
+            **{f"{name}.html": self.directory_page(name, paths) for name in self.directories},
             "search.html": self.render("search.html.j2", "search.html"),
             "search-index.js": search_index(self),
             "search.js": SEARCH_SCRIPT,
-            "sitemap.xml": sitemap(self.base, ["", *paths, *SITE_PAGES]),
+            "sitemap.xml": sitemap(self.base, ["", *paths, *self.site_pages]),
             "robots.txt": robots(self.base),
             "feed.xml": atom_feed(self),
         }
         return files
+
+    @property
+    def directories(self) -> list[str]:
+        """The directory pages the project keeps (`[site] directories`)."""
+        return [d for d in DIRECTORIES if d in self.settings.look.directories]
+
+    @property
+    def site_pages(self) -> list[str]:
+        gone = {f"{d}.html" for d in DIRECTORIES if d not in self.directories}
+        return [p for p in SITE_PAGES if p not in gone]
 
     def directory_page(self, name: str, paths: Sequence[str]) -> str:
         """Every organization (venue, topic) with a page, by name."""
@@ -510,7 +529,7 @@ class SiteBuilder:
             if path.startswith(prefix):
                 label = self.graph.value(URIRef(self.base + path), SCHEMA.name)
                 entries.append((str(label) if label else path, f"{path}.html"))
-        others = [(DIRECTORIES[o][0], f"{o}.html") for o in DIRECTORIES if o != name]
+        others = [(DIRECTORIES[o][0], f"{o}.html") for o in self.directories if o != name]
         return self.render(
             "directory.html.j2",
             f"{name}.html",
