@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import unicodedata
 from collections import Counter
 from collections.abc import Sequence
@@ -172,6 +173,22 @@ class PublicationView:
     links: tuple[LinkView, ...] = ()  # DOI, arXiv, PDF, code, slides, video, others
     abstract: str | None = None
     selected: bool = False  # `selected: true` in a listing
+    venue_group: str = ""  # the venue without the year (publications by venue)
+
+
+_YEAR = re.compile(r"\b(?:19|20)\d\d\b")
+_YEAR_TWICE = re.compile(r"\b((?:19|20)\d\d)(?:\s+\1\b)+")
+_ARXIV_PRINTED = re.compile(r"^arxiv preprint\s+(arxiv:\s*\S+)", re.I)
+
+
+def clean_venue(text: str) -> str:
+    """A printed venue without a doubled year (`... 2022 2022`) or Google Scholar's
+    `arXiv preprint arXiv:...` prefix."""
+    text = _YEAR_TWICE.sub(r"\1", " ".join(text.split()))
+    match = _ARXIV_PRINTED.match(text)
+    if match:
+        text = "arXiv:" + match.group(1).split(":", 1)[1].strip()
+    return text
 
 
 ROLE_HEADINGS = {
@@ -325,11 +342,7 @@ class SiteBuilder:
             )
             for slot in pub.authors
         )
-        venue = (
-            pub.venue_as_printed[0]
-            if pub.venue_as_printed
-            else (self.r.venues[pub.venue].name if pub.venue else "")
-        )
+        venue, venue_group = self.venue_text(pub)
         return PublicationView(
             pub.key,
             pub.title,
@@ -343,7 +356,26 @@ class SiteBuilder:
             publication_links(pub, self.base, prefix),
             pub.abstract,
             any(listing.selected for _, listing in pub.listings),
+            venue_group,
         )
+
+    def venue_text(self, pub: PublicationEntity) -> tuple[str, str]:
+        """How a list prints the venue, the year included (`OSDI '24`, `arXiv:2408.08586`),
+        and the venue alone (its group on the by-venue page)."""
+        entry = self.r.venues.get(pub.venue) if pub.venue else None
+        dated = pub.year if pub.status in STATUSES_WITH_DATE else None
+        if entry is not None and entry.kind == "preprint-server":
+            name = entry.short_name or entry.name
+            return (f"{name}:{pub.arxiv}" if pub.arxiv else name), name
+        if entry is not None and entry.short_name:
+            year = f" '{dated % 100:02d}" if dated else ""
+            return f"{entry.short_name}{year}", entry.short_name
+        printed = pub.venue_as_printed[0] if pub.venue_as_printed else ""
+        text = clean_venue(printed or (entry.name if entry else ""))
+        group = entry.name if entry else _YEAR.sub("", text).strip(" ,") or text
+        if dated and str(dated) not in text and text:
+            text = f"{text} {dated}"
+        return text, group
 
     def publications_of(self, slug: str) -> list[PublicationEntity]:
         """Works the person authored or listed, newest first."""
@@ -493,7 +525,7 @@ class SiteBuilder:
             "publications-by-venue.html": self.list_page(
                 "Publications by venue",
                 views,
-                lambda vs: _group(vs, lambda v: v.venue or "No venue"),
+                lambda vs: _group(vs, lambda v: v.venue_group or "No venue"),
             ),
             "publications-by-type.html": self.list_page(
                 "Publications by type",
