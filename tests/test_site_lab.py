@@ -158,6 +158,7 @@ def test_selected_publications_are_listed_first(lab):
     index = (lab / "index.html").read_text(encoding="utf-8")
     selected = index.split("<h2>Selected publications</h2>", 1)[1].split("</ul>", 1)[0]
     assert "Paper One: Local Files" in selected and "Paper Two" not in selected
+    assert "<em>OSDI &#39;24</em></li>" in selected  # the short name and year, once
     page = (lab / "person" / "ann-bee.html").read_text(encoding="utf-8")
     first = page.split("<h3>Selected publications</h3>", 1)[1].split("</ul>", 1)[0]
     assert "Paper One: Local Files" in first and "Paper Two" not in first

@@ -373,8 +373,8 @@ class SiteBuilder:
         printed = pub.venue_as_printed[0] if pub.venue_as_printed else ""
         text = clean_venue(printed or (entry.name if entry else ""))
         group = entry.name if entry else _YEAR.sub("", text).strip(" ,") or text
-        if dated and str(dated) not in text and text:
-            text = f"{text} {dated}"
+        if dated and str(dated) not in text:
+            text = f"{text} {dated}".strip()
         return text, group
 
     def publications_of(self, slug: str) -> list[PublicationEntity]:
