@@ -5,6 +5,7 @@ Chromium and a handful of page loads."""
 from __future__ import annotations
 
 import io
+import itertools
 import re
 from pathlib import Path
 
@@ -383,3 +384,47 @@ def test_bad_site_settings_are_clear_errors(tmp_path, capsys, setting, message):
     assert main(["--project", str(root), "check"]) == 2
     err = capsys.readouterr().err
     assert "kg.toml:" in err and message in err, err
+
+
+def test_venue_pages_read_as_pages_with_the_data_one_click_away(lab):
+    page = (lab / "venue" / "osdi.html").read_text(encoding="utf-8")
+    main = page.split("<main>", 1)[1]
+    readable, data = main.split('<details class="data">', 1)
+    assert '<li><a href="../org/usenix.html">USENIX Association</a></li>' in readable
+    assert '<li><a href="https://dblp.org/db/conf/osdi/">dblp</a></li>' in readable
+    papers = readable.split("<h2>Papers</h2>", 1)[1]
+    paper_one = r'<a href="../publication/[^"]+"><bdi>Paper One: Local Files</bdi></a>'
+    assert re.search(paper_one, papers)
+    assert "Paper Two" not in papers  # a SOSP paper
+    assert "<summary>All the facts, as linked data</summary>" in data
+    assert "schema:workFeatured" in data  # the RDF table, folded
+    assert data.index("</details>") < data.index('<a href="osdi.ttl"')  # downloads outside
+
+
+def test_every_publication_page_has_a_cite_block(lab):
+    pages = sorted((lab / "publication").glob("*.html"))
+    assert len(pages) == 2
+    for page in pages:
+        text = page.read_text(encoding="utf-8")
+        assert '<section class="cite" aria-labelledby="cite-title">' in text, page.name
+        assert re.search(r'<pre id="cite-bibtex">@\w+\{', text), page.name
+
+
+@pytest.mark.parametrize("count", [3, 15, 100])
+def test_the_network_stays_readable_from_3_to_100_people(count):
+    """One row per person: names whole and apart, arcs inside the figure."""
+    from kg.publish.site import network_svg
+
+    names = [f"Person Number {i:03d}" for i in range(count)]
+    pairs = sorted({(i, (i * 7 + 3) % count, 1 + i % 3) for i in range(count)})
+    pairs = [(min(a, b), max(a, b), n) for a, b, n in pairs if a != b]
+    svg = network_svg(names, pairs, [f"person/p{i}.html" for i in range(count)])
+    width, height = map(float, re.search(r'viewBox="0 0 (\S+) (\S+)"', svg).groups())
+    labels = re.findall(r'<text x="[^"]+" y="([^"]+)"[^>]*>([^<]+)</text>', svg)
+    assert sorted(name for _, name in labels) == names  # every name whole, once
+    rows = sorted(float(y) for y, _ in labels)
+    assert all(b - a >= 24 for a, b in itertools.pairwise(rows))
+    assert rows[-1] < height
+    for x, rx in re.findall(r'd="M(\S+) \S+ A(\S+) ', svg):
+        assert float(x) + float(rx) <= width
+    assert svg.count('<a href="person/') == count

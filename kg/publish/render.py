@@ -285,7 +285,10 @@ def _thing(state: _State, thing: URIRef, keys: list[str]) -> Files:
             files[f"site/{path}.html"] = state.site.thing_page(thing, subset, state.pages)
         return files
 
-    return _cached(state, lambda: state.prints.thing(thing, owned, pub), render, keys)
+    def key() -> str:  # an organization's or venue's page also shows what refers to it
+        return digest(state.prints.thing(thing, owned, pub), repr(state.site.summary(path)))
+
+    return _cached(state, key, render, keys)
 
 
 def _people(state: _State, start: int, stop: int, keys: list[str]) -> Files:

@@ -604,6 +604,75 @@ class SiteBuilder:
             pairs=[(names[a], names[b], n) for a, b, n in pairs],
         )
 
+    # ------------------------------------------------------------ readable summaries
+
+    @cached_property
+    def related(self) -> dict[str, list[tuple[str, LinkView, str]]]:
+        """`org/<key>` or `venue/<key>` -> (section, link, note): the lab's people at an
+        organization, its papers at a venue and who served it (one pass, then looked up)."""
+        found: dict[str, list[tuple[str, LinkView, str]]] = {}
+        for pub in sorted(self.r.publications.values(), key=lambda p: (-(p.year or 0), p.title)):
+            if pub.venue:
+                link = LinkView(pub.title, f"../publication/{pub.key}.html")
+                found.setdefault(f"venue/{pub.venue}", []).append(
+                    ("Papers", link, str(pub.year or ""))
+                )
+        for p in sorted(self.r.dataset.profiles, key=lambda p: p.name.casefold()):
+            me = LinkView(p.name, f"../person/{p.slug}.html")
+            for e in p.education:
+                note = ", ".join(x for x in (e.degree or "Student", period(e.start, e.end)) if x)
+                found.setdefault(f"org/{self.r.org(e.institution)}", []).append(
+                    ("People", me, note)
+                )
+            for x in p.positions:
+                note = ", ".join(y for y in (x.role or "", period(x.start, x.end)) if y)
+                for ref in filter(None, (x.organization, x.unit)):
+                    found.setdefault(f"org/{self.r.org(ref)}", []).append(("People", me, note))
+            for sv in p.service:
+                for ref in sv.venues:
+                    key, year = self.r.venue(ref)
+                    note = f"{sv.role} {sv.year or year or ''}".strip()
+                    found.setdefault(f"venue/{key}", []).append(("Service", me, note))
+        return found
+
+    def summary(self, path: str) -> list[tuple[str, list[tuple[LinkView, str]]]]:
+        """The sections a visitor reads first on an organization's or a venue's page."""
+        sections: dict[str, list[tuple[LinkView, str]]] = {}
+        for section, link, note in self.related.get(path, []):
+            sections.setdefault(section, []).append((link, note))
+        return list(sections.items())
+
+    def about(self, path: str) -> list[LinkView]:
+        """What the registry says of an organization or venue, in words and links."""
+        kind, _, key = path.partition("/")
+        facts: list[LinkView] = []
+        if kind == "venue" and key in self.r.venues:
+            v = self.r.venues[key]
+            facts.append(LinkView(v.kind.replace("-", " ").capitalize(), None))
+            if v.short_name:
+                facts.append(LinkView(f"Short name: {v.short_name}", None))
+            if v.publisher:
+                publisher = self.r.org(v.publisher)
+                facts.append(LinkView(self.org_name(v.publisher), f"../org/{publisher}.html"))
+            if v.homepage:
+                facts.append(LinkView("Homepage", v.homepage))
+            if v.dblp:
+                facts.append(LinkView("dblp", f"https://dblp.org/db/{v.dblp}/"))
+        elif kind == "org" and key in self.r.organizations:
+            o = self.r.organizations[key]
+            facts.append(LinkView(o.kind.replace("-", " ").capitalize(), None))
+            if o.location:
+                facts.append(LinkView(o.location, None))
+            if o.parent:
+                facts.append(LinkView(f"Part of {self.org_name(o.parent)}", None))
+            if o.homepage:
+                facts.append(LinkView("Homepage", o.homepage))
+            if o.ror:
+                facts.append(LinkView("ROR", f"https://ror.org/{o.ror}"))
+            if o.wikidata:
+                facts.append(LinkView("Wikidata", f"https://www.wikidata.org/wiki/{o.wikidata}"))
+        return facts
+
     # ------------------------------------------------------------ simple pages
 
     def thing_page(self, thing: URIRef, description: Triples, pages: frozenset[str]) -> str:
@@ -617,7 +686,10 @@ class SiteBuilder:
             key=str,
         )
         sections = [links.section(s, description) for s in own]
+        readable = path.startswith(("org/", "venue/"))
         return self.env.get_template("thing.html.j2").render(
+            about=self.about(path) if readable else [],
+            summary=self.summary(path) if readable else [],
             title=links.label(thing, description),
             kinds=", ".join(links.kinds(thing, description)),
             sections=sections,
@@ -635,7 +707,8 @@ class SectionView:
     facts: list[tuple[str, list[LinkView]]]
 
 
-LABELS = (SCHEMA.name, FOAF.name, DCTERMS.title, RDFS.label)  # a linked node's label, in order
+# a linked node's label, in order (a role, e.g. a reviewer of a venue, by its role name)
+LABELS = (SCHEMA.name, FOAF.name, DCTERMS.title, RDFS.label, SCHEMA.roleName)
 
 
 class _Links:
@@ -669,6 +742,8 @@ class _Links:
                 value = source.value(node, p)
                 if value is not None:
                     return str(value)
+        if not str(node).startswith(self.base):
+            return str(node)  # an address elsewhere (dblp, ROR): shown as it is
         return str(node).rsplit("/", 1)[-1]
 
     def kinds(self, node, description: Triples) -> list[str]:
@@ -812,42 +887,66 @@ def per_year_svg(counts: Counter) -> str:
 def network_svg(
     people: list[str], pairs: list[tuple[int, int, int]], hrefs: list[str] | None = None
 ) -> str:
-    """The lab's people on a circle, a line for each pair who share papers; with
-    `hrefs`, each person (dot and name) links to their page."""
-    size, radius, margin = FIGURE_WIDTH, 70, 34  # margin: above and below, for labels
-    centre, middle = size / 2, radius + margin
+    """The lab's co-author network as an arc diagram: one row per person (names never
+    shrink or overlap, from 3 people to 100: the figure grows a row each), an arc on
+    the right joining two who wrote papers together (its width: how many). People are
+    ordered so that collaborators sit near each other (breadth-first from the most
+    connected). With `hrefs`, each name links to the person's page."""
+    order = _network_order(len(people), pairs)
+    row, top, label_w = 24, 8, 200
+    x0 = label_w + 6
+    room = FIGURE_WIDTH - x0 - 4  # how far an arc may bulge
+    height = top + row * max(len(people), 1) + 4
+    at = {person: top + i * row + 12 for i, person in enumerate(order)}
     title = f"Co-author network of {len(people)} people: " + "; ".join(
         f"{people[a]} and {people[b]}: {n}" for a, b, n in pairs
     )
     role = "img" if hrefs is None else "group"
-    parts = [_svg_open(size, middle * 2, "lab-title", title, "network", role)]
-    points = []
-    for i in range(len(people)):
-        angle = 2 * math.pi * i / max(len(people), 1) - math.pi / 2
-        points.append((centre + radius * math.cos(angle), middle + radius * math.sin(angle)))
-    for a, b, n in pairs:
-        (x1, y1), (x2, y2) = points[a], points[b]
+    parts = [_svg_open(FIGURE_WIDTH, height, "lab-title", title, "network", role)]
+    span = max(len(people) - 1, 1)
+    for a, b, n in sorted(pairs, key=lambda p: -abs(at[p[0]] - at[p[1]])):
+        y1, y2 = sorted((at[a], at[b]))
+        bulge = max(6.0, room * (y2 - y1) / (row * span))
         parts.append(
-            f'<line x1="{x1:.1f}" y1="{y1:.1f}" x2="{x2:.1f}" y2="{y2:.1f}" '
-            f'stroke="#6b7a90" stroke-width="{min(1 + n, 8)}" />'
+            f'<path d="M{x0} {y1} A{bulge:.1f} {(y2 - y1) / 2:.1f} 0 0 1 {x0} {y2}" '
+            f'fill="none" stroke="#6b7a90" stroke-width="{min(1 + n, 6)}" />'
         )
-    for i, ((x, y), name) in enumerate(zip(points, people, strict=True)):
-        side = x - centre
-        anchor = "middle" if abs(side) < 1 else ("start" if side > 0 else "end")
-        dx = 0 if anchor == "middle" else (9 if anchor == "start" else -9)
-        dy = (-12 if y < middle else 20) if anchor == "middle" else 4
-        # the room a label has: to the edge of the figure on its side, 4 units to spare
-        width = {"middle": size - 8, "start": size - x - 13, "end": x - 13}[anchor]
-        person = (
-            f'<circle cx="{x:.1f}" cy="{y:.1f}" r="6" fill="#1f4e8c" />'
-            f'<text x="{x + dx:.1f}" y="{y + dy:.1f}" text-anchor="{anchor}" '
-            f'font-size="{FONT}" fill="#1b1b1b">{escape(isolate(fit(name, width)))}</text>'
+    for person in order:
+        y = at[person]
+        label = (
+            f'<circle cx="{x0}" cy="{y}" r="4" fill="#1f4e8c" />'
+            f'<text x="{label_w}" y="{y + 4}" text-anchor="end" font-size="{FONT}" '
+            f'fill="#1b1b1b">{escape(isolate(fit(people[person], label_w - 4)))}</text>'
         )
         if hrefs is not None:
-            person = f'<a href="{escape(hrefs[i])}">{person}</a>'
-        parts.append(person)
+            label = f'<a href="{escape(hrefs[person])}">{label}</a>'
+        parts.append(label)
     parts.append("</svg>")
     return "\n".join(parts)
+
+
+def _network_order(count: int, pairs: list[tuple[int, int, int]]) -> list[int]:
+    """People breadth-first from the most connected, strongest ties first; people
+    without co-authors here at the end."""
+    ties: dict[int, dict[int, int]] = {i: {} for i in range(count)}
+    for a, b, n in pairs:
+        ties[a][b] = ties[b][a] = n
+    order: list[int] = []
+    seen: set[int] = set()
+    by_degree = sorted(range(count), key=lambda i: (-sum(ties[i].values()), i))
+    for start in by_degree:
+        if start in seen or not ties[start]:
+            continue
+        queue = [start]
+        seen.add(start)
+        while queue:
+            person = queue.pop(0)
+            order.append(person)
+            for other in sorted(ties[person], key=lambda o: (-ties[person][o], o)):
+                if other not in seen:
+                    seen.add(other)
+                    queue.append(other)
+    return order + [i for i in range(count) if i not in seen]
 
 
 # ---------------------------------------------------------------- site-wide files
