@@ -197,3 +197,33 @@ def test_a_duplicate_profile_is_one_clear_error(tmp_path, capsys):
         assert "alex-example-2.yaml" in errors[0]
         assert "a second profile of Alex Example: data/profiles/alex-example.yaml" in errors[0]
         assert "keep one profile per person" in errors[0]
+
+
+def test_the_suggested_entry_for_an_unknown_workshop_is_clean_and_resolves(tmp_path, capsys):
+    """'Workshop on Hot Topics in Operating Systems (HotOS 2025)': the acronym is the
+    short name, the name holds no year, the kind is workshop, and once the entry is
+    pasted the reference resolves."""
+    root = tmp_path / "p"
+    assert main(["init", str(root)]) == 0
+    profile = root / "data" / "profiles" / "alex-example.yaml"
+    printed = "Workshop on Hot Topics in Operating Systems (HotOS 2025)"
+    text = profile.read_text("utf-8").replace("venue: OSDI", f'venue: "{printed}"')
+    profile.write_text(text, "utf-8")
+    capsys.readouterr()
+    assert main(["--project", str(root), "check"]) == 2
+    err = capsys.readouterr().err
+    entry = err.split("append to data/venues.yaml:\n", 1)[1]
+    lines = [line.strip() for line in entry.splitlines()[:5]]
+    assert lines == [
+        "hotos:",
+        "name: Workshop on Hot Topics in Operating Systems",
+        "short_name: HotOS",
+        "kind: workshop  # conference, journal, workshop, preprint-server, ...",
+        f"aliases: [{printed}]",
+    ]
+    venues = root / "data" / "venues.yaml"
+    pasted = "\n".join(
+        line[4:] if line.startswith("    ") else line for line in entry.splitlines()[:5]
+    )
+    venues.write_text(venues.read_text("utf-8") + "\n" + pasted + "\n", "utf-8")
+    assert main(["--project", str(root), "check"]) == 0

@@ -281,11 +281,47 @@ def registry_snippet(registry: str, ref: str) -> str:
             f"{key}:\n  name: {_yaml_text(ref)}\n  kind: {kind}"
             "  # university, company, institute, lab, team, department, group or other"
         )
-    short = len(ref) <= 16 and " " not in ref.strip()
-    lines = [f"{key}:", f"  name: {_yaml_text(ref)}" + ("  # the full name" if short else "")]
+    return _venue_snippet(ref)
+
+
+_PAREN = re.compile(r"\s*\(([^()]*)\)\s*$")
+_YEARS = re.compile(r"\s*(?:'\d{2}|\b(?:19|20)\d{2})\b\s*")
+_UNITS = "first|second|third|fourth|fifth|sixth|seventh|eighth|ninth"
+_ORDINAL = re.compile(  # "18th", "Eighteenth", "Thirty-Seventh" before a venue's name
+    rf"^(?:the\s+)?(?:\d+(?:st|nd|rd|th)|(?:twenty|thirty|forty|fifty)-?(?:{_UNITS})|{_UNITS}"
+    r"|tenth|eleventh|twelfth|(?:thir|four|fif|six|seven|eigh|nine)teenth"
+    r"|twentieth|thirtieth|fortieth|fiftieth)\s+",
+    re.I,
+)
+
+
+def _venue_snippet(ref: str) -> str:
+    """A venue entry for `ref` as printed: the acronym in parentheses as the short name,
+    no year or ordinal in the name, the kind guessed from its words, and the printed
+    text as an alias so the reference resolves once the entry is pasted."""
+    text = " ".join(ref.split())
+    short = None
+    found = _PAREN.search(text)
+    if found:
+        short = _YEARS.sub(" ", found.group(1)).strip() or None
+        text = text[: found.start()]
+    name = _ORDINAL.sub("", _YEARS.sub(" ", text).strip()).strip(" ,") or text
+    if short is None and len(name) <= 16 and " " not in name:
+        short = name
+    words = text_key(name).split()
+    kind = "conference"
+    if "workshop" in words:
+        kind = "workshop"
+    elif {"journal", "transactions", "letters"} & set(words):
+        kind = "journal"
+    key = slugify(short or name)
+    note = "  # the full name" if name == short else ""
+    lines = [f"{key}:", f"  name: {_yaml_text(name)}{note}"]
     if short:
-        lines.append(f"  short_name: {_yaml_text(ref)}")
-    lines.append("  kind: conference  # conference, journal, workshop, preprint-server, ...")
+        lines.append(f"  short_name: {_yaml_text(short)}")
+    lines.append(f"  kind: {kind}  # conference, journal, workshop, preprint-server, ...")
+    if ref.strip() not in (name, short):
+        lines.append(f"  aliases: [{_yaml_text(ref.strip())}]")
     return "\n".join(lines)
 
 
