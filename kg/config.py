@@ -26,6 +26,7 @@ NAV_LINKS = {  # name in kg.toml -> (label, page)
     "people": ("People", "index.html"),
     "publications": ("Publications", "publications.html"),
     "network": ("Co-authors", "network.html"),
+    "projects": ("Projects", "projects.html"),
     "search": ("Search", "search.html"),
     "organizations": ("Organizations", "organizations.html"),
     "venues": ("Venues", "venues.html"),

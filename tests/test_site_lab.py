@@ -19,6 +19,8 @@ BASE = "https://lab.example.edu/"
 
 ANN = """name: Ann Bee
 lab_role: pi
+projects:
+  - {name: LocalFS, publication: "Paper One: Local Files"}
 headline: Associate Professor
 photo: static/people/ann.jpg
 orcid: 0000-0002-1825-0097
@@ -45,6 +47,8 @@ publications:
 BO = """name: Bo Chen
 lab_role: phd
 photo: static/people/bo.png
+projects:
+  - {name: LocalFS, description: "Files next to the data."}
 accounts:
   - {service: github, username: bochen}
 """
@@ -428,3 +432,14 @@ def test_the_network_stays_readable_from_3_to_100_people(count):
     for x, rx in re.findall(r'd="M(\S+) \S+ A(\S+) ', svg):
         assert float(x) + float(rx) <= width
     assert svg.count('<a href="person/') == count
+
+
+def test_projects_list_their_members_and_papers(lab):
+    page = (lab / "projects.html").read_text(encoding="utf-8")
+    main = page.split("<main>", 1)[1]
+    assert main.count("<h2>") == 1 and "<h2><bdi>LocalFS</bdi></h2>" in main
+    assert "<p>Files next to the data.</p>" in main
+    members = re.findall(r'<a href="person/([^"]+)\.html"><bdi>([^<]+)</bdi></a>', main)
+    assert members == [("ann-bee", "Ann Bee"), ("bo-chen", "Bo Chen")]
+    assert re.search(r'<li><a href="publication/[^"]+"><bdi>Paper One: Local Files</bdi>', main)
+    assert "projects.html" in (lab / "sitemap.xml").read_text(encoding="utf-8")

@@ -37,6 +37,7 @@ from kg.config import NAV_LINKS, SiteConfig
 from kg.display import isolate
 from kg.graph.namespaces import DCTERMS, FOAF, RDF, RDFS, SCHEMA, curie
 from kg.graph.triples import GraphLike, Triples
+from kg.ingest.names import text_key
 from kg.model import (
     STATUSES_WITH_DATE,
     STATUSES_WITH_VENUE,
@@ -231,6 +232,7 @@ DIRECTORIES = {  # file name -> (title, path prefix of the things it lists)
 # the site-wide pages a crawler should find (besides the index and the things' pages)
 SITE_PAGES = (
     "publications.html",
+    "projects.html",
     "publications-by-venue.html",
     "publications-by-type.html",
     "network.html",
@@ -533,6 +535,7 @@ class SiteBuilder:
                 lambda vs: _group(vs, lambda v: TYPE_LABELS.get(by_type[v.key], by_type[v.key])),
             ),
             "network.html": self.network_page(),
+            "projects.html": self.projects_page(),
             **{f"{name}.html": self.directory_page(name, paths) for name in self.directories},
             "search.html": self.render("search.html.j2", "search.html"),
             "search-index.js": search_index(self),
@@ -603,6 +606,26 @@ class SiteBuilder:
             people=len(names),
             pairs=[(names[a], names[b], n) for a, b, n in pairs],
         )
+
+    def projects_page(self) -> str:
+        """The lab's projects (one entry per name across profiles): description, members
+        and the papers about them."""
+        found: dict[str, dict] = {}
+        for p in sorted(self.r.dataset.profiles, key=lambda p: p.name.casefold()):
+            for x in p.projects:
+                entry = found.setdefault(
+                    text_key(x.name),
+                    {"name": x.name, "description": None, "members": [], "papers": {}},
+                )
+                entry["description"] = entry["description"] or x.description
+                entry["members"].append(LinkView(p.name, f"person/{p.slug}.html"))
+                for title in filter(None, (x.publication, *x.publications)):
+                    key = self.r.publication_titled(title)
+                    entry["papers"][key] = LinkView(
+                        self.r.publications[key].title, f"publication/{key}.html"
+                    )
+        projects = sorted(found.values(), key=lambda e: e["name"].casefold())
+        return self.render("projects.html.j2", "projects.html", projects=projects)
 
     # ------------------------------------------------------------ readable summaries
 
