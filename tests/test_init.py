@@ -227,3 +227,34 @@ def test_the_suggested_entry_for_an_unknown_workshop_is_clean_and_resolves(tmp_p
     )
     venues.write_text(venues.read_text("utf-8") + "\n" + pasted + "\n", "utf-8")
     assert main(["--project", str(root), "check"]) == 0
+
+
+@pytest.mark.parametrize(
+    "printed",
+    [
+        "Thirty-Seventh Conference on Neural Information Processing Systems (NeurIPS 2023)",
+        "Advances in Neural Information Processing Systems",
+        "Proceedings of Machine Learning and Systems",
+        "Proceedings of the International Conference on Machine Learning",
+        "18th USENIX Symposium on Operating Systems Design and Implementation",
+    ],
+)
+def test_the_bundled_venues_know_how_ml_and_systems_papers_print_them(tmp_path, printed):
+    root = tmp_path / "p"
+    assert main(["init", str(root)]) == 0
+    profile = root / "data" / "profiles" / "alex-example.yaml"
+    text = profile.read_text("utf-8").replace("venue: OSDI", f'venue: "{printed}"')
+    profile.write_text(text.replace("year: 2025", "year: 2023"), "utf-8")  # NeurIPS 2023
+    assert main(["--project", str(root), "check"]) == 0
+
+
+def test_a_volume_number_is_not_read_as_a_year(tmp_path, capsys):
+    root = tmp_path / "p"
+    assert main(["init", str(root)]) == 0
+    profile = root / "data" / "profiles" / "alex-example.yaml"
+    printed = "Advances in Neural Information Processing Systems 36"
+    profile.write_text(
+        profile.read_text("utf-8").replace("venue: OSDI", f'venue: "{printed}"'), "utf-8"
+    )
+    # NeurIPS, volume 36: read as the year 2036 it would disagree with the year 2025
+    assert main(["--project", str(root), "check"]) == 0, capsys.readouterr().err

@@ -173,7 +173,28 @@ def _venue_names(venue: Venue) -> list[str]:
 
 
 def _lookup_venue(index: dict[str, str], ref: str) -> tuple[str, int | None] | None:
-    """The venue a reference names; `OSDI '24` / `NSDI 2025` also name the edition year."""
+    """The venue a reference names; `OSDI '24` / `NSDI 2025` also name the edition year.
+    A name as proceedings print it, with an ordinal and the acronym and year in
+    parentheses ("Thirty-Seventh Conference on Neural Information Processing Systems
+    (NeurIPS 2023)"), names the venue of its name or its acronym."""
+    found = _lookup_exact(index, ref)
+    if found is not None:
+        return found
+    text = " ".join(ref.split())
+    paren = _PAREN.search(text)
+    inner = _lookup_exact(index, paren.group(1)) if paren else None
+    name = _ORDINAL.sub("", text[: paren.start()] if paren else text)
+    if "workshop" in text_key(name).split():
+        inner = None  # a workshop's parentheses may name the conference it is held with
+    if name != text:
+        found = _lookup_exact(index, name)
+        if found is not None:
+            year = inner[1] if inner and inner[0] == found[0] else found[1]
+            return found[0], year
+    return inner
+
+
+def _lookup_exact(index: dict[str, str], ref: str) -> tuple[str, int | None] | None:
     key = index.get(text_key(ref))
     if key is not None:
         return key, None
@@ -184,6 +205,9 @@ def _lookup_venue(index: dict[str, str], ref: str) -> tuple[str, int | None] | N
     if key is None:
         return None
     digits = match["year"]
+    spelled = ref.strip()[len(match["base"]) :].strip()
+    if len(digits) == 2 and spelled == digits and len(match["base"].split()) >= 3:
+        return key, None  # a volume after a full name ("Advances in … Systems 36")
     return key, int(digits) if len(digits) == 4 else 2000 + int(digits)
 
 
