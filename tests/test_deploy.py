@@ -32,6 +32,8 @@ def dist(tmp_path_factory) -> Path:
     shutil.copytree(MINI, project)
     toml = (project / "kg.toml").read_text(encoding="utf-8")
     (project / "kg.toml").write_text(toml.replace("https://kg.example.org/", BASE), "utf-8")
+    (project / "static").mkdir()
+    (project / "static" / "paper.pdf").write_bytes(b"%PDF-1.4\n")  # a local file (issue 28)
     assert main(["--project", str(project), "build"]) == 0
     out = project / "dist"
     assert (out / "site" / "person").is_dir()
@@ -204,3 +206,12 @@ def test_deploy_files_follow_the_base_path():
     for section in SECTIONS:
         assert section in files["deploy/nginx.conf"] and section in files["site/.htaccess"]
     assert files == deploy_files("https://example.org/a.b/")  # deterministic
+
+
+def test_static_files_are_served_with_their_media_type(site, dist):
+    """A file of the project's static/ folder (content-hashed name) and kg's script."""
+    (pdf,) = (dist / "site" / "static").glob("paper.*.pdf")
+    status, headers, body = get(f"{site}/lab/static/{pdf.name}")
+    assert (status, headers.get_content_type(), body) == (200, "application/pdf", b"%PDF-1.4\n")
+    status, headers, _ = get(f"{site}/lab/search.js")
+    assert (status, headers.get_content_type()) == (200, "text/javascript")

@@ -72,8 +72,24 @@ def _link_header(name: str) -> str:
     return ", ".join(links)
 
 
-def _types() -> str:
-    lines = "".join(f"        {media} {ext};\n" for ext, media in FORMATS)
+# the project's static files and kg's scripts (a `types` block replaces nginx's whole map)
+FILE_TYPES = (
+    ("js", "text/javascript"),
+    ("css", "text/css"),
+    ("xml", "application/xml"),
+    ("txt", "text/plain"),
+    ("jpg jpeg", "image/jpeg"),
+    ("png", "image/png"),
+    ("webp", "image/webp"),
+    ("gif", "image/gif"),
+    ("svg", "image/svg+xml"),
+    ("ico", "image/x-icon"),
+    ("pdf", "application/pdf"),
+)
+
+
+def _types(extra: tuple[tuple[str, str], ...] = ()) -> str:
+    lines = "".join(f"        {media} {ext};\n" for ext, media in (*FORMATS, *extra))
     return f"    types {{\n{lines}    }}\n    charset utf-8;\n    charset_types *;\n"
 
 
@@ -138,7 +154,7 @@ location = {prefix} {{
 # Files with an extension (pages, downloads, void.ttl); no dotfiles.
 location ~ ^{p}(?<kg_file>(?:[^/.][^/]*/)*[^/.][^/]*)$ {{
     root $kg_site;
-{_types()}    error_page 404 {prefix}404.html;
+{_types(FILE_TYPES)}    error_page 404 {prefix}404.html;
     try_files /$kg_file =404;
 }}
 """
