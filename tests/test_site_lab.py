@@ -443,3 +443,14 @@ def test_projects_list_their_members_and_papers(lab):
     assert members == [("ann-bee", "Ann Bee"), ("bo-chen", "Bo Chen")]
     assert re.search(r'<li><a href="publication/[^"]+"><bdi>Paper One: Local Files</bdi>', main)
     assert "projects.html" in (lab / "sitemap.xml").read_text(encoding="utf-8")
+
+
+def test_a_pipe_in_static_is_refused_not_read(tmp_path, capsys):
+    import os
+
+    root = _project_with(tmp_path, "static/me.jpg")
+    (root / "static").mkdir()
+    (root / "static" / "me.jpg").write_bytes(_jpeg((1, 2, 3)))
+    os.mkfifo(root / "static" / "pipe")  # reading it would wait forever
+    assert main(["--project", str(root), "build"]) == 2
+    assert "pipe is not a regular file" in capsys.readouterr().err

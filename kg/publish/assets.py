@@ -80,8 +80,8 @@ def _read_inside(path: Path, project: Path) -> bytes:
     real = path.resolve()
     if not real.is_relative_to(project):
         raise ProjectError(f"{path} links out of the project (to {real}); refusing to publish it")
-    if not real.is_file():
-        raise ProjectError(f"{path} is a link to a folder; static/ publishes files only")
+    if not real.is_file():  # a link to a folder, a pipe, a device
+        raise ProjectError(f"{path} is not a regular file; static/ publishes files only")
     size = real.stat().st_size
     if size > MAX_FILE_BYTES:
         raise ProjectError(f"{path} has {size >> 20} MiB; at most {MAX_FILE_BYTES >> 20} MiB")
