@@ -627,6 +627,8 @@ def _run(args: argparse.Namespace) -> int:
         from kg.ingest.scaffold import new_person
 
         path = new_person(config.data_dir, args.name)
+        for where in _same_name(config, args.name, path):
+            print(f"warning: {args.name} already has an entry in {where}", file=sys.stderr)
         print(f"wrote {path}; fill it in, then run kg check")
         return EXIT_OK
     if args.command in ("build", "embed") and config.example_base:
@@ -895,6 +897,15 @@ def _report_json(resolution) -> dict:
             {"kind": n.kind, "subject": n.subject, "detail": n.detail} for n in resolution.notes
         ],
     }
+
+
+def _same_name(config, name: str, written: Path) -> list[str]:
+    """Other profiles and registered people with this name (a warning, never an error)."""
+    from kg.ingest.load import load_dataset_partially
+    from kg.ingest.scaffold import same_name
+
+    data, _ = load_dataset_partially(config.data_dir)
+    return [w for w in same_name(data, name) if not written.as_posix().endswith(w)]
 
 
 def _init(args: argparse.Namespace) -> int:

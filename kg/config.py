@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import re
 import tomllib
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from pathlib import Path
+from typing import Any
 
 from kg.errors import ProjectError
 from kg.files import read_regular
@@ -20,6 +21,33 @@ from kg.iri import http_problem, iri_problem
 PACKAGE_DIR = Path(__file__).resolve().parent
 CONFIG_FILE = "kg.toml"
 DEFAULT_BASE_IRI = "https://kg.example.org/"
+
+
+NAV_LINKS = {  # name in kg.toml -> (label, page)
+    "people": ("People", "index.html"),
+    "publications": ("Publications", "publications.html"),
+    "network": ("Co-authors", "network.html"),
+    "projects": ("Projects", "projects.html"),
+    "search": ("Search", "search.html"),
+    "organizations": ("Organizations", "organizations.html"),
+    "venues": ("Venues", "venues.html"),
+    "topics": ("Topics", "topics.html"),
+    "data": ("Data", "dataset.html"),
+}
+DIRECTORY_NAMES = ("organizations", "venues", "topics")
+DARK_MODES = ("auto", "off")
+
+
+@dataclass(frozen=True)
+class SiteConfig:
+    """The `[site]` table of kg.toml: how the site looks, without copying templates."""
+
+    nav: tuple[str, ...] = ("people", "publications", "network", "search", "data")
+    accent: str = "#1f4e8c"  # links, bars and dots; at least 4.5:1 against white
+    dark_mode: str = "auto"  # auto: follow the visitor's system setting; off: always light
+    directories: tuple[str, ...] = DIRECTORY_NAMES  # which directory pages exist
+    logo: str | None = None  # a file of static/, shown beside the title
+    tagline: str | None = None  # a line under the title on the front page
 
 
 @dataclass(frozen=True)
@@ -33,6 +61,7 @@ class Config:
     license: str = "https://creativecommons.org/licenses/by/4.0/"
     sparql_endpoint: str | None = None
     out: str = "dist"
+    site: SiteConfig = field(default_factory=SiteConfig)
 
     @property
     def example_base(self) -> bool:
@@ -107,15 +136,17 @@ def load_config(project: Path | None = None) -> Config:
         return Config(root=root)
     text = _read_config(path)
     try:
-        table = tomllib.loads(text).get("kg", {})
+        document = tomllib.loads(text)
+        table = document.get("kg", {})
     except tomllib.TOMLDecodeError as exc:  # "... (at line 3, column 12)"
         where = re.search(r"\(at line (\d+), column (\d+)\)$", str(exc))
         reason = str(exc)[: where.start()].strip() if where else str(exc)
         at = f":{where.group(1)}:{where.group(2)}" if where else ""
         raise ProjectError(f"{path}{at}: invalid TOML: {reason}") from None
+    site = site_config(document.get("site", {}), path, text)
     if not isinstance(table, dict):
         raise ProjectError(f"{path}:{_line_of(text, 'kg')}: kg must be a [kg] table")
-    known = {f.name for f in fields(Config)} - {"root"}
+    known = {f.name for f in fields(Config)} - {"root", "site"}
     unknown = sorted(set(table) - known)
     if unknown:
         line = _line_of(text, unknown[0])
@@ -127,7 +158,69 @@ def load_config(project: Path | None = None) -> Config:
         problem = _setting_problem(key, value, root)
         if problem:
             raise ProjectError(f"{path}:{_line_of(text, key)}: [kg] {key}: {problem}")
-    return Config(root=root, **table)
+    return Config(root=root, site=site, **table)
+
+
+def site_config(table: object, path: Path, text: str) -> SiteConfig:
+    """The `[site]` table, every value checked (kg.toml may come from someone else)."""
+    if not isinstance(table, dict):
+        raise ProjectError(f"{path}:{_line_of(text, 'site')}: site must be a [site] table")
+    known = {f.name for f in fields(SiteConfig)}
+    unknown = sorted(set(table) - known)
+    if unknown:
+        raise ProjectError(
+            f"{path}: unknown setting(s) {', '.join(unknown)} in [site]; "
+            f"expected {', '.join(sorted(known))}"
+        )
+    values: dict[str, Any] = {}
+    for key, value in table.items():
+        checked = _site_value(key, value)
+        if isinstance(checked, _Bad):
+            raise ProjectError(f"{path}:{_line_of(text, key)}: [site] {key}: {checked.problem}")
+        values[key] = checked
+    return SiteConfig(**values)
+
+
+@dataclass(frozen=True)
+class _Bad:
+    problem: str
+
+
+def _site_value(key: str, value: object) -> object:
+    if key in ("nav", "directories"):
+        choices = tuple(NAV_LINKS) if key == "nav" else DIRECTORY_NAMES
+        if not isinstance(value, list) or not all(v in choices for v in value):
+            return _Bad(f"expected a list of names from {', '.join(choices)}; found {value!r}")
+        return tuple(dict.fromkeys(value))
+    if not isinstance(value, str) or not value.strip():
+        return _Bad(f"expected text in quotes, found {value!r}")
+    if key == "accent":
+        if not re.fullmatch(r"#[0-9a-fA-F]{6}", value):
+            return _Bad(f"expected a colour like '#1f4e8c', found {value!r}")
+        ratio = contrast(value, "#ffffff")
+        if ratio < 4.5:
+            return _Bad(
+                f"{value} on white has a contrast of {ratio:.1f}:1; links need at least 4.5:1 "
+                "(choose a darker colour)"
+            )
+        return value.lower()
+    if key == "dark_mode" and value not in DARK_MODES:
+        return _Bad(f"expected one of {', '.join(DARK_MODES)}, found {value!r}")
+    if key == "logo" and not re.fullmatch(r"static/(?!(.*/)?\.\.?(/|$))[^\s\\]+", value):
+        return _Bad(f"expected a file of the project's static/ folder, found {value!r}")
+    return value
+
+
+def contrast(a: str, b: str) -> float:
+    """The WCAG contrast ratio of two `#rrggbb` colours."""
+
+    def luminance(colour: str) -> float:
+        channels = [int(colour[i : i + 2], 16) / 255 for i in (1, 3, 5)]
+        linear = [c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4 for c in channels]
+        return 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2]
+
+    light, dark = sorted((luminance(a), luminance(b)), reverse=True)
+    return (light + 0.05) / (dark + 0.05)
 
 
 MAX_CONFIG_BYTES = 1024 * 1024

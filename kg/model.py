@@ -38,7 +38,8 @@ def f(
     """A model field with documentation (and a default unless required).
 
     `choices` closes the set of allowed values; `fmt` names a text format checked by
-    the loader (`email`, `url`, `orcid`, `lang`, `key`, `ror`, `wikidata`, `dblp`, `doi`, `arxiv`).
+    the loader (`email`, `url`, `orcid`, `lang`, `key`, `ror`, `wikidata`, `dblp`, `doi`, `arxiv`,
+    `file`: a URL or a path under the project's `static/`).
     """
     meta = {"doc": doc, "example": example, "choices": choices, "format": fmt}
     if required:
@@ -174,6 +175,18 @@ ACCOUNT_SERVICES = {
     "dblp": "https://dblp.org/pid/",
     "semantic-scholar": "https://www.semanticscholar.org/author/",
 }
+# a member's place in the group, in the order the site lists them
+LAB_ROLES = (
+    "pi",
+    "faculty",
+    "postdoc",
+    "phd",
+    "masters",
+    "undergrad",
+    "staff",
+    "visitor",
+    "alumni",
+)
 VENUE_KINDS = ("conference", "journal", "workshop", "preprint-server", "report-series")
 
 # --------------------------------------------------------------------------- shared parts
@@ -347,12 +360,15 @@ class Publication:
     doi: str | None = f("DOI.", example="10.1145/3575693.3575721", fmt="doi")
     abstract: str | None = f("The abstract, as published.")
     pdf: str | None = f(
-        "Address of the full text as PDF (Google Scholar's `citation_pdf_url`).",
-        fmt="url",
+        "Address of the full text as PDF (Google Scholar's `citation_pdf_url`), or its file "
+        "in the project's `static/` folder.",
+        fmt="file",
         example="https://www.usenix.org/system/files/osdi24-zhong-yinmin.pdf",
     )
     code: str | None = f("Address of the source code or artifact.", fmt="url")
-    slides: str | None = f("Address of the slides.", fmt="url")
+    slides: str | None = f(
+        "Address of the slides, or their file in the project's `static/` folder.", fmt="file"
+    )
     video: str | None = f("Address of the talk video.", fmt="url")
     pages: str | None = f("Pages as printed.", example="1-15")
     volume: str | None = f("Volume as printed.", example="17")
@@ -469,11 +485,25 @@ class Profile:
     )
     native_names: list[LocalizedName] = f("The name in another script.", [])
     photo: str | None = f(
-        "Address of a portrait (the page's `image` for search engines).", fmt="url"
+        "Address of a portrait (the page's `image` for search engines), or its file in the "
+        "project's `static/` folder (copied into the site, with a thumbnail).",
+        fmt="file",
+        example="static/people/ann-bee.jpg",
     )
     headline: str | None = f(
         "Current position as the document states it.",
         example="Ph.D. Candidate, Peking University",
+    )
+    lab_role: str | None = f(
+        "The person's place in the group, which groups the site's members: `pi` "
+        "(principal investigator), `faculty`, `postdoc`, `phd`, `masters`, `undergrad`, "
+        "`staff`, `visitor`, or `alumni` for former members.",
+        example="phd",
+        choices=LAB_ROLES,
+    )
+    now_at: str | None = f(
+        "Where a former member is now, as written (shown under alumni).",
+        example="Research Scientist, Example Labs",
     )
     emails: list[str] = f("Email addresses.", [], fmt="email")
     homepage: str | None = f("Homepage address.", fmt="url")
@@ -621,6 +651,24 @@ class KnownPerson:
 
 
 @dataclass(frozen=True, kw_only=True)
+class NewsItem:
+    """One news item of the group (shown on the site's front page, newest first)."""
+
+    date: PartialDate = f("When it happened.", required=True, example="2025-05-01")
+    text: str = f("The news, one or two sentences.", required=True)
+    link: str | None = f("An address to read more.", fmt="url")
+    source: Source | None = SOURCE
+
+
+@dataclass(frozen=True, kw_only=True)
+class News:
+    """`data/news.yaml` (optional): the group's news."""
+
+    news: list[NewsItem] = f("The items, in any order.", [])
+    source: Source | None = SOURCE
+
+
+@dataclass(frozen=True, kw_only=True)
 class Dataset:
     """Everything under `data/`, loaded."""
 
@@ -628,3 +676,4 @@ class Dataset:
     organizations: tuple[Organization, ...]
     venues: tuple[Venue, ...]
     people: tuple[KnownPerson, ...]
+    news: tuple[NewsItem, ...] = ()

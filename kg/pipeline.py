@@ -17,6 +17,7 @@ from kg.cache import SignedCache, digest
 from kg.config import Config
 from kg.errors import InputError, Problem
 from kg.graph.mapping import Mapped, map_graph
+from kg.graph.used import drop_unused
 from kg.ingest.load import load_dataset_partially
 from kg.ingest.redact import redact
 from kg.model import Dataset, PartialDate
@@ -30,7 +31,7 @@ if TYPE_CHECKING:
     from kg.query.store import QueryStore
 
 Progress = Callable[[str], None]
-Files = Mapping[str, "str | Kept | Written"]  # as render_parts gives them
+Files = Mapping[str, "str | bytes | Kept | Written"]  # as render_parts gives them
 
 
 def _quiet(message: str) -> None:
@@ -40,9 +41,14 @@ def _quiet(message: str) -> None:
 def load_project(config: Config, parse_cache: SignedCache | None = None) -> Dataset:
     """Load data/; on mistakes, raise InputError with the structural problems and, in the
     same run, the unknown organizations and venues named by what could be read."""
+    from kg.ingest.scaffold import duplicate_profiles
+
     data, problems = load_dataset_partially(config.data_dir, parse_cache)
     if problems:
         raise InputError([*problems, *reference_problems(data)])
+    twice = duplicate_profiles(data)  # one clear error, not every ambiguous author
+    if twice:
+        raise InputError(twice)
     return data
 
 
@@ -58,10 +64,18 @@ class CheckReport:
 def check_project(config: Config) -> CheckReport:
     """Load and resolve everything; collect every error and warning instead of raising."""
     from kg.ingest.lint import warnings
+    from kg.publish.assets import problems as file_problems
+    from kg.publish.assets import scan
 
     data, problems = load_dataset_partially(config.data_dir)
+    problems += file_problems(data, scan(config.root))
+    from kg.ingest.scaffold import duplicate_profiles
+
+    twice = duplicate_profiles(data)
     if problems:
-        problems += reference_problems(data)
+        problems += reference_problems(data) + twice
+    elif twice:
+        problems += twice  # resolving would report every author both profiles list
     else:
         try:
             resolve(data)
@@ -71,7 +85,14 @@ def check_project(config: Config) -> CheckReport:
 
 
 def resolve_project(config: Config) -> Resolution:
-    return resolve(redact(load_project(config)))
+    return resolve(local_files(config, redact(load_project(config))))
+
+
+def local_files(config: Config, data: Dataset) -> Dataset:
+    """Local `photo:`, `pdf:`, `slides:` (files of static/) as their site addresses."""
+    from kg.publish.assets import localize, scan
+
+    return localize(data, scan(config.root), config.base_iri)
 
 
 @dataclass(frozen=True)
@@ -195,14 +216,15 @@ def build_graph(
 ) -> tuple[Resolution, Mapped]:
     progress("loading data/")
     parse_cache = SignedCache(config.root / PARSE_CACHE_DIR) if cache else None
-    data = redact(load_project(config, parse_cache))
+    data = local_files(config, redact(load_project(config, parse_cache)))
     if parse_cache is not None:
         parse_cache.prune()  # every file was read: what was not used is stale
     progress(f"resolving {len(data.profiles)} profiles")
     resolution = resolve(data)
     progress("mapping to RDF")
     modified, created = profile_dates(config, data)
-    return resolution, map_graph(resolution, config.base_iri, modified, created)
+    mapped = map_graph(resolution, config.base_iri, modified, created)
+    return resolution, drop_unused(mapped, config.base_iri)  # only entries something uses
 
 
 def validate_project(

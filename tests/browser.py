@@ -20,6 +20,52 @@ CHROMIUM_ARGS = [
 ]
 
 
+# Measured in the page: anything wider than the window, figure labels past their figure
+# or on each other, labels under 11 px, figures without an accessible name.
+MEASURE = """() => {
+  const width = document.documentElement.clientWidth, problems = [];
+  if (document.documentElement.scrollWidth > width)
+    problems.push(`page is ${document.documentElement.scrollWidth}px wide in ${width}px`);
+  for (const el of document.body.querySelectorAll("*")) {
+    if (el.closest("svg") && el.localName !== "svg") continue;
+    const r = el.getBoundingClientRect();
+    if (r.width && (r.right > width + 0.5 || r.left < -0.5))
+      problems.push(`${el.localName}.${el.className} spans ${r.left}-${r.right}`);
+  }
+  let labels = 0, smallest = 99;
+  for (const svg of document.querySelectorAll("svg.figure")) {
+    const box = svg.getBoundingClientRect();
+    const texts = Array.from(svg.querySelectorAll("text"));
+    const rects = texts.map(t => t.getBoundingClientRect());
+    rects.forEach((r, i) => {
+      labels += 1;
+      smallest = Math.min(smallest, r.height);
+      if (r.left < box.left - 0.5 || r.right > box.right + 0.5 ||
+          r.top < box.top - 0.5 || r.bottom > box.bottom + 0.5)
+        problems.push(`label "${texts[i].textContent}" runs past its figure`);
+      rects.slice(i + 1).forEach((q, j) => {
+        if (r.left < q.right - 0.5 && q.left < r.right - 0.5 &&
+            r.top < q.bottom - 0.5 && q.top < r.bottom - 0.5)
+          problems.push(`"${texts[i].textContent}", "${texts[i + 1 + j].textContent}" overlap`);
+      });
+    });
+    const title = document.getElementById(svg.getAttribute("aria-labelledby"));
+    if (!title || title.localName !== "title" || !title.textContent.trim())
+      problems.push(`figure without an accessible name`);
+  }
+  return {problems, labels, smallest};
+}"""
+
+# Text cut off by its box: an element that hides overflow and holds more than it shows.
+CLIPPED = """() => Array.from(document.body.querySelectorAll("*")).filter(el => {
+  if (el.closest("svg") || !el.textContent.trim() || el.classList.contains("visually-hidden"))
+    return false;
+  const style = getComputedStyle(el);
+  const hides = ["hidden", "clip"].includes(style.overflowX) || style.textOverflow === "ellipsis";
+  return hides && (el.scrollWidth > el.clientWidth + 1 || el.scrollHeight > el.clientHeight + 1);
+}).map(el => el.localName + "." + el.className + ": " + el.textContent.slice(0, 40))"""
+
+
 def chromium_path() -> str:
     path = shutil.which("chromium") or shutil.which("chromium-browser")
     assert path, "Debian's chromium must be installed (the README's test command installs it)"

@@ -33,6 +33,8 @@ def dist(tmp_path_factory) -> Path:
     shutil.copytree(MINI, project)
     toml = (project / "kg.toml").read_text(encoding="utf-8")
     (project / "kg.toml").write_text(toml.replace("https://kg.example.org/", BASE), "utf-8")
+    (project / "static").mkdir()
+    (project / "static" / "paper.pdf").write_bytes(b"%PDF-1.4\n")  # a local file (issue 28)
     assert main(["--project", str(project), "build"]) == 0
     out = project / "dist"
     assert (out / "site" / "person").is_dir()
@@ -301,3 +303,12 @@ def test_acme_challenges_are_served_and_dotfiles_are_not(root_site):
     assert get(f"{root_site}/.htaccess")[0] == 404
     assert get(f"{root_site}/person/.hidden")[0] == 404
     assert get(f"{root_site}/person/a-b", "text/turtle")[0] == 200
+
+
+def test_static_files_are_served_with_their_media_type(site, dist):
+    """A file of the project's static/ folder (content-hashed name) and kg's script."""
+    (pdf,) = (dist / "site" / "static").glob("paper.*.pdf")
+    status, headers, body = get(f"{site}/lab/static/{pdf.name}")
+    assert (status, headers.get_content_type(), body) == (200, "application/pdf", b"%PDF-1.4\n")
+    status, headers, _ = get(f"{site}/lab/search.js")
+    assert (status, headers.get_content_type()) == (200, "text/javascript")

@@ -62,12 +62,10 @@ def test_an_initialised_project_validates_and_builds_without_warning(started, ca
     graph = (started / "out" / "graph.nt").read_text(encoding="utf-8")
     osdi = "<https://group.example.edu/kg/venue/osdi>"
     assert f"{osdi} <http://schema.org/sameAs> <https://dblp.org/db/conf/osdi/> ." in graph
-    pku = "<https://group.example.edu/kg/org/pku>"
-    assert f"{pku} <http://schema.org/sameAs> <https://ror.org/02v51f717> ." in graph
-    tsinghua = "<https://group.example.edu/kg/org/tsinghua>"
-    assert (
-        f"{tsinghua} <http://schema.org/sameAs> <http://www.wikidata.org/entity/Q16955> ." in graph
-    )
+    # bundled entries the example profile does not name are not published (issue 28)
+    assert "<https://group.example.edu/kg/org/pku>" not in graph
+    assert "<https://group.example.edu/kg/org/tsinghua>" not in graph
+    assert "<https://group.example.edu/kg/venue/eurosys>" not in graph
 
 
 def test_init_refuses_an_existing_project(started, capsys):
@@ -144,3 +142,119 @@ def test_init_on_a_file_is_a_usage_error(tmp_path, capsys):
     assert main(["init", str(target)]) == 2
     assert "is not a directory" in capsys.readouterr().err
     assert target.read_text(encoding="utf-8") == "mine\n"
+
+
+def test_init_writes_a_github_pages_workflow_that_builds_and_deploys_the_site(started):
+    import yaml
+
+    text = (started / ".github" / "workflows" / "pages.yml").read_text(encoding="utf-8")
+    flow = yaml.safe_load(text)
+    assert flow[True]["push"]["branches"] == ["main"]  # YAML 1.1 reads `on` as true
+    assert flow["permissions"] == {"contents": "read", "pages": "write", "id-token": "write"}
+    build = flow["jobs"]["build"]["steps"]
+    runs = [step.get("run", "") for step in build]
+    assert "kg check" in runs and "kg build" in runs
+    upload = next(s for s in build if s.get("uses", "").startswith("actions/upload-pages"))
+    assert upload["with"]["path"] == "dist/site"
+    assert build[0]["with"]["fetch-depth"] == 0
+    deploy = flow["jobs"]["deploy"]
+    assert deploy["needs"] == "build"
+    assert deploy["steps"][0]["uses"] == "actions/deploy-pages@v4"
+    assert "$version" not in text and re.search(r"written by kg \d+\.\d+", text)
+
+
+def test_new_person_warns_when_the_name_is_already_a_profile(tmp_path, capsys):
+    root = tmp_path / "p"
+    assert main(["init", str(root)]) == 0
+    example = root / "data" / "profiles" / "alex-example.yaml"
+    example.write_text(
+        example.read_text("utf-8").replace(
+            "given_name:", "alternate_names: [A. Example]\ngiven_name:"
+        ),
+        "utf-8",
+    )
+    capsys.readouterr()
+    assert main(["--project", str(root), "new", "person", "A. EXAMPLE"]) == 0
+    err = capsys.readouterr().err
+    assert "warning: A. EXAMPLE already has an entry in data/profiles/alex-example.yaml" in err
+    assert (root / "data" / "profiles" / "a-example.yaml").is_file()  # written all the same
+    assert main(["--project", str(root), "new", "person", "Mei Lin"]) == 0
+    assert "warning" not in capsys.readouterr().err
+
+
+def test_a_duplicate_profile_is_one_clear_error(tmp_path, capsys):
+    root = tmp_path / "p"
+    assert main(["init", str(root)]) == 0
+    profiles = root / "data" / "profiles"
+    (profiles / "alex-example-2.yaml").write_text(
+        (profiles / "alex-example.yaml").read_text("utf-8"), "utf-8"
+    )
+    capsys.readouterr()
+    for command in ("check", "build"):
+        assert main(["--project", str(root), command]) == 2
+        errors = [line for line in capsys.readouterr().err.splitlines() if "error:" in line]
+        assert len(errors) == 1, errors
+        assert "alex-example-2.yaml" in errors[0]
+        assert "a second profile of Alex Example: data/profiles/alex-example.yaml" in errors[0]
+        assert "keep one profile per person" in errors[0]
+
+
+def test_the_suggested_entry_for_an_unknown_workshop_is_clean_and_resolves(tmp_path, capsys):
+    """'Workshop on Hot Topics in Operating Systems (HotOS 2025)': the acronym is the
+    short name, the name holds no year, the kind is workshop, and once the entry is
+    pasted the reference resolves."""
+    root = tmp_path / "p"
+    assert main(["init", str(root)]) == 0
+    profile = root / "data" / "profiles" / "alex-example.yaml"
+    printed = "Workshop on Hot Topics in Operating Systems (HotOS 2025)"
+    text = profile.read_text("utf-8").replace("venue: OSDI", f'venue: "{printed}"')
+    profile.write_text(text, "utf-8")
+    capsys.readouterr()
+    assert main(["--project", str(root), "check"]) == 2
+    err = capsys.readouterr().err
+    entry = err.split("append to data/venues.yaml:\n", 1)[1]
+    lines = [line.strip() for line in entry.splitlines()[:5]]
+    assert lines == [
+        "hotos:",
+        "name: Workshop on Hot Topics in Operating Systems",
+        "short_name: HotOS",
+        "kind: workshop  # conference, journal, workshop, preprint-server, ...",
+        f"aliases: [{printed}]",
+    ]
+    venues = root / "data" / "venues.yaml"
+    pasted = "\n".join(
+        line[4:] if line.startswith("    ") else line for line in entry.splitlines()[:5]
+    )
+    venues.write_text(venues.read_text("utf-8") + "\n" + pasted + "\n", "utf-8")
+    assert main(["--project", str(root), "check"]) == 0
+
+
+@pytest.mark.parametrize(
+    "printed",
+    [
+        "Thirty-Seventh Conference on Neural Information Processing Systems (NeurIPS 2023)",
+        "Advances in Neural Information Processing Systems",
+        "Proceedings of Machine Learning and Systems",
+        "Proceedings of the International Conference on Machine Learning",
+        "18th USENIX Symposium on Operating Systems Design and Implementation",
+    ],
+)
+def test_the_bundled_venues_know_how_ml_and_systems_papers_print_them(tmp_path, printed):
+    root = tmp_path / "p"
+    assert main(["init", str(root)]) == 0
+    profile = root / "data" / "profiles" / "alex-example.yaml"
+    text = profile.read_text("utf-8").replace("venue: OSDI", f'venue: "{printed}"')
+    profile.write_text(text.replace("year: 2025", "year: 2023"), "utf-8")  # NeurIPS 2023
+    assert main(["--project", str(root), "check"]) == 0
+
+
+def test_a_volume_number_is_not_read_as_a_year(tmp_path, capsys):
+    root = tmp_path / "p"
+    assert main(["init", str(root)]) == 0
+    profile = root / "data" / "profiles" / "alex-example.yaml"
+    printed = "Advances in Neural Information Processing Systems 36"
+    profile.write_text(
+        profile.read_text("utf-8").replace("venue: OSDI", f'venue: "{printed}"'), "utf-8"
+    )
+    # NeurIPS, volume 36: read as the year 2036 it would disagree with the year 2025
+    assert main(["--project", str(root), "check"]) == 0, capsys.readouterr().err

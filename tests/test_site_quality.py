@@ -13,7 +13,7 @@ from pathlib import Path
 import extruct
 import html5lib
 import pytest
-from browser import serve
+from browser import MEASURE, serve
 from conftest import MINI, REPO, write
 
 from kg.config import load_config
@@ -318,40 +318,6 @@ PAGES = (
     "organizations.html",
     "org/pku.html",
 )
-
-MEASURE = """() => {
-  const width = document.documentElement.clientWidth, problems = [];
-  if (document.documentElement.scrollWidth > width)
-    problems.push(`page is ${document.documentElement.scrollWidth}px wide in ${width}px`);
-  for (const el of document.body.querySelectorAll("*")) {
-    if (el.closest("svg") && el.localName !== "svg") continue;
-    const r = el.getBoundingClientRect();
-    if (r.width && (r.right > width + 0.5 || r.left < -0.5))
-      problems.push(`${el.localName}.${el.className} spans ${r.left}-${r.right}`);
-  }
-  let labels = 0, smallest = 99;
-  for (const svg of document.querySelectorAll("svg.figure")) {
-    const box = svg.getBoundingClientRect();
-    const texts = Array.from(svg.querySelectorAll("text"));
-    const rects = texts.map(t => t.getBoundingClientRect());
-    rects.forEach((r, i) => {
-      labels += 1;
-      smallest = Math.min(smallest, r.height);
-      if (r.left < box.left - 0.5 || r.right > box.right + 0.5 ||
-          r.top < box.top - 0.5 || r.bottom > box.bottom + 0.5)
-        problems.push(`label "${texts[i].textContent}" runs past its figure`);
-      rects.slice(i + 1).forEach((q, j) => {
-        if (r.left < q.right - 0.5 && q.left < r.right - 0.5 &&
-            r.top < q.bottom - 0.5 && q.top < r.bottom - 0.5)
-          problems.push(`"${texts[i].textContent}", "${texts[i + 1 + j].textContent}" overlap`);
-      });
-    });
-    const title = document.getElementById(svg.getAttribute("aria-labelledby"));
-    if (!title || title.localName !== "title" || !title.textContent.trim())
-      problems.push(`figure without an accessible name`);
-  }
-  return {problems, labels, smallest};
-}"""
 
 
 def open_pages(chromium, origin: str, width: int):

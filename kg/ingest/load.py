@@ -65,6 +65,14 @@ FORMATS = {
         "are a checksum)",
     ),
     "wikidata": (re.compile(r"^Q[1-9][0-9]*$"), "a Wikidata item like Q16955"),
+    "file": (
+        re.compile(
+            r"^(https?://[^\s<>\"{}|\\^`\x00-\x1f\x7f-\x9f]+"
+            r"|static/(?!(.*/)?\.\.?(/|$))[^\s<>\"{}|\\^`\x00-\x1f\x7f-\x9f]*[^/\s])$"
+        ),
+        "an http(s) URL, or the path of a file in the project's static/ folder like "
+        "static/img/ann.jpg",
+    ),
     "dblp": (
         re.compile(r"^(conf|journals|series)/[a-z0-9][a-z0-9-]*$"),
         "a dblp venue key like conf/osdi or journals/pacmpl",
@@ -256,7 +264,9 @@ def _check_text(text: str, meta: Mapping) -> str:
     if fmt:
         pattern, what = FORMATS[fmt]
         problem = None
-        if fmt in IRI_OF:  # first: it says which character is wrong
+        if fmt == "file" and text.startswith(("http://", "https://")):
+            problem = http_problem(text)  # an address, not a file in static/
+        elif fmt in IRI_OF:  # first: it says which character is wrong
             problem = http_problem(text) if fmt == "url" else iri_problem(IRI_OF[fmt] + text)
         if problem:
             raise ValueError(f"{what}: {problem}")
@@ -482,11 +492,17 @@ def load_dataset_partially(
         _collect(problems, data_dir, _load_profile, path, data_dir, parse_cache)
         for path in _profile_paths(data_dir, problems)
     ]
+    news_file = data_dir / "news.yaml"
+    news = None
+    if news_file.exists() or news_file.is_symlink():  # optional
+        display = _display(news_file, data_dir)
+        news = _collect(problems, data_dir, _load_file, news_file, model.News, display, parse_cache)
     data = Dataset(
         profiles=tuple(p for p in profiles if p is not None),
         organizations=found["organizations"] or (),
         venues=found["venues"] or (),
         people=found["people"] or (),
+        news=tuple(news.news) if news is not None else (),
     )
     return data, problems
 

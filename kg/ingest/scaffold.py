@@ -1,4 +1,5 @@
-"""New projects and new profiles: `kg init` and `kg new person`.
+"""New projects and new profiles: `kg init` and `kg new person`, and a profile written
+twice for the same person (one clear error instead of every ambiguous author).
 
 Everything comes from files shipped inside the package (`kg/starter/`): the registries
 pre-filled with major CS venues (with their dblp keys) and common organizations (with ROR
@@ -13,13 +14,15 @@ from pathlib import Path
 from string import Template
 
 from kg.config import CONFIG_FILE, DEFAULT_BASE_IRI, check_base_iri
-from kg.errors import ProjectError, UsageError
+from kg.errors import Problem, ProjectError, UsageError
 from kg.files import NotOurFolder, open_folder, write_new_at
 from kg.ingest.catalog import STARTER
-from kg.ingest.names import slugify
+from kg.ingest.names import name_key, slugify, text_key
+from kg.model import Dataset, Profile, Source
 
 EXAMPLE_SLUG = "alex-example"
-GITIGNORE = "dist/\n.kg-cache/\n"
+GITIGNORE = "dist/\n.dist.versions/\n.kg-cache/\n"
+WORKFLOW = ".github/workflows/pages.yml"  # build, then deploy dist/site to GitHub Pages
 
 
 def init_project(
@@ -42,6 +45,7 @@ def init_project(
         "data/venues.yaml": _starter("venues.yaml"),
         "data/people.yaml": _starter("people.yaml"),
         f"data/profiles/{EXAMPLE_SLUG}.yaml": _starter("example-profile.yaml"),
+        WORKFLOW: _workflow(),
     }
     if (target / ".gitignore").exists():
         del files[".gitignore"]
@@ -71,6 +75,60 @@ def new_person(data_dir: Path, name: str) -> Path:
         name=_yaml_text(name), slug=slug, given=given, family=family
     )
     return _write(data_dir.parent, f"{data_dir.name}/profiles/{slug}.yaml", text)
+
+
+def same_name(data: Dataset, name: str) -> list[str]:
+    """Where `name` (any spelling kg treats as the same) is already a profile or a
+    registered person: `data/profiles/<slug>.yaml` or `data/people.yaml (<key>)`."""
+    key = name_key(name)
+    found = [
+        f"data/profiles/{p.slug}.yaml"
+        for p in data.profiles
+        if key in {name_key(n) for n in (p.name, *p.alternate_names)}
+    ]
+    found += [f"data/people.yaml ({k.key})" for k in data.people if name_key(k.name) == key]
+    return found
+
+
+def duplicate_profiles(data: Dataset) -> list[Problem]:
+    """A profile that repeats another of the same person: the same name and the same
+    ORCID iD, email, homepage or paper. Two different people who share a name differ in
+    all of these, and are told apart with `person:` in author lists."""
+    problems = []
+    seen: dict[str, list[Profile]] = {}
+    for profile in sorted(data.profiles, key=lambda p: p.slug):
+        for other in seen.get(name_key(profile.name), []):
+            shared = _shared(profile, other)
+            if shared:
+                problems.append(
+                    Problem(
+                        profile.source or Source(f"data/profiles/{profile.slug}.yaml", 0, 0),
+                        "",
+                        f"a second profile of {profile.name}: data/profiles/{other.slug}.yaml "
+                        f"has the same name and {shared}; keep one profile per person "
+                        f"(merge this file into {other.slug}.yaml and delete it)",
+                    )
+                )
+                break
+        seen.setdefault(name_key(profile.name), []).append(profile)
+    return problems
+
+
+def _shared(a: Profile, b: Profile) -> str | None:
+    if a.orcid and a.orcid == b.orcid:
+        return f"the same ORCID iD {a.orcid}"
+    if set(a.emails) & set(b.emails):
+        return f"the email {sorted(set(a.emails) & set(b.emails))[0]}"
+    if a.homepage and a.homepage == b.homepage:
+        return f"the homepage {a.homepage}"
+    # a paper both list, unless an author list tells two people of that name apart
+    titles = {text_key(p.title) for p in b.publications if not _told_apart(p)}
+    same = [p.title for p in a.publications if text_key(p.title) in titles and not _told_apart(p)]
+    return f"the paper {same[0]!r}" if same else None
+
+
+def _told_apart(pub) -> bool:
+    return any(author.person for author in pub.authors)
 
 
 def _write(root: Path, rel: str, text: str) -> Path:
@@ -107,6 +165,17 @@ def _config_text(base_iri: str, title: str) -> str:
         'description = "Researcher profiles published as linked data."\n'
         'license = "https://creativecommons.org/licenses/by/4.0/"\n'
     )
+
+
+def _workflow() -> str:
+    """The GitHub Pages workflow, installing the kg that wrote it."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        installed = version("kg")
+    except PackageNotFoundError:  # run from a source tree
+        installed = "0.1.0"
+    return _starter("github-pages.yml").replace("$version", installed)
 
 
 def _starter(name: str) -> str:

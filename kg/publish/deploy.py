@@ -49,6 +49,12 @@ FILE_TYPES = (
     ("svg", "image/svg+xml", False),
     ("png", "image/png", False),
     ("ico", "image/x-icon", False),
+    # the project's static files (kg/publish/assets.py)
+    ("jpg", "image/jpeg", False),
+    ("jpeg", "image/jpeg", False),
+    ("webp", "image/webp", False),
+    ("gif", "image/gif", False),
+    ("pdf", "application/pdf", False),
 )
 
 

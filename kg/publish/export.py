@@ -472,7 +472,7 @@ def _local(iri: Node) -> str:
 # --------------------------------------------------------------------------- writing
 
 
-Part = Mapping[str, "str | Kept | Written"]
+Part = Mapping[str, "str | bytes | Kept | Written"]
 
 
 def write_outputs(
@@ -621,7 +621,7 @@ class _TreeWriter:
             if first is not None and _linked(first[0], target):
                 self.done[rel] = self.done[first[1]]
                 continue
-            data = text.encode("utf-8")
+            data = text if isinstance(text, bytes) else text.encode("utf-8")
             digest = content_digest(data)
             if not self._reuse(rel, digest, target):
                 self.done[rel] = _stamp(digest, _write_new(target, data))

@@ -115,7 +115,8 @@ class Fingerprints:
         return digest(
             package_digest(),
             c.base_iri,
-            repr((c.title, c.description, c.sparql_endpoint, c.license)),
+            repr((c.title, c.description, c.sparql_endpoint, c.license, c.site)),
+            *_logo(c),
             *(part for f in files if f.is_file() for part in (str(f), f.read_bytes())),
             _pickled((d.organizations, d.venues, d.people)),
         )
@@ -225,3 +226,13 @@ def _pickled(value: object) -> str:
     another way may pickle differently, which only costs a render)."""
     data = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
     return hashlib.blake2b(data, digest_size=16).hexdigest()
+
+
+def _logo(config: Config) -> list[bytes]:
+    """The logo's bytes: its content-hashed name is on every page."""
+    if config.site.logo is None:
+        return []
+    try:
+        return [(config.root / config.site.logo).read_bytes()]
+    except OSError:
+        return []  # the build reports the missing logo

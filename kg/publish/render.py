@@ -25,6 +25,7 @@ from kg.cache import SignedCache, digest
 from kg.config import Config
 from kg.formats import NTRIPLES, RDF_FORMATS, TURTLE
 from kg.graph.triples import Triples
+from kg.publish.assets import logo_path, photo_thumbnails, scan, site_files
 from kg.publish.deploy import deploy_files
 from kg.publish.export import (
     Kept,
@@ -52,9 +53,10 @@ PEOPLE_PER_TASK = 50
 THINGS_PER_TASK = 200
 
 Task = tuple[str, int, int]  # kind, start, stop
-# path -> text, the previous build's unchanged file, or a file a task wrote itself
-Files = Mapping[str, "str | Kept | Written"]
-Rendered = Mapping[str, str | Kept]  # one task's files before they are written
+# path -> text (bytes: a static file), the previous build's unchanged file, or a file
+# a task wrote itself
+Files = Mapping[str, "str | bytes | Kept | Written"]
+Rendered = Mapping[str, str | bytes | Kept]  # one task's files before they are written
 
 
 @dataclass
@@ -122,6 +124,9 @@ def render_parts(
         cache.prune(used)
     yield {"context.jsonld": json.dumps({"@context": jsonld_context()}, indent=2) + "\n"}
     yield deploy_files(config.base_iri)
+    assets = scan(config.root)  # the project's static/ and the photos' thumbnails
+    static = site_files(assets, dict(state.site.settings.thumbnails))
+    yield {f"site/{path}": data for path, data in static.items()}
 
 
 def _make_state(
@@ -137,8 +142,16 @@ def _make_state(
     tops = page_things(graph.subjects(), config.base_iri)
     profiled = set(people) | {_profile(config, p.slug) for p in resolution.dataset.profiles}
     pages = frozenset(path_of(str(t), config.base_iri) or "" for t in tops) | {DATASET}
+    assets = scan(config.root)
+    thumbnails = photo_thumbnails(resolution.dataset, assets, config.base_iri)
     settings = SiteSettings(
-        config.title, config.description, config.sparql_endpoint, config.root / "templates"
+        config.title,
+        config.description,
+        config.sparql_endpoint,
+        config.root / "templates",
+        tuple(sorted(thumbnails.items())),
+        config.site,
+        logo_path(assets, config.site.logo),
     )
     site = SiteBuilder(resolution, graph, config.base_iri, settings)
     chunks = SubjectChunks(graph)
@@ -206,7 +219,7 @@ def render_task(state: _State, task: Task) -> tuple[Files, list[str]]:
         return {f"site/{k}": v for k, v in state.site.site_files(paths).items()}, keys
     if kind == "people":
         return _written(state, _people(state, start, stop, keys)), keys
-    files: dict[str, str | Kept] = {}
+    files: dict[str, str | bytes | Kept] = {}
     for thing in state.things[start:stop]:
         files.update(_thing(state, thing, keys))
     return _written(state, files), keys
@@ -292,11 +305,14 @@ def _thing(state: _State, thing: URIRef, keys: list[str]) -> Rendered:
             files[f"site/{html}"] = state.site.thing_page(thing, subset, state.pages)
         return files
 
-    return _cached(state, lambda: state.prints.thing(thing, owned, pub), render, keys)
+    def key() -> str:  # an organization's or venue's page also shows what refers to it
+        return digest(state.prints.thing(thing, owned, pub), repr(state.site.summary(path)))
+
+    return _cached(state, key, render, keys)
 
 
 def _people(state: _State, start: int, stop: int, keys: list[str]) -> Rendered:
-    files: dict[str, str | Kept] = {}
+    files: dict[str, str | bytes | Kept] = {}
     for profile in state.resolution.dataset.profiles[start:stop]:
         person = _person(state.config, profile.slug)
         owned = person_nodes(state.graph, person, state.owned[person])

@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import unicodedata
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
@@ -33,9 +34,11 @@ from markupsafe import Markup, escape
 from rdflib import URIRef
 
 from kg import scheme
+from kg.config import NAV_LINKS, SiteConfig
 from kg.display import BIDI_CONTROLS, isolate
 from kg.graph.namespaces import DCTERMS, FOAF, RDF, RDFS, SCHEMA, curie
 from kg.graph.triples import GraphLike, Triples
+from kg.ingest.names import text_key
 from kg.model import (
     STATUSES_WITH_DATE,
     STATUSES_WITH_VENUE,
@@ -45,6 +48,7 @@ from kg.model import (
     Profile,
     Publication,
 )
+from kg.publish.accounts import account_links
 from kg.publish.citation import Citations, publication_type
 from kg.publish.layout import (
     DATASET,
@@ -98,6 +102,15 @@ class SiteSettings:
     description: str = "Researcher profiles published as linked data."
     sparql_endpoint: str | None = None
     templates: Path | None = None  # a project's templates/: its files win over kg's
+    thumbnails: tuple[tuple[str, str], ...] = ()  # a local photo's address -> its thumbnail
+    look: SiteConfig = field(default_factory=SiteConfig)  # [site]: navigation, colours…
+    logo: str | None = None  # the logo's path in the site (content-hashed)
+
+    @property
+    def nav(self) -> list[tuple[str, str]]:
+        """(label, page) of the header's links, in the order kg.toml gives."""
+        shown = [n for n in self.look.nav if n not in DIRECTORIES or n in self.look.directories]
+        return [NAV_LINKS[name] for name in shown]
 
 
 def _environment(
@@ -171,6 +184,55 @@ class PublicationView:
     dated: bool = True  # the year is a publication date (not the year of a submission)
     links: tuple[LinkView, ...] = ()  # DOI, arXiv, PDF, code, slides, video, others
     abstract: str | None = None
+    selected: bool = False  # `selected: true` in a listing
+    venue_group: str = ""  # the venue without the year (publications by venue)
+
+
+_YEAR = re.compile(r"\b(?:19|20)\d\d\b")
+_YEAR_TWICE = re.compile(r"\b((?:19|20)\d\d)(?:\s+\1\b)+")
+_ARXIV_PRINTED = re.compile(r"^arxiv preprint\s+(arxiv:\s*\S+)", re.I)
+
+
+def clean_venue(text: str) -> str:
+    """A printed venue without a doubled year (`... 2022 2022`) or Google Scholar's
+    `arXiv preprint arXiv:...` prefix."""
+    text = _YEAR_TWICE.sub(r"\1", " ".join(text.split()))
+    match = _ARXIV_PRINTED.match(text)
+    if match:
+        text = "arXiv:" + match.group(1).split(":", 1)[1].strip()
+    return text
+
+
+ROLE_HEADINGS = {
+    "pi": "Principal investigators",
+    "faculty": "Faculty",
+    "postdoc": "Postdocs",
+    "phd": "PhD students",
+    "masters": "Master's students",
+    "undergrad": "Undergraduates",
+    "staff": "Staff",
+    "visitor": "Visitors",
+    None: "Members",  # people without a `lab_role`
+    "alumni": "Alumni",
+}
+
+
+@dataclass(frozen=True)
+class MemberView:
+    """A person on the members grid."""
+
+    slug: str
+    name: str
+    headline: str | None
+    now_at: str | None
+    avatar: str | None  # where the page loads the photo (thumbnail), None: initials
+    initials: str
+    native_names: tuple = ()  # LocalizedName: the name in other scripts
+
+
+def initials(name: str) -> str:
+    words = [w for w in name.replace("-", " ").split() if w[:1].isalpha()]
+    return "".join(w[0].upper() for w in (words[:1] + words[-1:] if len(words) > 1 else words))
 
 
 DIRECTORIES = {  # file name -> (title, path prefix of the things it lists)
@@ -181,6 +243,7 @@ DIRECTORIES = {  # file name -> (title, path prefix of the things it lists)
 # the site-wide pages a crawler should find (besides the index and the things' pages)
 SITE_PAGES = (
     "publications.html",
+    "projects.html",
     "publications-by-venue.html",
     "publications-by-type.html",
     "network.html",
@@ -203,9 +266,12 @@ def _group(views, key) -> list[tuple[str, list]]:
     return sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0].casefold()))
 
 
-def publication_links(pub: PublicationEntity) -> tuple[LinkView, ...]:
+def publication_links(
+    pub: PublicationEntity, base: str = "", root: str = ""
+) -> tuple[LinkView, ...]:
     """The addresses a reader follows from a paper, each once; labels without an
-    address are left out (they are in the graph as `kg:linkLabel`)."""
+    address are left out (they are in the graph as `kg:linkLabel`). The site's own
+    files (a local PDF) are linked relative to the page at `root`."""
     found = [
         ("DOI", f"https://doi.org/{pub.doi}" if pub.doi else None),
         ("arXiv", f"https://arxiv.org/abs/{pub.arxiv}" if pub.arxiv else None),
@@ -218,8 +284,15 @@ def publication_links(pub: PublicationEntity) -> tuple[LinkView, ...]:
     seen: dict[str, LinkView] = {}
     for label, url in found:
         if url and url not in seen:
-            seen[url] = LinkView(label, url)
+            seen[url] = LinkView(label, within(url, base, root))
     return tuple(seen.values())
+
+
+def within(url: str, base: str, root: str) -> str:
+    """A file of this site (an address under `base`) relative to the page at `root`."""
+    if base and url.startswith(base + "static/"):
+        return root + url[len(base) :]
+    return url
 
 
 class SiteBuilder:
@@ -241,7 +314,14 @@ class SiteBuilder:
     def _environment(self, env: Environment) -> Environment:
         env.globals["site"] = self.settings
         env.globals["base"] = self.base
+        env.globals["photo"] = self.photo
         return env
+
+    def photo(self, url: str, root: str) -> str:
+        """Where a page at `root` loads a photo: a local photo's thumbnail, else its
+        address."""
+        thumb = dict(self.settings.thumbnails).get(url)
+        return root + thumb if thumb else within(url, self.base, root)
 
     def __getstate__(self) -> dict:
         """Pickled for a worker that may be on another machine (`kg build --executor
@@ -282,11 +362,7 @@ class SiteBuilder:
             )
             for slot in pub.authors
         )
-        venue = (
-            pub.venue_as_printed[0]
-            if pub.venue_as_printed
-            else (self.r.venues[pub.venue].name if pub.venue else "")
-        )
+        venue, venue_group = self.venue_text(pub)
         return PublicationView(
             pub.key,
             pub.title,
@@ -297,8 +373,10 @@ class SiteBuilder:
             pub.notes,
             pub.equal_contribution_note,
             pub.status in STATUSES_WITH_DATE,
-            publication_links(pub),
+            publication_links(pub, self.base, prefix),
             pub.abstract,
+            any(listing.selected for _, listing in pub.listings),
+            venue_group,
         )
 
     def listing_view(self, pub: PublicationEntity, own: Publication, me: str | None, prefix: str):
@@ -313,7 +391,9 @@ class SiteBuilder:
             )
             for slot, ref in zip(pub.authors, own.authors, strict=True)
         )
-        venue = own.venue_as_printed or (self.r.venues[pub.venue].name if pub.venue else "")
+        listed, venue_group = self.venue_text(pub)
+        # the document's own wording of the venue (issue 27), cleaned like list text
+        venue = clean_venue(own.venue_as_printed) if own.venue_as_printed else listed
         return PublicationView(
             pub.key,
             pub.title,
@@ -324,8 +404,10 @@ class SiteBuilder:
             tuple(own.notes),
             own.equal_contribution_note,
             pub.status in STATUSES_WITH_DATE,
-            publication_links(pub),
+            publication_links(pub, self.base, prefix),
             pub.abstract,
+            own.selected,
+            venue_group,
         )
 
     def versions(self, pub: PublicationEntity) -> list[tuple[str, str, PublicationView]]:
@@ -337,6 +419,24 @@ class SiteBuilder:
             (slug, self.r.persons[slug].name, self.listing_view(pub, own, None, "../"))
             for slug, own in pub.listings
         ]
+
+    def venue_text(self, pub: PublicationEntity) -> tuple[str, str]:
+        """How a list prints the venue, the year included (`OSDI '24`, `arXiv:2408.08586`),
+        and the venue alone (its group on the by-venue page)."""
+        entry = self.r.venues.get(pub.venue) if pub.venue else None
+        dated = pub.year if pub.status in STATUSES_WITH_DATE else None
+        if entry is not None and entry.kind == "preprint-server":
+            name = entry.short_name or entry.name
+            return (f"{name}:{pub.arxiv}" if pub.arxiv else name), name
+        if entry is not None and entry.short_name:
+            year = f" '{dated % 100:02d}" if dated else ""
+            return f"{entry.short_name}{year}", entry.short_name
+        printed = pub.venue_as_printed[0] if pub.venue_as_printed else ""
+        text = clean_venue(printed or (entry.name if entry else ""))
+        group = entry.name if entry else _YEAR.sub("", text).strip(" ,") or text
+        if dated and str(dated) not in text:
+            text = f"{text} {dated}".strip()
+        return text, group
 
     def publications_of(self, slug: str) -> list[PublicationEntity]:
         """Works the person authored or listed, newest first."""
@@ -377,10 +477,12 @@ class SiteBuilder:
         path = scheme.path(scheme.PERSON, profile.slug)
         return self.env.get_template("person.html.j2").render(
             p=profile,
+            accounts=account_links(profile),
             org=self.org_name,
             refs=lambda rs: self.refs(rs, "../"),
             venues=lambda refs: ", ".join(map(self.venue_name, refs)),
             years=self.by_year(views),
+            selected=[v for v in views if v.selected],
             count=len(views),
             network=Markup(coauthor_svg(profile.name, self.coauthors(profile.slug, pubs))),
             chart=Markup(per_year_svg(Counter(p.year for p in pubs if p.year))),
@@ -419,10 +521,32 @@ class SiteBuilder:
             copy_script=Markup(COPY_SCRIPT),
         )
 
+    def member_groups(self, profiles: Sequence[Profile]) -> list[tuple[str, list[MemberView]]]:
+        """The members by their place in the group (`lab_role`), each group by name."""
+        groups: dict[str | None, list[MemberView]] = {role: [] for role in ROLE_HEADINGS}
+        for p in sorted(profiles, key=lambda p: p.name.casefold()):
+            avatar = self.photo(p.photo, "") if p.photo else None
+            view = MemberView(
+                p.slug,
+                p.name,
+                p.headline,
+                p.now_at if p.lab_role == "alumni" else None,
+                avatar,
+                initials(p.name),
+                tuple(p.native_names),
+            )
+            groups[p.lab_role].append(view)
+        return [(ROLE_HEADINGS[role], views) for role, views in groups.items() if views]
+
     def index_page(self) -> str:
         people = sorted(self.r.dataset.profiles, key=lambda p: p.name.casefold())
+        chosen = [p for p in self.r.publications.values() if any(x.selected for _, x in p.listings)]
+        chosen.sort(key=lambda p: (-(p.year or 0), p.title.casefold()))
         return self.env.get_template("index.html.j2").render(
             people=people,
+            groups=self.member_groups(people),
+            news=sorted(self.r.dataset.news, key=lambda n: (n.date, n.text), reverse=True)[:10],
+            selected=[self.publication_view(p, None, "") for p in chosen],
             publications=len(self.r.publications),
             root="",
             alternates=alternates(DATASET),
@@ -468,7 +592,7 @@ class SiteBuilder:
             "publications-by-venue.html": self.list_page(
                 "Publications by venue",
                 views,
-                lambda vs: _group(vs, lambda v: v.venue or "No venue"),
+                lambda vs: _group(vs, lambda v: v.venue_group or "No venue"),
             ),
             "publications-by-type.html": self.list_page(
                 "Publications by type",
@@ -476,15 +600,26 @@ class SiteBuilder:
                 lambda vs: _group(vs, lambda v: TYPE_LABELS.get(by_type[v.key], by_type[v.key])),
             ),
             "network.html": self.network_page(),
-            **{f"{name}.html": self.directory_page(name, paths) for name in DIRECTORIES},
+            "projects.html": self.projects_page(),
+            **{f"{name}.html": self.directory_page(name, paths) for name in self.directories},
             "search.html": self.render("search.html.j2", "search.html"),
             "search-index.js": search_index(self),
             "search.js": SEARCH_SCRIPT,
-            "sitemap.xml": sitemap(self.base, ["", *paths, *SITE_PAGES]),
+            "sitemap.xml": sitemap(self.base, ["", *paths, *self.site_pages]),
             "robots.txt": robots(self.base),
             "feed.xml": atom_feed(self),
         }
         return files
+
+    @property
+    def directories(self) -> list[str]:
+        """The directory pages the project keeps (`[site] directories`)."""
+        return [d for d in DIRECTORIES if d in self.settings.look.directories]
+
+    @property
+    def site_pages(self) -> list[str]:
+        gone = {f"{d}.html" for d in DIRECTORIES if d not in self.directories}
+        return [p for p in SITE_PAGES if p not in gone]
 
     def directory_page(self, name: str, paths: Sequence[str]) -> str:
         """Every organization (venue, topic) with a page, by name."""
@@ -494,7 +629,7 @@ class SiteBuilder:
             if path.startswith(prefix):
                 label = self.graph.value(URIRef(scheme.mint(self.base, path)), SCHEMA.name)
                 entries.append((str(label) if label else path, f"{path}.html"))
-        others = [(DIRECTORIES[o][0], f"{o}.html") for o in DIRECTORIES if o != name]
+        others = [(DIRECTORIES[o][0], f"{o}.html") for o in self.directories if o != name]
         return self.render(
             "directory.html.j2",
             f"{name}.html",
@@ -537,6 +672,95 @@ class SiteBuilder:
             pairs=[(names[a], names[b], n) for a, b, n in pairs],
         )
 
+    def projects_page(self) -> str:
+        """The lab's projects (one entry per name across profiles): description, members
+        and the papers about them."""
+        found: dict[str, dict] = {}
+        for p in sorted(self.r.dataset.profiles, key=lambda p: p.name.casefold()):
+            for x in p.projects:
+                entry = found.setdefault(
+                    text_key(x.name),
+                    {"name": x.name, "description": None, "members": [], "papers": {}},
+                )
+                entry["description"] = entry["description"] or x.description
+                entry["members"].append(LinkView(p.name, f"person/{p.slug}.html"))
+                for title in filter(None, (x.publication, *x.publications)):
+                    key = self.r.publication_titled(title)
+                    entry["papers"][key] = LinkView(
+                        self.r.publications[key].title, f"publication/{key}.html"
+                    )
+        projects = sorted(found.values(), key=lambda e: e["name"].casefold())
+        return self.render("projects.html.j2", "projects.html", projects=projects)
+
+    # ------------------------------------------------------------ readable summaries
+
+    @cached_property
+    def related(self) -> dict[str, list[tuple[str, LinkView, str]]]:
+        """`org/<key>` or `venue/<key>` -> (section, link, note): the lab's people at an
+        organization, its papers at a venue and who served it (one pass, then looked up)."""
+        found: dict[str, list[tuple[str, LinkView, str]]] = {}
+        for pub in sorted(self.r.publications.values(), key=lambda p: (-(p.year or 0), p.title)):
+            if pub.venue:
+                link = LinkView(pub.title, f"../publication/{pub.key}.html")
+                found.setdefault(f"venue/{pub.venue}", []).append(
+                    ("Papers", link, str(pub.year or ""))
+                )
+        for p in sorted(self.r.dataset.profiles, key=lambda p: p.name.casefold()):
+            me = LinkView(p.name, f"../person/{p.slug}.html")
+            for e in p.education:
+                note = ", ".join(x for x in (e.degree or "Student", period(e.start, e.end)) if x)
+                found.setdefault(f"org/{self.r.org(e.institution)}", []).append(
+                    ("People", me, note)
+                )
+            for x in p.positions:
+                note = ", ".join(y for y in (x.role or "", period(x.start, x.end)) if y)
+                for ref in filter(None, (x.organization, x.unit)):
+                    found.setdefault(f"org/{self.r.org(ref)}", []).append(("People", me, note))
+            for sv in p.service:
+                for ref in sv.venues:
+                    key, year = self.r.venue(ref)
+                    note = f"{sv.role} {sv.year or year or ''}".strip()
+                    found.setdefault(f"venue/{key}", []).append(("Service", me, note))
+        return found
+
+    def summary(self, path: str) -> list[tuple[str, list[tuple[LinkView, str]]]]:
+        """The sections a visitor reads first on an organization's or a venue's page."""
+        sections: dict[str, list[tuple[LinkView, str]]] = {}
+        for section, link, note in self.related.get(path, []):
+            sections.setdefault(section, []).append((link, note))
+        return list(sections.items())
+
+    def about(self, path: str) -> list[LinkView]:
+        """What the registry says of an organization or venue, in words and links."""
+        kind, _, key = path.partition("/")
+        facts: list[LinkView] = []
+        if kind == "venue" and key in self.r.venues:
+            v = self.r.venues[key]
+            facts.append(LinkView(v.kind.replace("-", " ").capitalize(), None))
+            if v.short_name:
+                facts.append(LinkView(f"Short name: {v.short_name}", None))
+            if v.publisher:
+                publisher = self.r.org(v.publisher)
+                facts.append(LinkView(self.org_name(v.publisher), f"../org/{publisher}.html"))
+            if v.homepage:
+                facts.append(LinkView("Homepage", v.homepage))
+            if v.dblp:
+                facts.append(LinkView("dblp", f"https://dblp.org/db/{v.dblp}/"))
+        elif kind == "org" and key in self.r.organizations:
+            o = self.r.organizations[key]
+            facts.append(LinkView(o.kind.replace("-", " ").capitalize(), None))
+            if o.location:
+                facts.append(LinkView(o.location, None))
+            if o.parent:
+                facts.append(LinkView(f"Part of {self.org_name(o.parent)}", None))
+            if o.homepage:
+                facts.append(LinkView("Homepage", o.homepage))
+            if o.ror:
+                facts.append(LinkView("ROR", f"https://ror.org/{o.ror}"))
+            if o.wikidata:
+                facts.append(LinkView("Wikidata", f"https://www.wikidata.org/wiki/{o.wikidata}"))
+        return facts
+
     # ------------------------------------------------------------ simple pages
 
     def thing_page(self, thing: URIRef, description: Triples, pages: frozenset[str]) -> str:
@@ -550,7 +774,10 @@ class SiteBuilder:
             key=str,
         )
         sections = [links.section(s, description) for s in own]
+        readable = path.startswith(("org/", "venue/"))
         return self.env.get_template("thing.html.j2").render(
+            about=self.about(path) if readable else [],
+            summary=self.summary(path) if readable else [],
             title=links.label(thing, description),
             kinds=", ".join(links.kinds(thing, description)),
             sections=sections,
@@ -568,7 +795,8 @@ class SectionView:
     facts: list[tuple[str, list[LinkView]]]
 
 
-LABELS = (SCHEMA.name, FOAF.name, DCTERMS.title, RDFS.label)  # a linked node's label, in order
+# a linked node's label, in order (a role, e.g. a reviewer of a venue, by its role name)
+LABELS = (SCHEMA.name, FOAF.name, DCTERMS.title, RDFS.label, SCHEMA.roleName)
 
 
 class _Links:
@@ -602,6 +830,8 @@ class _Links:
                 value = source.value(node, p)
                 if value is not None:
                     return str(value)
+        if not str(node).startswith(self.base):
+            return str(node)  # an address elsewhere (dblp, ROR): shown as it is
         return str(node).rsplit("/", 1)[-1]
 
     def kinds(self, node, description: Triples) -> list[str]:
@@ -743,42 +973,66 @@ def per_year_svg(counts: Counter) -> str:
 def network_svg(
     people: list[str], pairs: list[tuple[int, int, int]], hrefs: list[str] | None = None
 ) -> str:
-    """The lab's people on a circle, a line for each pair who share papers; with
-    `hrefs`, each person (dot and name) links to their page."""
-    size, radius, margin = FIGURE_WIDTH, 70, 34  # margin: above and below, for labels
-    centre, middle = size / 2, radius + margin
+    """The lab's co-author network as an arc diagram: one row per person (names never
+    shrink or overlap, from 3 people to 100: the figure grows a row each), an arc on
+    the right joining two who wrote papers together (its width: how many). People are
+    ordered so that collaborators sit near each other (breadth-first from the most
+    connected). With `hrefs`, each name links to the person's page."""
+    order = _network_order(len(people), pairs)
+    row, top, label_w = 24, 8, 200
+    x0 = label_w + 6
+    room = FIGURE_WIDTH - x0 - 4  # how far an arc may bulge
+    height = top + row * max(len(people), 1) + 4
+    at = {person: top + i * row + 12 for i, person in enumerate(order)}
     title = f"Co-author network of {len(people)} people: " + "; ".join(
         f"{people[a]} and {people[b]}: {n}" for a, b, n in pairs
     )
     role = "img" if hrefs is None else "group"
-    parts = [_svg_open(size, middle * 2, "lab-title", title, "network", role)]
-    points = []
-    for i in range(len(people)):
-        angle = 2 * math.pi * i / max(len(people), 1) - math.pi / 2
-        points.append((centre + radius * math.cos(angle), middle + radius * math.sin(angle)))
-    for a, b, n in pairs:
-        (x1, y1), (x2, y2) = points[a], points[b]
+    parts = [_svg_open(FIGURE_WIDTH, height, "lab-title", title, "network", role)]
+    span = max(len(people) - 1, 1)
+    for a, b, n in sorted(pairs, key=lambda p: -abs(at[p[0]] - at[p[1]])):
+        y1, y2 = sorted((at[a], at[b]))
+        bulge = max(6.0, room * (y2 - y1) / (row * span))
         parts.append(
-            f'<line x1="{x1:.1f}" y1="{y1:.1f}" x2="{x2:.1f}" y2="{y2:.1f}" '
-            f'stroke="#6b7a90" stroke-width="{min(1 + n, 8)}" />'
+            f'<path d="M{x0} {y1} A{bulge:.1f} {(y2 - y1) / 2:.1f} 0 0 1 {x0} {y2}" '
+            f'fill="none" stroke="#6b7a90" stroke-width="{min(1 + n, 6)}" />'
         )
-    for i, ((x, y), name) in enumerate(zip(points, people, strict=True)):
-        side = x - centre
-        anchor = "middle" if abs(side) < 1 else ("start" if side > 0 else "end")
-        dx = 0 if anchor == "middle" else (9 if anchor == "start" else -9)
-        dy = (-12 if y < middle else 20) if anchor == "middle" else 4
-        # the room a label has: to the edge of the figure on its side, 4 units to spare
-        width = {"middle": size - 8, "start": size - x - 13, "end": x - 13}[anchor]
-        person = (
-            f'<circle cx="{x:.1f}" cy="{y:.1f}" r="6" fill="#1f4e8c" />'
-            f'<text x="{x + dx:.1f}" y="{y + dy:.1f}" text-anchor="{anchor}" '
-            f'font-size="{FONT}" fill="#1b1b1b">{escape(isolate(fit(name, width)))}</text>'
+    for person in order:
+        y = at[person]
+        label = (
+            f'<circle cx="{x0}" cy="{y}" r="4" fill="#1f4e8c" />'
+            f'<text x="{label_w}" y="{y + 4}" text-anchor="end" font-size="{FONT}" '
+            f'fill="#1b1b1b">{escape(isolate(fit(people[person], label_w - 4)))}</text>'
         )
         if hrefs is not None:
-            person = f'<a href="{escape(hrefs[i])}">{person}</a>'
-        parts.append(person)
+            label = f'<a href="{escape(hrefs[person])}">{label}</a>'
+        parts.append(label)
     parts.append("</svg>")
     return "\n".join(parts)
+
+
+def _network_order(count: int, pairs: list[tuple[int, int, int]]) -> list[int]:
+    """People breadth-first from the most connected, strongest ties first; people
+    without co-authors here at the end."""
+    ties: dict[int, dict[int, int]] = {i: {} for i in range(count)}
+    for a, b, n in pairs:
+        ties[a][b] = ties[b][a] = n
+    order: list[int] = []
+    seen: set[int] = set()
+    by_degree = sorted(range(count), key=lambda i: (-sum(ties[i].values()), i))
+    for start in by_degree:
+        if start in seen or not ties[start]:
+            continue
+        queue = [start]
+        seen.add(start)
+        while queue:
+            person = queue.pop(0)
+            order.append(person)
+            for other in sorted(ties[person], key=lambda o: (-ties[person][o], o)):
+                if other not in seen:
+                    seen.add(other)
+                    queue.append(other)
+    return order + [i for i in range(count) if i not in seen]
 
 
 # ---------------------------------------------------------------- site-wide files

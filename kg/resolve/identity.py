@@ -178,7 +178,28 @@ def _venue_names(venue: Venue) -> list[str]:
 
 
 def _lookup_venue(index: dict[str, str], ref: str) -> tuple[str, int | None] | None:
-    """The venue a reference names; `OSDI '24` / `NSDI 2025` also name the edition year."""
+    """The venue a reference names; `OSDI '24` / `NSDI 2025` also name the edition year.
+    A name as proceedings print it, with an ordinal and the acronym and year in
+    parentheses ("Thirty-Seventh Conference on Neural Information Processing Systems
+    (NeurIPS 2023)"), names the venue of its name or its acronym."""
+    found = _lookup_exact(index, ref)
+    if found is not None:
+        return found
+    text = " ".join(ref.split())
+    paren = _PAREN.search(text)
+    inner = _lookup_exact(index, paren.group(1)) if paren else None
+    name = _ORDINAL.sub("", text[: paren.start()] if paren else text)
+    if "workshop" in text_key(name).split():
+        inner = None  # a workshop's parentheses may name the conference it is held with
+    if name != text:
+        found = _lookup_exact(index, name)
+        if found is not None:
+            year = inner[1] if inner and inner[0] == found[0] else found[1]
+            return found[0], year
+    return inner
+
+
+def _lookup_exact(index: dict[str, str], ref: str) -> tuple[str, int | None] | None:
     key = index.get(text_key(ref))
     if key is not None:
         return key, None
@@ -189,6 +210,9 @@ def _lookup_venue(index: dict[str, str], ref: str) -> tuple[str, int | None] | N
     if key is None:
         return None
     digits = match["year"]
+    spelled = ref.strip()[len(match["base"]) :].strip()
+    if len(digits) == 2 and spelled == digits and len(match["base"].split()) >= 3:
+        return key, None  # a volume after a full name ("Advances in … Systems 36")
     return key, int(digits) if len(digits) == 4 else 2000 + int(digits)
 
 
@@ -286,11 +310,47 @@ def registry_snippet(registry: str, ref: str) -> str:
             f"{key}:\n  name: {_yaml_text(ref)}\n  kind: {kind}"
             "  # university, company, institute, lab, team, department, group or other"
         )
-    short = len(ref) <= 16 and " " not in ref.strip()
-    lines = [f"{key}:", f"  name: {_yaml_text(ref)}" + ("  # the full name" if short else "")]
+    return _venue_snippet(ref)
+
+
+_PAREN = re.compile(r"\s*\(([^()]*)\)\s*$")
+_YEARS = re.compile(r"\s*(?:'\d{2}|\b(?:19|20)\d{2})\b\s*")
+_UNITS = "first|second|third|fourth|fifth|sixth|seventh|eighth|ninth"
+_ORDINAL = re.compile(  # "18th", "Eighteenth", "Thirty-Seventh" before a venue's name
+    rf"^(?:the\s+)?(?:\d+(?:st|nd|rd|th)|(?:twenty|thirty|forty|fifty)-?(?:{_UNITS})|{_UNITS}"
+    r"|tenth|eleventh|twelfth|(?:thir|four|fif|six|seven|eigh|nine)teenth"
+    r"|twentieth|thirtieth|fortieth|fiftieth)\s+",
+    re.I,
+)
+
+
+def _venue_snippet(ref: str) -> str:
+    """A venue entry for `ref` as printed: the acronym in parentheses as the short name,
+    no year or ordinal in the name, the kind guessed from its words, and the printed
+    text as an alias so the reference resolves once the entry is pasted."""
+    text = " ".join(ref.split())
+    short = None
+    found = _PAREN.search(text)
+    if found:
+        short = _YEARS.sub(" ", found.group(1)).strip() or None
+        text = text[: found.start()]
+    name = _ORDINAL.sub("", _YEARS.sub(" ", text).strip()).strip(" ,") or text
+    if short is None and len(name) <= 16 and " " not in name:
+        short = name
+    words = text_key(name).split()
+    kind = "conference"
+    if "workshop" in words:
+        kind = "workshop"
+    elif {"journal", "transactions", "letters"} & set(words):
+        kind = "journal"
+    key = slugify(short or name)
+    note = "  # the full name" if name == short else ""
+    lines = [f"{key}:", f"  name: {_yaml_text(name)}{note}"]
     if short:
-        lines.append(f"  short_name: {_yaml_text(ref)}")
-    lines.append("  kind: conference  # conference, journal, workshop, preprint-server, ...")
+        lines.append(f"  short_name: {_yaml_text(short)}")
+    lines.append(f"  kind: {kind}  # conference, journal, workshop, preprint-server, ...")
+    if ref.strip() not in (name, short):
+        lines.append(f"  aliases: [{_yaml_text(ref.strip())}]")
     return "\n".join(lines)
 
 
