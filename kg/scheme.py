@@ -26,6 +26,7 @@ COURSE = "course"
 DATASET = "dataset"  # the VoID dataset: {base}dataset, site/dataset.* and site/void.ttl
 SPARQL = "sparql"  # the SPARQL endpoint: {base}sparql
 VOID = "void"  # the VoID description as a file: void.ttl at the top and the web root
+STATIC = "static"  # the project's static files in the web root (kg/publish/assets.py)
 DUMP = "graph"  # the whole graph: graph.ttl ... at the top of the output and the web root
 KINDS = (PERSON, PROFILE, PUBLICATION, ORG, VENUE, TOPIC, TOPIC_SET, COURSE, DATASET)
 # The things with pages, by the number of path segments after their kind (decision 0011):

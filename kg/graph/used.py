@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from rdflib import URIRef
 
+from kg import scheme
 from kg.graph.mapping import Mapped
 from kg.graph.triples import Triples
 
@@ -21,7 +22,7 @@ SECTIONS = ("org/", "venue/")
 
 def drop_unused(mapped: Mapped, base: str) -> Mapped:
     """`mapped` without the registry entries nothing refers to."""
-    prefixes = tuple(base + section for section in SECTIONS)
+    prefixes = tuple(scheme.mint(base, section) for section in SECTIONS)
 
     def entry(node: object) -> str | None:
         text = str(node)

@@ -21,6 +21,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
+from kg import scheme
 from kg.errors import InputError, Problem, ProjectError
 from kg.model import Dataset, Profile, Publication, Source
 
@@ -138,7 +139,11 @@ def localize(data: Dataset, assets: Assets, base: str) -> Dataset:
         return data
 
     def address(value: str | None) -> str | None:
-        return base + assets[value].target if value is not None and _local(value) else value
+        return (
+            scheme.mint(base, assets[value].target)
+            if value is not None and _local(value)
+            else value
+        )
 
     def publication(pub: Publication) -> Publication:
         return dataclasses.replace(pub, pdf=address(pub.pdf), slides=address(pub.slides))
@@ -155,12 +160,12 @@ def localize(data: Dataset, assets: Assets, base: str) -> Dataset:
 
 def photo_thumbnails(data: Dataset, assets: Assets, base: str) -> dict[str, str]:
     """A photo's site address -> its thumbnail's path in the site (local images only)."""
-    by_target = {base + a.target: a for a in assets.values()}
+    by_target = {scheme.mint(base, a.target): a for a in assets.values()}
     found = {}
     for profile in data.profiles:
         asset = by_target.get(profile.photo or "")
         if asset is not None and asset.path.suffix.lower() in IMAGE_SUFFIXES:
-            found[base + asset.target] = _thumb_name(asset)
+            found[scheme.mint(base, asset.target)] = _thumb_name(asset)
     return found
 
 

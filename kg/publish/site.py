@@ -290,7 +290,7 @@ def publication_links(
 
 def within(url: str, base: str, root: str) -> str:
     """A file of this site (an address under `base`) relative to the page at `root`."""
-    if base and url.startswith(base + "static/"):
+    if base and url.startswith(scheme.mint(base, scheme.STATIC, "")):
         return root + url[len(base) :]
     return url
 
@@ -683,11 +683,11 @@ class SiteBuilder:
                     {"name": x.name, "description": None, "members": [], "papers": {}},
                 )
                 entry["description"] = entry["description"] or x.description
-                entry["members"].append(LinkView(p.name, f"person/{p.slug}.html"))
+                entry["members"].append(LinkView(p.name, scheme.page_file(scheme.PERSON, p.slug)))
                 for title in filter(None, (x.publication, *x.publications)):
                     key = self.r.publication_titled(title)
                     entry["papers"][key] = LinkView(
-                        self.r.publications[key].title, f"publication/{key}.html"
+                        self.r.publications[key].title, scheme.page_file(scheme.PUBLICATION, key)
                     )
         projects = sorted(found.values(), key=lambda e: e["name"].casefold())
         return self.render("projects.html.j2", "projects.html", projects=projects)
@@ -701,26 +701,30 @@ class SiteBuilder:
         found: dict[str, list[tuple[str, LinkView, str]]] = {}
         for pub in sorted(self.r.publications.values(), key=lambda p: (-(p.year or 0), p.title)):
             if pub.venue:
-                link = LinkView(pub.title, f"../publication/{pub.key}.html")
-                found.setdefault(f"venue/{pub.venue}", []).append(
+                link = LinkView(pub.title, "../" + scheme.page_file(scheme.PUBLICATION, pub.key))
+                found.setdefault(scheme.path(scheme.VENUE, pub.venue), []).append(
                     ("Papers", link, str(pub.year or ""))
                 )
         for p in sorted(self.r.dataset.profiles, key=lambda p: p.name.casefold()):
-            me = LinkView(p.name, f"../person/{p.slug}.html")
+            me = LinkView(p.name, "../" + scheme.page_file(scheme.PERSON, p.slug))
             for e in p.education:
                 note = ", ".join(x for x in (e.degree or "Student", period(e.start, e.end)) if x)
-                found.setdefault(f"org/{self.r.org(e.institution)}", []).append(
+                found.setdefault(scheme.path(scheme.ORG, self.r.org(e.institution)), []).append(
                     ("People", me, note)
                 )
             for x in p.positions:
                 note = ", ".join(y for y in (x.role or "", period(x.start, x.end)) if y)
                 for ref in filter(None, (x.organization, x.unit)):
-                    found.setdefault(f"org/{self.r.org(ref)}", []).append(("People", me, note))
+                    found.setdefault(scheme.path(scheme.ORG, self.r.org(ref)), []).append(
+                        ("People", me, note)
+                    )
             for sv in p.service:
                 for ref in sv.venues:
                     key, year = self.r.venue(ref)
                     note = f"{sv.role} {sv.year or year or ''}".strip()
-                    found.setdefault(f"venue/{key}", []).append(("Service", me, note))
+                    found.setdefault(scheme.path(scheme.VENUE, key), []).append(
+                        ("Service", me, note)
+                    )
         return found
 
     def summary(self, path: str) -> list[tuple[str, list[tuple[LinkView, str]]]]:
