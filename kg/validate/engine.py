@@ -16,7 +16,7 @@ from kg.validate.checks import SH
 from kg.validate.compiler import Program, Shape, compile_dir
 from kg.validate.data import Data
 from kg.validate.sparql import Query, Row, rows
-from kg.validate.terms import Lit, PlainTriple, Term, from_rdflib, parse_ntriples, text_of
+from kg.validate.terms import PlainTriple, Term, from_rdflib, parse_ntriples, text_of
 
 if TYPE_CHECKING:
     from kg.graph.triples import Triples
@@ -164,6 +164,3 @@ def _format(message: str, row: Row) -> str:
         message = message.replace("{?" + name + "}", text_of(value))
         message = message.replace("{$" + name + "}", text_of(value))
     return message
-
-
-__all__ = ["Finding", "Lit", "validate_ntriples", "validate_triples"]
