@@ -13,7 +13,7 @@ from __future__ import annotations
 import logging
 import re
 import warnings
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from functools import cache
 from typing import TYPE_CHECKING, Protocol
 
@@ -32,7 +32,7 @@ class Run(Protocol):
     def conforms(self, shape: object, node: Term) -> bool: ...
 
 
-Check = Callable[[Run, Term, Sequence[Term]], Iterable[Failure]]
+Check = Callable[[Run, Term, Collection[Term]], Iterable[Failure]]
 
 
 def component(name: str) -> str:
@@ -43,7 +43,7 @@ def per_value(name: str, ok: Callable[[Term], bool]) -> Check:
     """A component that tests each value node on its own."""
     comp = component(name)
 
-    def check(run: Run, focus: Term, values: Sequence[Term]) -> Iterator[Failure]:
+    def check(run: Run, focus: Term, values: Collection[Term]) -> Iterator[Failure]:
         for v in values:
             if not ok(v):
                 yield v, comp
@@ -69,7 +69,7 @@ def has_value(term: Term) -> Check:
 def class_(cls: str) -> Check:
     comp = component("Class")
 
-    def check(run: Run, focus: Term, values: Sequence[Term]) -> Iterator[Failure]:
+    def check(run: Run, focus: Term, values: Collection[Term]) -> Iterator[Failure]:
         for v in values:
             if isinstance(v, Lit) or not run.data.is_instance(v, cls):
                 yield v, comp
@@ -191,7 +191,7 @@ def language_in(ranges: Sequence[str]) -> Check:
 def unique_lang(on: bool) -> Check:
     comp = component("UniqueLang")
 
-    def check(run: Run, focus: Term, values: Sequence[Term]) -> Iterator[Failure]:
+    def check(run: Run, focus: Term, values: Collection[Term]) -> Iterator[Failure]:
         langs: dict[str, int] = {}
         for v in values:
             if isinstance(v, Lit) and v.lang:
@@ -205,7 +205,7 @@ def unique_lang(on: bool) -> Check:
 def equals(predicate: str) -> Check:
     comp = component("Equals")
 
-    def check(run: Run, focus: Term, values: Sequence[Term]) -> Iterator[Failure]:
+    def check(run: Run, focus: Term, values: Collection[Term]) -> Iterator[Failure]:
         others = list(run.data.objects(focus, predicate))
         mine = set(values)
         theirs = set(others)
@@ -222,7 +222,7 @@ def equals(predicate: str) -> Check:
 def disjoint(predicate: str) -> Check:
     comp = component("Disjoint")
 
-    def check(run: Run, focus: Term, values: Sequence[Term]) -> Iterator[Failure]:
+    def check(run: Run, focus: Term, values: Collection[Term]) -> Iterator[Failure]:
         others = set(run.data.objects(focus, predicate))
         for v in values:
             if v in others:
@@ -278,7 +278,7 @@ def logical(name: str, shapes: Sequence[object]) -> Check:
 
     comp = component(name)
 
-    def check(run: Run, focus: Term, values: Sequence[Term]) -> Iterator[Failure]:
+    def check(run: Run, focus: Term, values: Collection[Term]) -> Iterator[Failure]:
         for v in values:
             if not ok(run, v):
                 yield v, comp
@@ -289,7 +289,7 @@ def logical(name: str, shapes: Sequence[object]) -> Check:
 def qualified(shape: object, least: int | None, most: int | None) -> Check:
     low, high = component("QualifiedMinCount"), component("QualifiedMaxCount")
 
-    def check(run: Run, focus: Term, values: Sequence[Term]) -> Iterator[Failure]:
+    def check(run: Run, focus: Term, values: Collection[Term]) -> Iterator[Failure]:
         n = sum(1 for v in values if run.conforms(shape, v))
         if least is not None and n < least:
             yield None, low

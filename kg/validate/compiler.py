@@ -11,12 +11,12 @@ cannot run fails `kg validate` instead of passing unchecked.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from rdflib import Graph, Literal, URIRef
-from rdflib.collection import Collection
+from rdflib.collection import Collection as RdfList
 from rdflib.namespace import RDF, RDFS, SH
 from rdflib.term import Node
 
@@ -26,7 +26,7 @@ from kg.validate.data import Data
 from kg.validate.sparql import Query, analyse
 from kg.validate.terms import Lit, Term, from_rdflib
 
-PathFn = Callable[[Data, Term], list[Term]]
+PathFn = Callable[[Data, Term], Collection[Term]]  # distinct values, in a stable order
 Target = tuple[str, object]  # ("class" | "node" | "subjects" | "objects" | "sparql", arg)
 
 IGNORED = {  # shape attributes that are not constraints (or are read with another one)
@@ -203,7 +203,7 @@ class _Compiler:
     def items(self, node: Node, head: Node | None) -> list[Node]:
         if head is None:
             raise self.fail(node, "an empty list")
-        return list(Collection(self.g, head))
+        return list(RdfList(self.g, head))
 
     def qualified(self, node: Node, value: Node) -> c.Check:
         if self.one(node, SH.qualifiedValueShapesDisjoint) == Literal(True):
@@ -223,7 +223,7 @@ class _Compiler:
         if isinstance(path, URIRef):
             return _inverse_step(str(path)) if inverse else _step(str(path))
         if (path, RDF.first, None) in g:  # a sequence
-            steps = [self.path(node, p, inverse) for p in Collection(g, path)]
+            steps = [self.path(node, p, inverse) for p in RdfList(g, path)]
             return _sequence(steps[::-1] if inverse else steps)
         kinds = {p: o for p, o in g.predicate_objects(path)}
         if len(kinds) != 1:
@@ -232,7 +232,7 @@ class _Compiler:
         if kind == SH.inversePath:
             return self.path(node, arg, not inverse)
         if kind == SH.alternativePath:
-            return _alternative([self.path(node, p, inverse) for p in Collection(g, arg)])
+            return _alternative([self.path(node, p, inverse) for p in RdfList(g, arg)])
         repeat = {SH.zeroOrMorePath: (0, True), SH.oneOrMorePath: (1, True)}
         repeat[SH.zeroOrOnePath] = (0, False)
         if kind in repeat:
@@ -278,8 +278,8 @@ _SIMPLE: dict[str, Callable[[Node], c.Check]] = {
 
 
 def _step(p: str) -> PathFn:
-    def values(data: Data, focus: Term) -> list[Term]:
-        return list(data.objects(focus, p))
+    def values(data: Data, focus: Term) -> Collection[Term]:
+        return data.objects(focus, p)  # the index's own set: read, never changed
 
     return values
 

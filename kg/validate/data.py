@@ -8,7 +8,7 @@ a pure function of it and is memoized here.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from typing import TYPE_CHECKING
 
 from kg.validate.terms import RDF_TYPE, RDFS_SUBCLASSOF, PlainTriple, Term, nt
@@ -16,7 +16,7 @@ from kg.validate.terms import RDF_TYPE, RDFS_SUBCLASSOF, PlainTriple, Term, nt
 if TYPE_CHECKING:
     import pyoxigraph
 
-_EMPTY: dict = {}
+_EMPTY: dict = {}  # never written to
 
 
 class Data:
@@ -38,10 +38,10 @@ class Data:
         self._superclasses: dict[str, frozenset[str]] = {}
         self._stores: dict[frozenset[str] | None, pyoxigraph.Store] = {}
 
-    def objects(self, subject: Term, predicate: str) -> Iterable[Term]:
-        if not isinstance(subject, str):
-            return ()
-        return self.spo.get(subject, _EMPTY).get(predicate, ())
+    def objects(self, subject: Term, predicate: str) -> Collection[Term]:
+        if type(subject) is not str:  # a literal has no properties
+            return _EMPTY
+        return self.spo.get(subject, _EMPTY).get(predicate, _EMPTY)
 
     def subjects(self, predicate: str, obj: Term) -> list[str]:
         return self.inverse(predicate).get(obj, [])

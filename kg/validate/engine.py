@@ -45,16 +45,18 @@ def validate_triples(
     triples: Triples, program: Program, ontology: Iterable[PlainTriple] = ()
 ) -> list[Finding]:
     """Findings for the pipeline's `Triples` (rdflib terms, converted once each)."""
-    memo: dict = {}
+    return run(program, Data(_chain(plain_triples(triples), ontology)))
 
-    def term(node) -> Term:
-        found = memo.get(node)
-        if found is None:
-            found = memo[node] = from_rdflib(node)
-        return found
 
-    plain = ((term(s), term(p), term(o)) for s, p, o in triples)
-    return run(program, Data(_chain(plain, ontology)))  # type: ignore[arg-type]
+def plain_triples(triples: Iterable[tuple]) -> Iterator[PlainTriple]:
+    """rdflib triples as plain ones; equal terms share one Python object."""
+    from rdflib import URIRef
+
+    shared: dict[Term, Term] = {}
+    for s, p, o in triples:
+        s = str(s) if type(s) is URIRef else from_rdflib(s)
+        o = str(o) if type(o) is URIRef else from_rdflib(o)
+        yield shared.setdefault(s, s), shared.setdefault(p, str(p)), shared.setdefault(o, o)  # type: ignore[misc]
 
 
 def _chain(*parts: Iterable[PlainTriple]) -> Iterator[PlainTriple]:
@@ -90,12 +92,14 @@ class _Run:
         self.data = data
         self._rows: dict[str, dict[Term, list[Row]]] = {}
 
-    def findings(self) -> Iterator[Finding]:
+    def findings(self) -> list[Finding]:
+        out: list[Finding] = []
         for shape in self.program.roots:
             if shape.deactivated:
                 continue
             for focus in self.focus_nodes(shape):
-                yield from self.evaluate(shape, focus)
+                self.evaluate(shape, focus, out)
+        return out
 
     def focus_nodes(self, shape: Shape) -> Iterable[Term]:
         data = self.data
@@ -115,23 +119,28 @@ class _Run:
         return found
 
     def conforms(self, shape: object, node: Term) -> bool:
-        return next(iter(self.evaluate(shape, node)), None) is None  # type: ignore[arg-type]
+        out: list[Finding] = []
+        self.evaluate(shape, node, out)  # type: ignore[arg-type]
+        return not out
 
-    def evaluate(self, shape: Shape, focus: Term) -> Iterator[Finding]:
+    def evaluate(self, shape: Shape, focus: Term, out: list[Finding]) -> None:
+        """Append the findings of `shape` on `focus` to `out`."""
         if shape.deactivated:
             return
-        values = shape.path(self.data, focus) if shape.path is not None else [focus]
+        values = shape.path(self.data, focus) if shape.path is not None else (focus,)
         for check in shape.checks:
             for value, component in check(self, focus, values):
-                yield Finding(
-                    focus, shape.severity, shape.path_iri, value, shape.message or "",
-                    shape.name, component,
+                out.append(
+                    Finding(
+                        focus, shape.severity, shape.path_iri, value, shape.message or "",
+                        shape.name, component,
+                    )
                 )  # fmt: skip
         for prop in shape.properties:
             for v in values:
-                yield from self.evaluate(prop, v)
+                self.evaluate(prop, v, out)
         for query in shape.sparql:
-            yield from self._sparql(shape, query, focus)
+            out.extend(self._sparql(shape, query, focus))
 
     def _sparql(self, shape: Shape, query: Query, focus: Term) -> Iterator[Finding]:
         seen = set()
