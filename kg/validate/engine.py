@@ -35,10 +35,10 @@ class Finding(NamedTuple):
 
 
 def validate_ntriples(
-    lines: Iterable[str], program: Program, ontology: Iterable[str] = ()
+    lines: Iterable[str], program: Program, ontology: Iterable[PlainTriple] = ()
 ) -> list[Finding]:
-    """Findings for N-Triples text given as lines or blocks (and the ontology's lines)."""
-    return run(program, Data(_chain(parse_ntriples(lines), parse_ntriples(ontology, "ontology"))))
+    """Findings for N-Triples text given as lines or per-subject blocks."""
+    return run(program, Data(_chain(parse_ntriples(lines), ontology)))
 
 
 def validate_triples(
