@@ -13,6 +13,7 @@ from __future__ import annotations
 import ast
 import json
 import re
+import shutil
 
 import pytest
 from conftest import MINI, REPO
@@ -234,6 +235,14 @@ def test_both_engines_print_the_same_json_report(project, capsys):
     assert outputs[0] == outputs[1]
     assert [r["shape"].rsplit("#", 1)[1] for r in outputs[0]["results"]] == ["Role-startBeforeEnd"]
     assert outputs[0]["results"][0]["line"] == 20
+
+
+def test_a_shape_the_engine_cannot_run_stops_kg_validate_with_exit_2(project, capsys):
+    shutil.copytree(REPO / "shapes", project / "shapes")
+    (project / "shapes" / "extra.ttl").write_text(HEAD + REFUSED["lessThan"], encoding="utf-8")
+    assert main(["--project", str(project), "validate"]) == 2
+    err = capsys.readouterr().err
+    assert "sh:lessThan" in err and "not supported by the compiled engine" in err
 
 
 def test_the_validate_stage_has_no_import_cycle():

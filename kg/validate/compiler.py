@@ -62,7 +62,10 @@ class Program:
 def compile_dir(shapes_dir: Path) -> Program:
     graph = Graph()
     for path in sorted(shapes_dir.glob("*.ttl")):
-        graph.parse(path, format="turtle")
+        try:
+            graph.parse(path, format="turtle")
+        except Exception as e:  # rdflib raises assorted errors on bad Turtle
+            raise ProjectError(f"{path}: not valid Turtle: {e}") from e
     return compile_graph(graph)
 
 
@@ -93,7 +96,7 @@ def _require_messages(shape: Shape, seen: set[int]) -> None:
         return
     seen.add(id(shape))
     if (shape.checks or shape.sparql) and shape.message is None:
-        raise ProjectError(f"shape {shape.node}: give it exactly one sh:message")
+        raise ProjectError(f"shape {shape.name or shape.node}: give it exactly one sh:message")
     for prop in shape.properties:
         _require_messages(prop, seen)
 
@@ -104,7 +107,17 @@ class _Compiler:
         self.compiled: dict[Node, Shape] = {}
 
     def fail(self, node: Node, what: str) -> ProjectError:
-        return ProjectError(f"shape {node}: {what} is not supported by the compiled engine")
+        what = what.replace(f"<{SH}", "sh:").replace(">", "")
+        return ProjectError(
+            f"shape {self.label(node)}: {what} is not supported by the compiled engine "
+            "(kg validate --engine pyshacl runs it)"
+        )
+
+    def label(self, node: Node) -> str:
+        if isinstance(node, URIRef):
+            return f"<{node}>"
+        owner = self.g.value(None, SH.property, node)
+        return f"[a blank node of {self.label(owner)}]" if owner is not None else "[a blank node]"
 
     def one(self, node: Node, p: URIRef) -> Node | None:
         values = list(self.g.objects(node, p))
