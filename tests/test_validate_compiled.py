@@ -25,7 +25,7 @@ from violations import MUTATIONS, SHAPES, SPARQL_EDITS, inject
 from kg.bench.synth import generate
 from kg.cli import main
 from kg.config import load_config
-from kg.errors import ProjectError
+from kg.errors import InputError, ProjectError
 from kg.graph.ntriples import nt_object, ntriples_lines
 from kg.graph.triples import Triples
 from kg.pipeline import build_graph
@@ -34,7 +34,7 @@ from kg.validate.data import Data
 from kg.validate.engine import ontology_triples, plain_triples, run, validate_ntriples
 from kg.validate.pyshacl_tuning import constraint_lookup_by_set, owner_shape, parsed_once
 from kg.validate.shacl import shapes_graph
-from kg.validate.terms import nt, to_rdflib
+from kg.validate.terms import RDF_LANGSTRING, XSD_STRING, Lit, nt, parse_ntriples, to_rdflib
 
 PARAMETERS = {  # constraint parameter -> the component pySHACL reports
     "class": "Class", "datatype": "Datatype", "nodeKind": "NodeKind", "minCount": "MinCount",
@@ -216,6 +216,31 @@ def test_ntriples_lines_and_blocks_give_the_same_findings(corpus, program, ontol
     assert compiled(validate_ntriples(lines, program, ontology)) == from_triples
     blocks = ["".join(lines[i : i + 50]) for i in range(0, len(lines), 50)]
     assert compiled(validate_ntriples(blocks, program, ontology)) == from_triples
+
+
+TRICKY = [
+    Lit('say "hi"\\ \n\t\r end', XSD_STRING),
+    Lit("赵汉宇 \u0001 \U0001f600", RDF_LANGSTRING, "zh-hans"),
+    Lit("2024", "http://www.w3.org/2001/XMLSchema#gYear"),
+    Lit("", XSD_STRING),
+    Lit('"', XSD_STRING),
+    'http://example.org/a b?c="d"',
+    "_:b0",
+]
+
+
+@pytest.mark.parametrize("term", TRICKY, ids=range(len(TRICKY)))
+def test_ntriples_lines_read_back_the_terms_written(term):
+    subject = "_:s" if isinstance(term, Lit) else "http://example.org/s"
+    line = f"{nt(subject)} <http://example.org/p> {nt(term)} .\n"
+    assert list(parse_ntriples([line])) == [(subject, "http://example.org/p", term)]
+    spaced = line.replace(" ", "  ", 1).replace(" .", "\t.")
+    assert list(parse_ntriples([spaced])) == [(subject, "http://example.org/p", term)]
+
+
+def test_a_line_that_is_not_ntriples_is_an_input_error():
+    with pytest.raises(InputError, match=r"graph\.nt:2:1: expected an N-Triples triple"):
+        list(parse_ntriples(["<a:s> <a:p> <a:o> .\n<a:s> <a:p> .\n"], "graph.nt"))
 
 
 # ------------------------------------------------------------------ the CLI and the code

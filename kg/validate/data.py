@@ -109,9 +109,14 @@ class Data:
         return found
 
     def _lines(self, predicates: frozenset[str] | None) -> Iterable[str]:
+        written: dict[Term, str] = {}  # each distinct object formatted once
         for s, by_predicate in self.spo.items():
-            subject = nt(s)
+            subject = None
             for p, objects in by_predicate.items():
                 if predicates is None or p in predicates:
+                    subject = subject or nt(s)
                     for o in objects:
-                        yield f"{subject} <{p}> {nt(o)} .\n"
+                        text = written.get(o)
+                        if text is None:
+                            text = written[o] = nt(o)
+                        yield f"{subject} <{p}> {text} .\n"

@@ -102,18 +102,58 @@ def _unescape(text: str) -> str:
 def parse_ntriples(lines: Iterable[str], origin: str = "N-Triples") -> Iterator[PlainTriple]:
     """The triples of N-Triples text given as lines or as blocks of lines."""
     number = 0
+    shared: dict = {}  # equal terms share one Python object
     for block in lines:
         for line in block.splitlines():
             number += 1
             stripped = line.strip()
             if not stripped or stripped.startswith("#"):
                 continue
-            m = _LINE.match(stripped)
-            if m is None:
-                raise InputError(
-                    [Problem(Source(origin, number, 1), "", "expected an N-Triples triple")]
-                )
-            yield _triple(m.groups())
+            triple = _canonical(stripped, shared)
+            if triple is None:
+                m = _LINE.match(stripped)
+                if m is None:
+                    where = Source(origin, number, 1)
+                    raise InputError([Problem(where, "", "expected an N-Triples triple")])
+                triple = _triple(m.groups())
+            yield triple
+
+
+def _canonical(line: str, shared: dict) -> PlainTriple | None:
+    """A line as kg's writer writes it (single spaces, no escapes in IRIs), read without a
+    regular expression; None for anything else (the full grammar then decides)."""
+    if not line.endswith(" ."):
+        return None
+    parts = line[:-2].split(" ", 2)
+    if len(parts) != 3:
+        return None
+    s, p, o = parts
+    if not (p[0] == "<" and p[-1] == ">" and ((s[0] == "<" and s[-1] == ">") or s[:2] == "_:")):
+        return None
+    if o[0] == "<" and o[-1] == ">" and " " not in o:
+        obj: Term = o[1:-1]
+    elif o[:2] == "_:" and " " not in o:
+        obj = o
+    elif o[0] == '"':
+        end = o.rfind('"')
+        lex, tail = o[1:end], o[end + 1 :]
+        if end < 1 or (lex.endswith("\\") and not lex.endswith("\\\\")):
+            return None
+        lex = _unescape(lex)
+        if not tail:
+            obj = Lit(lex, XSD_STRING)
+        elif tail[:3] == "^^<" and tail[-1] == ">":
+            obj = Lit(lex, tail[3:-1])
+        elif tail[0] == "@" and tail[1:].replace("-", "").isalnum():
+            obj = Lit(lex, RDF_LANGSTRING, tail[1:].lower())
+        else:
+            return None
+    else:
+        return None
+    s = s[1:-1] if s[0] == "<" else s
+    if "\\" in s or "\\" in p:
+        return None
+    return shared.setdefault(s, s), shared.setdefault(p, p[1:-1]), shared.setdefault(obj, obj)
 
 
 def _triple(g: tuple) -> PlainTriple:
