@@ -262,6 +262,17 @@ def test_both_engines_print_the_same_json_report(project, capsys):
     assert outputs[0]["results"][0]["line"] == 20
 
 
+def test_kg_build_with_either_engine_writes_the_same_build_record(project, tmp_path):
+    records = []
+    for engine_name in ("compiled", "pyshacl"):
+        out = tmp_path / engine_name
+        args = ["--project", str(project), "build", "--out", str(out), "--no-cache"]
+        assert main([*args, "--engine", engine_name]) == 0
+        records.append((out / "build.json").read_bytes())
+    assert records[0] == records[1]
+    assert json.loads(records[0])["conforms"] is True
+
+
 def test_a_shape_the_engine_cannot_run_stops_kg_validate_with_exit_2(project, capsys):
     shutil.copytree(REPO / "shapes", project / "shapes")
     (project / "shapes" / "extra.ttl").write_text(HEAD + REFUSED["lessThan"], encoding="utf-8")
