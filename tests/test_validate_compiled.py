@@ -166,15 +166,16 @@ def test_every_invalid_mini_input_at_once_gives_pyshacls_results(mini_build, pro
     assert len(fired) > 60  # most cases still fire beside the others
 
 
-@pytest.fixture(scope="module")
-def corpus(tmp_path_factory, repo_config):
+@pytest.fixture(scope="module", params=[(24, 11, 3), (12, 2, 8)], ids=["24-people", "12-people"])
+def corpus(request, tmp_path_factory, repo_config):
     """A generated project's graph with one injected violation of every kind."""
+    people, seed, edits = request.param
     root = tmp_path_factory.mktemp("corpus")
-    generate(root, 24, seed=11)
+    generate(root, people, seed=seed)
     config = load_config(root)
     triples = list(plain_triples(build_graph(config, cache=False)[1].triples))
     shapes = shapes_graph(repo_config.shapes_dir, repo_config.ontology_dir)
-    broken, injector = inject(triples, shapes, seed=3)
+    broken, injector = inject(triples, shapes, seed=edits)
     return config, broken, injector
 
 
