@@ -131,6 +131,8 @@ REFUSED = {
     "sparql on a property": 'sh:property [ sh:path ex:a ; sh:message "m" ; sh:sparql [ '
     'sh:select """SELECT $this WHERE { $this ex:a ?x }""" ] ] .',
     "custom target": "sh:target [ a ex:Mine ] .",
+    "bad regex": 'sh:property [ sh:path ex:a ; sh:pattern "(" ; sh:message "m" ] .',
+    "bad count": 'sh:property [ sh:path ex:a ; sh:minCount "one" ; sh:message "m" ] .',
 }
 
 

@@ -11,6 +11,7 @@ cannot run fails `kg validate` instead of passing unchecked.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -192,6 +193,12 @@ class _Compiler:
     # ------------------------------------------------------------------ constraints
 
     def constraint(self, node: Node, p: Node) -> c.Check:
+        try:
+            return self._constraint(node, p)
+        except (ValueError, re.error) as e:  # a count that is no integer, a bad regex
+            raise ProjectError(f"shape {self.label(node)}: {p.n3()}: {e}") from e
+
+    def _constraint(self, node: Node, p: Node) -> c.Check:
         value = self.one(node, p)  # type: ignore[arg-type]
         name = str(p).removeprefix(str(SH))
         simple = _SIMPLE.get(name)
