@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     import pyoxigraph
 
 _EMPTY: dict = {}  # never written to
+CHUNK = 50_000  # N-Triples lines loaded into pyoxigraph at a time
 
 
 class Data:
@@ -104,8 +105,13 @@ class Data:
             import pyoxigraph as ox
 
             found = self._stores[predicates] = ox.Store()
-            text = "".join(self._lines(predicates)).encode("utf-8")
-            found.bulk_load(text, format=ox.RdfFormat.N_TRIPLES)
+            chunk: list[str] = []
+            for line in self._lines(predicates):  # in chunks: the text is never whole
+                chunk.append(line)
+                if len(chunk) == CHUNK:
+                    found.bulk_load("".join(chunk).encode(), format=ox.RdfFormat.N_TRIPLES)
+                    chunk.clear()
+            found.bulk_load("".join(chunk).encode(), format=ox.RdfFormat.N_TRIPLES)
         return found
 
     def _lines(self, predicates: frozenset[str] | None) -> Iterable[str]:
