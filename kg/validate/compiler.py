@@ -24,7 +24,7 @@ from rdflib.term import Node
 from kg.errors import ProjectError
 from kg.validate import checks as c
 from kg.validate.data import Data
-from kg.validate.sparql import Query, analyse
+from kg.validate.sparql import Query, Wanted, analyse
 from kg.validate.terms import Lit, Term, from_rdflib
 
 PathFn = Callable[[Data, Term], Collection[Term]]  # distinct values, in a stable order
@@ -57,7 +57,7 @@ class Shape:
 @dataclass(frozen=True)
 class Program:
     roots: tuple[Shape, ...]  # the shapes with targets
-    predicates: frozenset[str] | None  # what the SPARQL queries read (None: anything)
+    predicates: Wanted | None  # what the SPARQL queries read (None: anything)
 
 
 def compile_dir(shapes_dir: Path) -> Program:
@@ -82,7 +82,7 @@ def compile_graph(g: Graph) -> Program:
         _require_messages(root, set())
     queries = [q for s in compiler.compiled.values() for q in s.sparql]
     queries += [t[1] for s in roots for t in s.targets if isinstance(t[1], Query)]
-    wanted: set[str] = set()
+    wanted: set[tuple[str, str | None]] = set()
     for q in queries:
         if q.predicates is None:
             return Program(tuple(roots), None)

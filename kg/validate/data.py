@@ -16,6 +16,8 @@ from kg.validate.terms import RDF_TYPE, RDFS_SUBCLASSOF, PlainTriple, Term, nt
 if TYPE_CHECKING:
     import pyoxigraph
 
+    from kg.validate.sparql import Wanted
+
 _EMPTY: dict = {}  # never written to
 CHUNK = 50_000  # N-Triples lines loaded into pyoxigraph at a time
 
@@ -37,7 +39,7 @@ class Data:
         self.spo = spo
         self._inverse: dict[str, dict[Term, list[str]]] = {}
         self._superclasses: dict[str, frozenset[str]] = {}
-        self._stores: dict[frozenset[str] | None, pyoxigraph.Store] = {}
+        self._stores: dict[Wanted | None, pyoxigraph.Store] = {}
 
     def objects(self, subject: Term, predicate: str) -> Collection[Term]:
         if type(subject) is not str:  # a literal has no properties
@@ -98,8 +100,8 @@ class Data:
 
     # ------------------------------------------------------------------ SPARQL
 
-    def store(self, predicates: frozenset[str] | None) -> pyoxigraph.Store:
-        """An in-memory pyoxigraph store of the triples with these predicates (all: None)."""
+    def store(self, predicates: Wanted | None) -> pyoxigraph.Store:
+        """An in-memory pyoxigraph store of the triples wanted (all: None)."""
         found = self._stores.get(predicates)
         if found is None:
             import pyoxigraph as ox
@@ -114,14 +116,20 @@ class Data:
             found.bulk_load("".join(chunk).encode(), format=ox.RdfFormat.N_TRIPLES)
         return found
 
-    def _lines(self, predicates: frozenset[str] | None) -> Iterable[str]:
+    def _lines(self, predicates: Wanted | None) -> Iterable[str]:
+        every = {p for p, only in predicates or () if only is None}
+        some: dict[str, set[Term]] = {}
+        for p, only in predicates or ():
+            if only is not None and p not in every:
+                some.setdefault(p, set()).add(only)
         written: dict[Term, str] = {}  # each distinct object formatted once
         for s, by_predicate in self.spo.items():
             subject = None
             for p, objects in by_predicate.items():
-                if predicates is None or p in predicates:
+                if predicates is None or p in every or p in some:
                     subject = subject or nt(s)
-                    for o in objects:
+                    wanted = some.get(p)
+                    for o in objects if wanted is None else (x for x in objects if x in wanted):
                         text = written.get(o)
                         if text is None:
                             text = written[o] = nt(o)

@@ -24,10 +24,13 @@ from kg.validate.terms import RDF_LANGSTRING, Lit, Term
 UNSUPPORTED_VARIABLES = ("PATH", "currentShape", "shapesGraph")  # pre-bound by pySHACL
 
 
+Wanted = frozenset[tuple[str, str | None]]  # (predicate, the one object IRI read, or None: any)
+
+
 @dataclass(frozen=True)
 class Query:
     text: str
-    predicates: frozenset[str] | None  # None: the query may read any predicate
+    predicates: Wanted | None  # None: the query may read any triple
 
 
 def analyse(text: str, where: str) -> Query:
@@ -115,16 +118,21 @@ def _grouped_by(top, var) -> bool:
     return selects == 1  # a sub-select has its own scope: not pre-bound the same way
 
 
-def _predicates(top) -> frozenset[str] | None:
+def _predicates(top) -> Wanted | None:
+    """The triples the query can match: by predicate, and by object where every pattern
+    with that predicate names its object IRI (`?x a <Class>`)."""
     from rdflib import URIRef
 
-    found: set[str] = set()
+    found: set[tuple[str, str | None]] = set()
     for node in _nodes(top):
-        for _, p, _ in node.triples if node.name == "BGP" else ():
+        for _, p, o in node.triples if node.name == "BGP" else ():
             terms = _path_terms(p)
             if terms is None:
                 return None
-            found |= {str(t) for t in terms if isinstance(t, URIRef)}
+            if isinstance(p, URIRef):
+                found.add((str(p), str(o) if isinstance(o, URIRef) else None))
+            else:  # a property path: any object of its steps
+                found |= {(str(t), None) for t in terms if isinstance(t, URIRef)}
     return frozenset(found)
 
 
