@@ -98,6 +98,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     _jobs_argument(build)
     _cache_argument(build)
+    _engine_argument(build)
     build.add_argument(
         "--executor",
         choices=["local", "dask"],
@@ -129,6 +130,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     _jobs_argument(validate)
     _cache_argument(validate)
+    _engine_argument(validate)
 
     query = sub.add_parser(
         "query",
@@ -438,6 +440,16 @@ def _jobs_argument(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _engine_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--engine",
+        choices=["compiled", "pyshacl"],
+        default="compiled",
+        help="SHACL engine: compiled (the default: shapes/ compiled into fast checks, one "
+        "pass) or pyshacl (the reference implementation, in cached parts on --jobs workers)",
+    )
+
+
 def _cache_argument(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--no-cache",
@@ -701,7 +713,7 @@ def _run(args: argparse.Namespace) -> int:
         return EXIT_OK
     if args.command == "validate":
         _, report = _pipeline().validate_project(
-            config, progress=_progress, jobs=args.jobs, cache=args.cache
+            config, progress=_progress, jobs=args.jobs, cache=args.cache, engine=args.engine
         )
         _print_validation(report, args.format)
         return EXIT_OK if report.conforms else EXIT_NONCONFORMING
@@ -716,6 +728,7 @@ def _run(args: argparse.Namespace) -> int:
             jobs=args.jobs,
             cache=args.cache,
             executor=Executor(args.executor, args.scheduler),
+            engine=args.engine,
         )
         from kg.ingest.lint import warnings
 

@@ -22,7 +22,7 @@ from kg.ingest.load import load_dataset_partially
 from kg.ingest.redact import redact
 from kg.model import Dataset, PartialDate
 from kg.resolve.identity import Resolution, reference_problems, resolve
-from kg.validate.shacl import Report, validate_in_parts  # pySHACL only when a part is validated
+from kg.validate.shacl import Report, validate_compiled, validate_in_parts
 from kg.workers import LOCAL, Executor, ForkPool, Pool, Session, session, worker_count
 
 if TYPE_CHECKING:
@@ -228,17 +228,28 @@ def build_graph(
 
 
 def validate_project(
-    config: Config, progress: Progress = _quiet, jobs: int = 0, cache: bool = True
+    config: Config,
+    progress: Progress = _quiet,
+    jobs: int = 0,
+    cache: bool = True,
+    engine: str = "compiled",
 ) -> tuple[Resolution, Report]:
     resolution, mapped = build_graph(config, progress, cache)
     pool = ForkPool(worker_count(jobs, len(resolution.dataset.profiles)))
-    return resolution, _validate(config, mapped, progress, pool, cache)
+    return resolution, _validate(config, mapped, progress, pool, cache, engine)
 
 
 def _validate(
-    config: Config, mapped: Mapped, progress: Progress, pool: Pool, cache: bool
+    config: Config, mapped: Mapped, progress: Progress, pool: Pool, cache: bool, engine: str
 ) -> Report:
-    progress(f"validating against shapes/ ({pool.describe()})")
+    """`compiled` (the default): one pass in this process, no cache needed; `pyshacl`:
+    in parts on the pool, each part's results cached by content hash."""
+    if engine == "compiled":
+        progress("validating against shapes/ (compiled)")
+        return validate_compiled(
+            mapped.triples, mapped.sources, config.shapes_dir, config.ontology_dir
+        )
+    progress(f"validating against shapes/ with pySHACL ({pool.describe()})")
     return validate_in_parts(
         mapped.triples,
         mapped.sources,
@@ -259,6 +270,7 @@ def build(
     jobs: int = 0,
     cache: bool = True,
     executor: Executor = LOCAL,
+    engine: str = "compiled",
 ) -> BuildResult:
     """Load, resolve, map, validate and export; the output directory is replaced atomically.
 
@@ -267,7 +279,7 @@ def build(
     opened first: an unreachable scheduler fails before any work.
     """
     with session(executor, jobs) as opened:
-        return _build(config, out, progress, allow_violations, cache, opened)
+        return _build(config, out, progress, allow_violations, cache, opened, engine)
 
 
 def _build(
@@ -277,10 +289,11 @@ def _build(
     allow_violations: bool,
     cache: bool,
     opened: Session,
+    engine: str = "compiled",
 ) -> BuildResult:
     resolution, mapped = build_graph(config, progress, cache)
     pool = opened.pool(len(resolution.dataset.profiles))
-    report = _validate(config, mapped, progress, pool, cache)
+    report = _validate(config, mapped, progress, pool, cache, engine)
     if not report.conforms and not allow_violations:
         return BuildResult(None, (), len(mapped.triples), resolution, report)
     from kg.publish.export import previous_tree, write_outputs

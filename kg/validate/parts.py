@@ -153,13 +153,13 @@ def validate_part(shapes: Shapes, part: Part) -> list[Raw]:
     """The results for the part's own nodes: a pure function of the shapes and the part."""
     from pyshacl import validate as shacl_validate
 
-    from kg.validate.shacl import _constraint_lookup_by_set, _parsed_once
+    from kg.validate.pyshacl_tuning import constraint_lookup_by_set, parsed_once
 
     data = Graph()
     data.addN((s, p, o, data) for s, p, o in part.closure)
     data.addN((s, p, o, data) for s, p, o in shapes.ontology)
     owned = set(part.owned)
-    with _parsed_once(), _constraint_lookup_by_set(), _targets_within(owned):
+    with parsed_once(), constraint_lookup_by_set(), _targets_within(owned):
         _, results, _ = shacl_validate(
             data,
             shacl_graph=shapes.shapes,
@@ -203,7 +203,7 @@ def _raw(results: Graph, node: Node, shapes: Graph) -> Raw:
     """A result as N-Triples terms; blank nodes (anonymous shapes and paths) are not kept
     as such: their ids mean nothing in another process, so a shape is named by the node
     shape that holds it and a complex path is left out."""
-    from kg.validate.shacl import _owner_shape
+    from kg.validate.pyshacl_tuning import owner_shape
 
     def term(p: URIRef) -> str:
         value = results.value(node, p)
@@ -211,7 +211,7 @@ def _raw(results: Graph, node: Node, shapes: Graph) -> Raw:
 
     shape = results.value(node, SH.sourceShape)
     if not isinstance(shape, URIRef):
-        owner = _owner_shape(shapes, shape)
+        owner = owner_shape(shapes, shape)
         shape = URIRef(owner) if owner else None
     return (
         term(SH.focusNode),

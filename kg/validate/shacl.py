@@ -1,66 +1,42 @@
 """Stage 4: SHACL validation. Non-conformance is a result (a `Report`), not an exception.
 
-Each result is traced back to the YAML file and line that produced its focus node
-through the mapper's source map (falling back to the nearest enclosing node's IRI).
+Two engines: `compiled` (the default: shapes/ compiled once into Python checks, SPARQL
+constraints on pyoxigraph, kg/validate/engine.py) and `pyshacl` (the reference, run on
+the whole graph or in cached parts, kg/validate/parts.py). Each result is traced back to
+the YAML file and line that produced its focus node through the mapper's source map
+(falling back to the nearest enclosing node's IRI), kg/validate/report.py.
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable
 from functools import cache, partial
 from pathlib import Path
-from typing import cast
 
-from rdflib import BNode, Graph, Literal, URIRef
+from rdflib import Graph, Literal, URIRef
 from rdflib.term import Node
-from rdflib.util import from_n3
 
-from kg.graph.namespaces import RDF, SH, curie
+from kg.graph.namespaces import RDF, SH
 from kg.graph.triples import Triples
 from kg.model import Source
+from kg.validate.pyshacl_tuning import constraint_lookup_by_set, owner_shape, parsed_once
+from kg.validate.report import (
+    SEVERITIES,
+    SEVERITY_NAMES,
+    Report,
+    Result,
+    from_raw,
+    order,
+    report_graph,
+    report_graph_of_terms,
+    short,
+    source_of,
+)
 from kg.workers import Pool
 
-SEVERITIES: dict[Node | None, str] = {  # looked up with any term found, or None
-    SH.Violation: "Violation",
-    SH.Warning: "Warning",
-    SH.Info: "Info",
-}
-
-
-@dataclass(frozen=True)
-class Result:
-    """One SHACL result, with the YAML place it came from."""
-
-    source: Source | None
-    severity: str
-    focus: str
-    path: str | None
-    value: str | None
-    message: str
-    shape: str
-
-    def __str__(self) -> str:
-        where = f"{self.source}: " if self.source else ""
-        path = f" {self.path}" if self.path else ""
-        value = f" (value {self.value})" if self.value is not None else ""
-        return f"{where}{self.severity}: {self.message} [{self.focus}{path}{value}]"
-
-
-@dataclass(frozen=True)
-class Report:
-    results: tuple[Result, ...]
-    graph: Graph
-
-    @property
-    def conforms(self) -> bool:
-        """True when there is no Violation (warnings and info are allowed)."""
-        return not any(r.severity == "Violation" for r in self.results)
-
-    def count(self, severity: str) -> int:
-        return sum(1 for r in self.results if r.severity == severity)
+ENGINES = ("compiled", "pyshacl")
+__all__ = ["ENGINES", "SEVERITIES", "Report", "Result", "source_of", "validate"]
 
 
 @cache
@@ -78,6 +54,79 @@ def shapes_graph(shapes_dir: Path, ontology_dir: Path) -> Graph:
     return _load_shapes(shapes_dir.resolve(), ontology_dir.resolve())[0]
 
 
+# ------------------------------------------------------------------ compiled (the default)
+
+
+@cache
+def _compiled(shapes_dir: Path, ontology_dir: Path, stamp: str):  # -> (Program, ontology)
+    from kg.validate.engine import load_program, ontology_triples
+
+    return load_program(shapes_dir), tuple(ontology_triples(ontology_dir))
+
+
+def _program(shapes_dir: Path, ontology_dir: Path):
+    """The compiled shapes, recompiled when a file of shapes/ or ontology/ changes."""
+    stamp = _files_digest(shapes_dir, ontology_dir, hashlib.sha256())
+    return _compiled(shapes_dir.resolve(), ontology_dir.resolve(), stamp)
+
+
+def validate_compiled(
+    triples: Triples, sources: dict[URIRef, Source], shapes_dir: Path, ontology_dir: Path
+) -> Report:
+    """The report for the pipeline's `Triples`, with the compiled engine."""
+    from kg.validate.engine import validate_triples
+
+    program, ontology = _program(shapes_dir, ontology_dir)
+    return findings_report(validate_triples(triples, program, ontology), sources)
+
+
+def validate_ntriples(
+    lines: Iterable[str], sources: dict[URIRef, Source], shapes_dir: Path, ontology_dir: Path
+) -> Report:
+    """The report for a graph given as N-Triples lines or per-subject blocks."""
+    from kg.validate import engine
+
+    program, ontology = _program(shapes_dir, ontology_dir)
+    return findings_report(engine.validate_ntriples(lines, program, ontology), sources)
+
+
+def findings_report(findings: list, sources: dict[URIRef, Source]) -> Report:
+    """A report from the compiled engine's findings (kg/validate/engine.py)."""
+    from kg.validate.terms import text_of, to_rdflib
+
+    def plain(term) -> str:
+        text = text_of(term)
+        return text[2:] if isinstance(term, str) and text.startswith("_:") else text
+
+    results = [
+        Result(
+            source=source_of(URIRef(f.focus), sources) if isinstance(f.focus, str) else None,
+            severity=SEVERITY_NAMES.get(f.severity, "Violation"),
+            focus=plain(f.focus),
+            path=short(f.path) if f.path else None,
+            value=plain(f.value) if f.value is not None else None,
+            message=f.message,
+            shape=f.shape,
+        )
+        for f in findings
+    ]
+
+    def graph() -> Graph:
+        rows = []
+        for f in findings:
+            terms = (f.focus, f.severity, f.path or None, f.value, None, f.shape or None)
+            row: list[Node | None] = [to_rdflib(t) if t is not None else None for t in terms]
+            row[4] = Literal(f.message)
+            row.append(URIRef(f.component))
+            rows.append(row)
+        return report_graph_of_terms(rows)
+
+    return Report(tuple(sorted(results, key=order)), graph)
+
+
+# ------------------------------------------------------------------ pySHACL (the reference)
+
+
 def validate(
     graph: Graph, sources: dict[URIRef, Source], shapes_dir: Path, ontology_dir: Path
 ) -> Report:
@@ -85,7 +134,7 @@ def validate(
     from pyshacl import validate as shacl_validate
 
     shapes, ontology = _load_shapes(shapes_dir.resolve(), ontology_dir.resolve())
-    with _parsed_once(), _constraint_lookup_by_set():
+    with parsed_once(), constraint_lookup_by_set():
         _, results_graph, _ = shacl_validate(
             graph,
             shacl_graph=shapes,
@@ -99,9 +148,9 @@ def validate(
             _result(results_graph, shapes, node, sources)
             for node in results_graph.subjects(RDF.type, SH.ValidationResult)
         ),
-        key=_order,
+        key=order,
     )
-    return Report(tuple(results), results_graph)
+    return Report(tuple(results), lambda: results_graph)
 
 
 def validate_in_parts(
@@ -120,131 +169,22 @@ def validate_in_parts(
     parts = split(triples, base, _salt(shapes_dir, ontology_dir, CACHE_VERSION))
     shapes = partial(_load_shapes, shapes_dir.resolve(), ontology_dir.resolve())
     raw = run_parts(parts, shapes, jobs, cache_dir, progress)
-    results = sorted((_from_raw(r, sources) for r in raw), key=_order)
-    return Report(tuple(results), _report_graph(raw))
+    results = sorted((from_raw(r, sources) for r in raw), key=order)
+    return Report(tuple(results), partial(report_graph, raw))
 
 
 def _salt(shapes_dir: Path, ontology_dir: Path, version: str) -> str:
     from importlib.metadata import version as installed  # not pySHACL itself: slow to import
 
     digest = hashlib.sha256(f"{version} {installed('pyshacl')}".encode())
+    return _files_digest(shapes_dir, ontology_dir, digest)
+
+
+def _files_digest(shapes_dir: Path, ontology_dir: Path, digest) -> str:
     for folder in (shapes_dir, ontology_dir):
         for path in sorted(folder.glob("*.ttl")):
             digest.update(path.name.encode() + b"\0" + path.read_bytes())
     return digest.hexdigest()
-
-
-def _from_raw(raw: tuple[str, ...], sources: dict[URIRef, Source]) -> Result:
-    terms = (cast(Node, from_n3(t)) if t else None for t in raw)  # N-Triples terms
-    focus, severity, path, value, message, shape = terms
-    return Result(
-        source=source_of(focus, sources),
-        severity=SEVERITIES.get(severity, "Violation"),
-        focus=str(focus),
-        path=_short(path) if isinstance(path, URIRef) else None,
-        value=str(value) if value is not None else None,
-        message=str(message) if message is not None else "constraint not met",
-        shape=str(shape) if shape is not None else "",
-    )
-
-
-def _report_graph(raw: list[tuple[str, ...]]) -> Graph:
-    """A SHACL validation report graph for the raw results (for `--format turtle`)."""
-    graph = Graph()
-    graph.bind("sh", SH)
-    report = BNode()
-    graph.add((report, RDF.type, SH.ValidationReport))
-    # SHACL: sh:conforms is true only when there are no results at all (of any severity);
-    # whether warnings fail a build is kg's exit-code policy, not the report's
-    graph.add((report, SH.conforms, Literal(not raw)))
-    predicates = (SH.focusNode, SH.resultSeverity, SH.resultPath, SH.value, SH.resultMessage)
-    for r in raw:
-        node = BNode()
-        graph.add((report, SH.result, node))
-        graph.add((node, RDF.type, SH.ValidationResult))
-        for p, text in zip((*predicates, SH.sourceShape), r, strict=True):
-            if text:
-                graph.add((node, p, cast(Node, from_n3(text))))  # an N-Triples term
-    return graph
-
-
-@contextmanager
-def _parsed_once() -> Iterator[None]:
-    """Parse each SPARQL text once while pySHACL runs.
-
-    pySHACL evaluates a SPARQL constraint once per focus node and passes the query as
-    text, so rdflib parses it again every time (about 6 ms each: three quarters of the
-    validation time on the seeds). Reusing the translated query with new initial
-    bindings is exactly what rdflib's prepared queries do.
-    """
-    from rdflib.plugins.sparql import processor
-
-    original = processor.SPARQLProcessor.query
-    translated: dict = {}
-
-    def query(self, text, initBindings=None, initNs=None, base=None, DEBUG=False):
-        if isinstance(text, str):
-            key = (text, base, tuple(sorted((initNs or {}).items())))
-            if key not in translated:
-                parsed = processor.parseQuery(text)
-                translated[key] = processor.translateQuery(parsed, base, initNs)
-            text = translated[key]
-        return original(self, text, initBindings, initNs, base, DEBUG)
-
-    processor.SPARQLProcessor.query = query  # type: ignore[method-assign]  # deliberate patch
-    try:
-        yield
-    finally:
-        processor.SPARQLProcessor.query = original  # type: ignore[method-assign]
-
-
-class _ListWithSet(list):
-    """A list whose `in` is a set lookup (it stays one through `copy` and `append`)."""
-
-    def __init__(self, items=()) -> None:
-        super().__init__(items)
-        self._members = set(self)
-
-    def __contains__(self, item: object) -> bool:
-        return item in self._members
-
-    def copy(self) -> _ListWithSet:
-        return _ListWithSet(self)
-
-    def append(self, item) -> None:
-        super().append(item)
-        self._members.add(item)
-
-
-@contextmanager
-def _constraint_lookup_by_set() -> Iterator[None]:
-    """Let pySHACL find a shape's constraint parameters with a set lookup.
-
-    For every shape it evaluates (nested `sh:or` branches too, once per value node),
-    pySHACL tests each predicate of the shape for membership in a list of about forty
-    parameter IRIs; each test is a linear scan of rdflib's Python-level `__eq__` (a
-    fifth of the validation time on a synthetic corpus). pySHACL reads the list from a
-    module attribute it caches itself, so it is swapped for a list with a set inside.
-    """
-    from pyshacl import shape
-    from pyshacl.constraints import ALL_CONSTRAINT_PARAMETERS, CONSTRAINT_PARAMETERS_MAP
-
-    missing = object()
-    original = getattr(shape.module, "CONSTRAINT_PARAMS", missing)
-    fast = (_ListWithSet(ALL_CONSTRAINT_PARAMETERS), CONSTRAINT_PARAMETERS_MAP)
-    shape.module.CONSTRAINT_PARAMS = fast  # type: ignore[attr-defined]
-    try:
-        yield
-    finally:
-        if original is missing:
-            del shape.module.CONSTRAINT_PARAMS
-        else:
-            shape.module.CONSTRAINT_PARAMS = original  # type: ignore[attr-defined]
-
-
-def _order(r: Result) -> tuple:
-    where = (r.source.file, r.source.line, r.source.column) if r.source else ("", 0, 0)
-    return (*where, r.severity, r.focus, r.path or "", r.value or "", r.message, r.shape)
 
 
 def _result(g: Graph, shapes: Graph, node: Node, sources: dict[URIRef, Source]) -> Result:
@@ -257,34 +197,11 @@ def _result(g: Graph, shapes: Graph, node: Node, sources: dict[URIRef, Source]) 
         source=source_of(focus, sources),
         severity=SEVERITIES.get(g.value(node, SH.resultSeverity), "Violation"),
         focus=str(focus),
-        path=_short(path) if isinstance(path, URIRef) else None,
+        path=short(path) if isinstance(path, URIRef) else None,
         value=str(value) if isinstance(value, Literal | URIRef) else None,
         message=str(message) if message is not None else "constraint not met",
-        shape=str(shape) if isinstance(shape, URIRef) else _owner_shape(shapes, shape),
+        shape=str(shape) if isinstance(shape, URIRef) else owner_shape(shapes, shape),
     )
-
-
-def _owner_shape(shapes: Graph, shape: Node | None) -> str:
-    """Anonymous property shapes are reported under the node shape that holds them."""
-    owner = shapes.value(None, SH.property, shape) if shape is not None else None
-    return str(owner) if owner is not None else ""
-
-
-def source_of(focus: Node | None, sources: dict[URIRef, Source]) -> Source | None:
-    """The YAML place of a node, or of the nearest enclosing node by IRI path."""
-    if not isinstance(focus, URIRef):
-        return None
-    iri = str(focus)
-    while "/" in iri:
-        found = sources.get(URIRef(iri))
-        if found is not None:
-            return found
-        iri = iri.rsplit("/", 1)[0]
-    return None
-
-
-def _short(iri: Node) -> str:
-    return curie(str(iri)) or str(iri)
 
 
 def describe_shapes(shapes: Graph) -> list[dict[str, str]]:
@@ -300,9 +217,9 @@ def describe_shapes(shapes: Graph) -> list[dict[str, str]]:
 
 
 def _targets(shapes: Graph, node: Node) -> str:
-    parts = [_short(c) for c in shapes.objects(node, SH.targetClass)]
-    parts += [f"subjects of {_short(p)}" for p in shapes.objects(node, SH.targetSubjectsOf)]
-    parts += [f"objects of {_short(p)}" for p in shapes.objects(node, SH.targetObjectsOf)]
+    parts = [short(c) for c in shapes.objects(node, SH.targetClass)]
+    parts += [f"subjects of {short(p)}" for p in shapes.objects(node, SH.targetSubjectsOf)]
+    parts += [f"objects of {short(p)}" for p in shapes.objects(node, SH.targetObjectsOf)]
     parts += ["SPARQL target" for _ in shapes.objects(node, SH.target)]
     return ", ".join(sorted(parts))
 
@@ -316,7 +233,7 @@ def _row(
     return {
         "id": str(ident).rsplit("#", 1)[-1],
         "targets": targets,
-        "path": _short(path) if isinstance(path, URIRef) else ("(several)" if path else "(SPARQL)"),
+        "path": short(path) if isinstance(path, URIRef) else ("(several)" if path else "(SPARQL)"),
         "severity": SEVERITIES[severity],
         "message": str(message),
     }

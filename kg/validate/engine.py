@@ -1,0 +1,175 @@
+"""The compiled validator: a `Program` (kg/validate/compiler.py) run over `Data`.
+
+Entry points take the graph as N-Triples text (lines or per-subject blocks) or as the
+pipeline's `Triples`. Each `Finding` is one SHACL validation result in plain terms.
+Invariant: the findings are those pySHACL gives for the same shapes and data (with the
+ontology merged into the data graph, no inference), as a multiset; the order is sorted.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, NamedTuple
+
+from kg.validate.checks import SH
+from kg.validate.compiler import Program, Shape, compile_dir
+from kg.validate.data import Data
+from kg.validate.sparql import Query, Row, rows
+from kg.validate.terms import PlainTriple, Term, from_rdflib, parse_ntriples, text_of
+
+if TYPE_CHECKING:
+    from kg.graph.triples import Triples
+
+SPARQL_COMPONENT = SH + "SPARQLConstraintComponent"
+
+
+class Finding(NamedTuple):
+    focus: Term
+    severity: str  # an IRI: sh:Violation, sh:Warning, sh:Info
+    path: str  # the predicate of a one-step path, else ""
+    value: Term | None
+    message: str
+    shape: str  # an IRI, or "" for an anonymous shape not held by a named one
+    component: str
+
+
+def validate_ntriples(
+    lines: Iterable[str], program: Program, ontology: Iterable[PlainTriple] = ()
+) -> list[Finding]:
+    """Findings for N-Triples text given as lines or per-subject blocks."""
+    return run(program, Data(_chain(parse_ntriples(lines), ontology)))
+
+
+def validate_triples(
+    triples: Triples, program: Program, ontology: Iterable[PlainTriple] = ()
+) -> list[Finding]:
+    """Findings for the pipeline's `Triples` (rdflib terms, converted once each)."""
+    return run(program, Data(_chain(plain_triples(triples), ontology)))
+
+
+def plain_triples(triples: Iterable[tuple]) -> Iterator[PlainTriple]:
+    """rdflib triples as plain ones; equal terms share one Python object."""
+    from rdflib import URIRef
+
+    shared: dict[Term, Term] = {}
+    for s, p, o in triples:
+        s = str(s) if type(s) is URIRef else from_rdflib(s)
+        o = str(o) if type(o) is URIRef else from_rdflib(o)
+        yield shared.setdefault(s, s), shared.setdefault(p, str(p)), shared.setdefault(o, o)  # type: ignore[misc]
+
+
+def _chain(*parts: Iterable[PlainTriple]) -> Iterator[PlainTriple]:
+    for part in parts:
+        yield from part
+
+
+def ontology_triples(ontology_dir: Path) -> list[PlainTriple]:
+    from rdflib import Graph
+
+    graph = Graph()
+    for path in sorted(ontology_dir.glob("*.ttl")):
+        graph.parse(path, format="turtle")
+    return [(from_rdflib(s), from_rdflib(p), from_rdflib(o)) for s, p, o in graph]  # type: ignore[misc]
+
+
+def load_program(shapes_dir: Path) -> Program:
+    return compile_dir(shapes_dir)
+
+
+def run(program: Program, data: Data) -> list[Finding]:
+    return sorted(_Run(program, data).findings(), key=_key)
+
+
+def _key(f: Finding) -> tuple:
+    value = f.value if f.value is None or isinstance(f.value, str) else tuple(f.value)
+    return (str(f.focus), f.severity, f.path, str(value), f.message, f.shape, f.component)
+
+
+class _Run:
+    def __init__(self, program: Program, data: Data) -> None:
+        self.program = program
+        self.data = data
+        self._rows: dict[str, dict[Term, list[Row]]] = {}
+
+    def findings(self) -> list[Finding]:
+        out: list[Finding] = []
+        for shape in self.program.roots:
+            if shape.deactivated:
+                continue
+            for focus in self.focus_nodes(shape):
+                self.evaluate(shape, focus, out)
+        return out
+
+    def focus_nodes(self, shape: Shape) -> Iterable[Term]:
+        data = self.data
+        found: dict[Term, None] = {}
+        for kind, arg in shape.targets:
+            if kind == "class":
+                nodes: Iterable[Term] = data.instances(arg)  # type: ignore[arg-type]
+            elif kind == "node":
+                nodes = [arg]  # type: ignore[list-item]
+            elif kind == "subjects":
+                nodes = data.subjects_of(arg)  # type: ignore[arg-type]
+            elif kind == "objects":
+                nodes = data.objects_of(arg)  # type: ignore[arg-type]
+            else:
+                nodes = self.rows(arg).keys()  # type: ignore[arg-type]
+            found.update(dict.fromkeys(nodes))
+        return found
+
+    def conforms(self, shape: object, node: Term) -> bool:
+        out: list[Finding] = []
+        self.evaluate(shape, node, out)  # type: ignore[arg-type]
+        return not out
+
+    def evaluate(self, shape: Shape, focus: Term, out: list[Finding]) -> None:
+        """Append the findings of `shape` on `focus` to `out`."""
+        if shape.deactivated:
+            return
+        values = shape.path(self.data, focus) if shape.path is not None else (focus,)
+        for check in shape.checks:
+            for value, component in check(self, focus, values):
+                out.append(
+                    Finding(
+                        focus, shape.severity, shape.path_iri, value, shape.message or "",
+                        shape.name, component,
+                    )
+                )  # fmt: skip
+        for prop in shape.properties:
+            for v in values:
+                self.evaluate(prop, v, out)
+        for query in shape.sparql:
+            out.extend(self._sparql(shape, query, focus))
+
+    def _sparql(self, shape: Shape, query: Query, focus: Term) -> Iterator[Finding]:
+        seen = set()
+        for row in self.rows(query).get(focus, ()):
+            value = row.get("value", focus)
+            path = row.get("path")
+            key = tuple(sorted(row.items()))
+            if key in seen:
+                continue
+            seen.add(key)
+            yield Finding(
+                focus, shape.severity, path if isinstance(path, str) else "", value,
+                _format(shape.message or "", {**row, "value": value}), shape.name,
+                SPARQL_COMPONENT,
+            )  # fmt: skip
+
+    def rows(self, query: Query) -> dict[Term, list[Row]]:
+        """The query's rows by the focus node they bind to $this, computed once."""
+        found = self._rows.get(query.text)
+        if found is None:
+            found = self._rows[query.text] = {}
+            for row in rows(self.data.store(self.program.predicates), query):
+                found.setdefault(row["this"], []).append(row)
+        return found
+
+
+def _format(message: str, row: Row) -> str:
+    """pySHACL's message templates: `{?name}` or `{$name}` becomes the bound value's text."""
+    for name, value in row.items():
+        message = message.replace("{?" + name + "}", text_of(value))
+        message = message.replace("{$" + name + "}", text_of(value))
+    return message
