@@ -294,7 +294,13 @@ def _framed(message: object) -> bytes:
     from distributed.comm.tcp import _add_frames_header
     from distributed.comm.utils import to_frames
 
-    frames, _, _ = _add_frames_header(asyncio.run(to_frames(message)))
+    # in a thread of its own: a browser test earlier in this worker may have left
+    # Playwright's event loop running in the main thread, where asyncio.run refuses
+    made: list = []
+    worker = threading.Thread(target=lambda: made.append(asyncio.run(to_frames(message))))
+    worker.start()
+    worker.join(30)
+    frames, _, _ = _add_frames_header(made[0])
     return b"".join(bytes(f) for f in frames)
 
 

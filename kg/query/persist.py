@@ -33,12 +33,10 @@ import pyoxigraph as ox
 
 from kg.cache import package_digest, user_secret
 from kg.config import Config
-from kg.query.store import QueryStore
+from kg.query.store import OWNER, OWNERS, QueryStore
 
 STORE_DIR = ".kg-cache/store"
 _HEX = frozenset("0123456789abcdef")
-OWNERS = "urn:kg:page-owners"  # the named graph: which page describes each other subject
-OWNER = "urn:kg:page-owner"
 _OWNERS, _OWNER = OWNERS.encode(), OWNER.encode()
 _CHUNK = 100_000  # quads handed to pyoxigraph's bulk loader at a time (bounded memory)
 

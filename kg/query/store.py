@@ -30,6 +30,10 @@ FILE_FORMATS = {
     ".jsonld": ox.RdfFormat.JSON_LD,
 }
 _XSD_STRING = str(XSD.string)
+# kg.query.persist's index: the named graph saying which page owner describes each
+# subject without a page of its own (`<person/x/award/1> OWNER <person/x>`)
+OWNERS = "urn:kg:page-owners"
+OWNER = "urn:kg:page-owner"
 
 
 class QueryStore:
@@ -79,8 +83,6 @@ class QueryStore:
         """The triples of page owner `iri` and of every subject it describes (those minted
         under its IRI), read by index from a persistent store (kg.query.persist); None
         where the store has no owner index or `iri` is not a page owner."""
-        from kg.query.persist import OWNER, OWNERS
-
         owners = ox.NamedNode(OWNERS)
         node = ox.NamedNode(iri)
         if not self._owner_index or not self._store.contains_named_graph(owners):
