@@ -118,6 +118,23 @@ PUBLICATION_TYPES = (
     "report",
     "thesis",
 )
+
+
+def inferred_publication_type(status: str | None, venue_kind: str | None) -> str | None:
+    """The kind of work its status or its venue's kind says, when a listing gives none;
+    None (a generic scholarly work) when neither does, e.g. a paper "[In Submission]" to
+    a venue the document does not name. The one rule for the graph, citations and pages."""
+    if status == "report" or venue_kind == "report-series":
+        return "report"
+    if status == "preprint" or venue_kind == "preprint-server":
+        return "preprint"
+    return {
+        "journal": "journal-article",
+        "workshop": "workshop-paper",
+        "conference": "conference-paper",
+    }.get(venue_kind or "")
+
+
 PUBLICATION_STATUSES = (
     "published",
     "accepted",

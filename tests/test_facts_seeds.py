@@ -169,3 +169,20 @@ def test_a_paper_that_names_no_venue_is_no_conference_paper(graph):
     assert set(graph.objects(rose, RDF.type)) == {SCHEMA.ScholarlyArticle}
     assert graph.value(rose, KG.publicationType) is None
     assert str(graph.value(rose, SCHEMA.creativeWorkStatus)) == "submitted"
+
+
+def test_a_paper_that_names_no_venue_is_no_conference_paper_in_citations(seed_build):
+    """The same rule in the citation exports (kg.model.inferred_publication_type): ROSE
+    (no venue, "[In Submission]") is BibTeX `@unpublished` (a submitted work) and CSL
+    `article`, never a conference paper."""
+    import json
+
+    from kg.publish.citation import bibtex_file, csl_file
+
+    resolution = seed_build[0]
+    bib = bibtex_file(resolution, "yuheng-zhao")
+    entry = next(e for e in bib.split("\n@") if "Rollout On Serving" in e)
+    assert entry.lstrip("@").startswith("unpublished{"), entry[:40]
+    items = json.loads(csl_file(resolution, "yuheng-zhao"))
+    (rose,) = [i for i in items if i["title"] == ROSE_TITLE]
+    assert rose["type"] == "article"

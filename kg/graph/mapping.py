@@ -39,6 +39,7 @@ from kg.model import (
     Talk,
     Teaching,
     Venue,
+    inferred_publication_type,
 )
 from kg.resolve.identity import PublicationEntity, Resolution, project_papers
 
@@ -714,15 +715,7 @@ class _Mapper:
         no `kg:publicationType`) when neither does, e.g. a paper "[In Submission]" to a
         venue the document does not name."""
         kind = self.r.venues[pub.venue].kind if pub.venue else None
-        if pub.status == "report" or kind == "report-series":
-            return "report"
-        if pub.status == "preprint" or kind == "preprint-server":
-            return "preprint"
-        return {
-            "journal": "journal-article",
-            "workshop": "workshop-paper",
-            "conference": "conference-paper",
-        }.get(kind or "")
+        return inferred_publication_type(pub.status, kind)
 
     def place(self, w: URIRef, pub: PublicationEntity) -> None:
         """Where and when the work appeared, by status (docs/mapping.md#publication-status).

@@ -17,7 +17,7 @@ import unicodedata
 from dataclasses import dataclass
 
 from kg.ingest.names import text_key
-from kg.model import STATUS_SYNONYMS, Profile, Publication
+from kg.model import STATUS_SYNONYMS, Profile, Publication, inferred_publication_type
 from kg.resolve.identity import PublicationEntity, Resolution
 
 STOP_WORDS = frozenset({"a", "an", "the", "on", "of", "in", "for", "to", "and", "towards", "how"})
@@ -110,16 +110,10 @@ FOLIO_LINKS["Blog"] = "blog"
 # --------------------------------------------------------------------------- selection
 
 
-def publication_type(r: Resolution, venue: str | None, status: str) -> str:
-    """The type kg infers when a listing gives none (the same rule as kg.graph.mapping)."""
-    kind = r.venues[venue].kind if venue else None
-    if status == "report" or kind == "report-series":
-        return "report"
-    if status == "preprint" or kind == "preprint-server":
-        return "preprint"
-    return {"journal": "journal-article", "workshop": "workshop-paper"}.get(
-        kind or "", "conference-paper"
-    )
+def publication_type(r: Resolution, venue: str | None, status: str) -> str | None:
+    """The type kg infers when a listing gives none (`kg.model.inferred_publication_type`,
+    as the graph does): None for a generic work (BibTeX `@misc`, CSL `article`)."""
+    return inferred_publication_type(status, r.venues[venue].kind if venue else None)
 
 
 def works_by_person(r: Resolution) -> dict[str, list[tuple[PublicationEntity, Publication | None]]]:
@@ -187,7 +181,7 @@ def citable(
         key=key,
         title=pub.title,
         authors=_cite_authors(pub, source, own, profiles),
-        type=source.type or pub.type or publication_type(r, venue_key, status),
+        type=source.type or pub.type or publication_type(r, venue_key, status) or "",
         status=status,
         venue=printed or (r.venues[venue_key].name if venue_key else None),
         year=source.year if own else pub.year,

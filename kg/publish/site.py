@@ -256,6 +256,7 @@ TYPE_LABELS = {
     "preprint": "Preprints",
     "report": "Technical reports",
     "thesis": "Theses",
+    "other": "Other works",  # no type given, none inferred (kg.model.inferred_publication_type)
 }
 
 
@@ -586,7 +587,9 @@ class SiteBuilder:
         `paths`: every thing with a page (for the sitemap)."""
         pubs = sorted(self.r.publications.values(), key=lambda p: p.title.casefold())
         views = {p.key: self.publication_view(p, None, "") for p in pubs}
-        by_type = {p.key: p.type or publication_type(self.r, p.venue, p.status) for p in pubs}
+        by_type = {
+            p.key: p.type or publication_type(self.r, p.venue, p.status) or "other" for p in pubs
+        }
         files = {
             "publications.html": self.list_page("Publications by year", views, self.by_year),
             "publications-by-venue.html": self.list_page(
