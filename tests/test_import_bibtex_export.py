@@ -41,6 +41,7 @@ def _profile() -> str:
         {
             "title": title,
             "authors": AUTHORS,
+            "type": "conference-paper",  # given: an unregistered venue names no kind
             "venue_as_printed": "Proc. of {Braces} & Co",
             "year": 2020 + i,
             "doi": f"10.1234/abc{{{i}}}",
