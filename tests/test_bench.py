@@ -23,7 +23,8 @@ def test_every_stage_is_measured_with_its_memory(result):
     assert result["kg"]["rebuild after one edit"]["seconds"] > 0
     # CPU and the peak summed over every process of the run are measured too
     assert result["kg"]["cpu_total"] > result["kg"]["validate"]["cpu"] > 0
-    assert result["kg"]["summed_peak_mib"] >= result["kg"]["map"]["peak_mib"] * 0.9
+    # (not compared with ru_maxrss, which Linux carries over exec from the forking parent)
+    assert result["kg"]["summed_peak_mib"] > 30  # at least one Python process with kg loaded
 
 
 def test_kg_and_the_naive_baseline_build_the_same_graph(result):

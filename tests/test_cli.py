@@ -378,7 +378,8 @@ def remove(path: str):
 
 
 def corrupt_cache(root):
-    entries = list((root / ".kg-cache" / "validation").glob("*/*"))
+    cache = root / ".kg-cache"
+    entries = [*cache.glob("validation/*/*"), *cache.glob("parse/*/*")]
     assert entries
     for entry in entries:
         entry.write_bytes(entry.read_bytes()[:32] + b'[["not", "a", "term"], 3, {"x": 1}]')

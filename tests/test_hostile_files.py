@@ -55,12 +55,16 @@ def snapshot(folder: Path) -> dict[str, object]:
     return found
 
 
+PYSHACL_BUILD = ("build", "--engine", "pyshacl")  # the engine that caches validation
+
+
 @pytest.fixture(scope="module")
 def warm(tmp_path_factory) -> Path:
-    """The mini project built once (output, versions and every cache filled)."""
+    """The mini project built once (output, versions and every cache filled: pySHACL is
+    the engine with a validation cache, decision 0026)."""
     root = tmp_path_factory.mktemp("warm") / "project"
     shutil.copytree(MINI, root)
-    run = kg("--project", str(root), "build")
+    run = kg("--project", str(root), *PYSHACL_BUILD)
     assert run.returncode == 0, run.stderr
     return root
 
@@ -166,7 +170,7 @@ def test_cache_folders_that_are_links_are_ignored_and_nothing_outside_changes(si
         shutil.rmtree(root / ".kg-cache" / name)
         (root / ".kg-cache" / name).symlink_to(copy)
     before = snapshot(outside)
-    run = kg("--project", str(root), "build")
+    run = kg("--project", str(root), *PYSHACL_BUILD)
     assert run.returncode == 0, run.stderr
     assert snapshot(outside) == before
     assert (root / "dist" / "build.json").read_bytes() == expected
@@ -175,7 +179,7 @@ def test_cache_folders_that_are_links_are_ignored_and_nothing_outside_changes(si
         (root / ".kg-cache" / name).unlink()
     shutil.rmtree(root / ".kg-cache")
     (root / ".kg-cache").symlink_to(outside)
-    run = kg("--project", str(root), "build")
+    run = kg("--project", str(root), *PYSHACL_BUILD)
     assert run.returncode == 0, run.stderr
     assert snapshot(outside) == before
     assert (root / "dist" / "build.json").read_bytes() == expected
@@ -202,7 +206,7 @@ def test_shards_and_entries_that_are_links_fifos_or_garbage_are_misses(site, war
     shard.symlink_to(outside / "sub")
     before = snapshot(outside)
     started = time.monotonic()
-    run = kg("--project", str(root), "build")
+    run = kg("--project", str(root), *PYSHACL_BUILD)
     assert run.returncode == 0, run.stderr
     assert time.monotonic() - started < 30
     assert snapshot(outside) == before
@@ -217,7 +221,7 @@ def violating(tmp_path_factory) -> Path:
     shutil.copytree(MINI, root)
     profile = root / A_B
     profile.write_text(profile.read_text().replace("end: 2024-05", "end: 2022-05"))
-    run = kg("--project", str(root), "build")
+    run = kg("--project", str(root), *PYSHACL_BUILD)
     assert run.returncode == 1 and "a-b.yaml" in run.stdout, run.stdout + run.stderr
     return root
 
@@ -239,7 +243,7 @@ def test_a_forged_validation_entry_cannot_make_a_violation_conform(violating, tm
     for forge in (emptied, swapped):
         for entry in entries:
             forge(entry)
-        run = kg("--project", str(root), "build")
+        run = kg("--project", str(root), *PYSHACL_BUILD)
         assert run.returncode == 1, run.stdout + run.stderr
         assert "a-b.yaml\n  20:5: Violation: The end date" in run.stdout
         assert "does not conform: 1 violations" in run.stdout

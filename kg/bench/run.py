@@ -62,6 +62,7 @@ def sample():  # the peaks of this run's processes summed, every 20 ms
 threading.Thread(target=sample, daemon=True).start()
 started_cpu = cpu()
 def mark(name, start):
+    summed[0] = max(summed[0], tree_rss(os.getpid()))  # the sampler may not have run
     stages[name] = {"seconds": time.perf_counter() - start,
                     "peak_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
                     "cpu": cpu() - stages.get("_cpu", started_cpu),
@@ -181,7 +182,7 @@ else:
         mark("render", t)
     stages["triples"] = triples
 stages["cpu_total"] = cpu() - started_cpu
-stages["summed_peak_mib"] = summed[0] / 1024
+stages["summed_peak_mib"] = max(summed[0], tree_rss(os.getpid())) / 1024
 stages.pop("_cpu", None)
 print(json.dumps(stages))
 """
