@@ -276,10 +276,19 @@ async def _read_query(request: Request, most: int) -> Read | Response:
 async def _answer(
     request: Request, live: Live, text: str, defaults: list[str], named: list[str]
 ) -> Response:
-    limits, runner = live.limits, live.runner
-    assert runner is not None
     job = {"query": text, "accept": request.headers.get("accept"), "default": defaults}
     job.update(named=named, base=str(request.url.replace(query="")))
+    ran = await _run(live, job)
+    if isinstance(ran, Response):
+        return ran
+    return _worker_answer(*ran, live.limits)
+
+
+async def _run(live: Live, job: dict) -> tuple[dict, bytes] | Response:
+    """One query on the worker processes: its head and body, or the 503 that says why
+    not (every slot busy, out of time, out of memory or crashed)."""
+    limits, runner = live.limits, live.runner
+    assert runner is not None
     try:
         head, body = await runner.run(job)
     except Busy:
@@ -289,7 +298,7 @@ async def _answer(
     except Crashed:
         mib = limits.memory // (1024 * 1024)
         return _problem(503, f"the query needed more than {mib} MiB or crashed its worker")
-    return _worker_answer(head, body, limits)
+    return head, body
 
 
 RETRY = {"Retry-After": "5"}
@@ -369,17 +378,10 @@ async def stored_query(request: Request) -> Response:
         return _problem(406, "stored query answers are JSON or CSV (Turtle for graphs)")
     job = {"stored": name, "values": dict(request.query_params), "fmt": fmt}
     job["queries_dir"] = str(live.queries_dir)
-    limits, runner = live.limits, live.runner
-    assert runner is not None
-    try:
-        head, body = await runner.run(job)
-    except Busy:
-        return _problem(503, "too many queries are running; try again shortly", RETRY)
-    except TimeoutError:
-        return _problem(503, f"the query took longer than {limits.timeout:g} s", RETRY)
-    except Crashed:
-        mib = limits.memory // (1024 * 1024)
-        return _problem(503, f"the query needed more than {mib} MiB or crashed its worker")
+    ran = await _run(live, job)
+    if isinstance(ran, Response):
+        return ran
+    head, body = ran
     if head["outcome"] == "usage":
         return _problem(400, head["message"])
     if head["outcome"] == "error":
