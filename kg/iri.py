@@ -84,3 +84,14 @@ def encode_segment(text: str) -> str:
 def encode_path(text: str) -> str:
     """Text as an IRI path (slashes kept), e.g. a DOI after https://doi.org/."""
     return "/".join(encode_segment(part) for part in text.split("/"))
+
+
+def doi_address(doi: str) -> str:
+    """The address of a DOI (`https://doi.org/` and the DOI as an IRI path): the one form
+    the graph (`schema:sameAs`), pages, CVs and plain-text citations link."""
+    return "https://doi.org/" + encode_path(doi)
+
+
+def arxiv_address(arxiv: str) -> str:
+    """The abstract page of an arXiv identifier, in the same one form everywhere."""
+    return "https://arxiv.org/abs/" + encode_path(arxiv)

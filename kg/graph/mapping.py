@@ -19,7 +19,7 @@ from kg import scheme
 from kg.graph.namespaces import FOAF, KG, RDF, SCHEMA, WD, XSD
 from kg.graph.triples import Triples
 from kg.ingest.names import slugify, topic_slugs
-from kg.iri import encode_path
+from kg.iri import arxiv_address, doi_address, encode_path
 from kg.model import (
     ACCOUNT_SERVICES,
     PRESENT,
@@ -641,10 +641,10 @@ class _Mapper:
         self.place(w, pub)
         if pub.arxiv:
             self.add(w, SCHEMA.identifier, f"arXiv:{pub.arxiv}")
-            self.add(w, SCHEMA.sameAs, URIRef(f"https://arxiv.org/abs/{pub.arxiv}"))
+            self.add(w, SCHEMA.sameAs, URIRef(arxiv_address(pub.arxiv)))
         if pub.doi:
             self.add(w, SCHEMA.identifier, f"doi:{pub.doi}")
-            self.add(w, SCHEMA.sameAs, URIRef(f"https://doi.org/{encode_path(pub.doi)}"))
+            self.add(w, SCHEMA.sameAs, URIRef(doi_address(pub.doi)))
         self.media(w, pub)
         for slug, listing in pub.listings:
             for link in listing.links:

@@ -17,6 +17,7 @@ import unicodedata
 from dataclasses import dataclass
 
 from kg.ingest.names import text_key
+from kg.iri import arxiv_address, doi_address
 from kg.model import STATUS_SYNONYMS, Profile, Publication, inferred_publication_type
 from kg.resolve.identity import PublicationEntity, Resolution
 
@@ -505,9 +506,9 @@ def plain_citation(c: Citable) -> str:
     where = ", ".join(x for x in (c.venue, year) if x)
     text = f"{people}. {title}" + (f" {where}." if where else "")
     if c.doi:
-        text += f" https://doi.org/{c.doi}"
+        text += f" {doi_address(c.doi)}"
     elif c.arxiv:
-        text += f" https://arxiv.org/abs/{c.arxiv}"
+        text += f" {arxiv_address(c.arxiv)}"
     return text
 
 

@@ -60,6 +60,7 @@ from kg.publish.layout import (
     relative_root,
     void_link,
 )
+from kg.publish.links import work_addresses
 from kg.publish.markup import article_markup, escape_json_for_html, profile_markup, script_tag
 from kg.resolve.identity import PublicationEntity, Resolution
 
@@ -273,14 +274,7 @@ def publication_links(
     """The addresses a reader follows from a paper, each once; labels without an
     address are left out (they are in the graph as `kg:linkLabel`). The site's own
     files (a local PDF) are linked relative to the page at `root`."""
-    found = [
-        ("DOI", f"https://doi.org/{pub.doi}" if pub.doi else None),
-        ("arXiv", f"https://arxiv.org/abs/{pub.arxiv}" if pub.arxiv else None),
-        ("PDF", pub.pdf),
-        ("Code", pub.code),
-        ("Slides", pub.slides),
-        ("Video", pub.video),
-    ]
+    found = work_addresses(pub)
     found += [(link.label, link.url) for _, listing in pub.listings for link in listing.links]
     seen: dict[str, LinkView] = {}
     for label, url in found:

@@ -37,6 +37,7 @@ from kg.publish.cv.model import (
     in_range,
     period_text,
 )
+from kg.publish.links import work_addresses
 from kg.resolve.identity import Resolution
 
 
@@ -144,15 +145,7 @@ def venue_text(pub: Publication, status: str, names: Names) -> tuple[str, str]:
 
 
 def paper_links(pub: Publication) -> tuple[tuple[str, str], ...]:
-    found = [
-        ("DOI", f"https://doi.org/{pub.doi}" if pub.doi else None),
-        ("arXiv", f"https://arxiv.org/abs/{pub.arxiv}" if pub.arxiv else None),
-        ("PDF", pub.pdf),
-        ("Code", pub.code),
-        ("Slides", pub.slides),
-        ("Video", pub.video),
-        *((link.label, link.url) for link in pub.links),
-    ]
+    found = [*work_addresses(pub), *((link.label, link.url) for link in pub.links)]
     return tuple((label, url) for label, url in found if url)
 
 
