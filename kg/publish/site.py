@@ -16,7 +16,7 @@ import re
 import unicodedata
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
 
@@ -347,6 +347,9 @@ class SiteBuilder:
         own = next((listing for slug, listing in pub.listings if slug == me), None)
         if own is not None:
             return self.listing_view(pub, own, me, prefix)
+        return self._merged_view(pub, me, prefix)
+
+    def _merged_view(self, pub: PublicationEntity, me: str | None, prefix: str):
         authors = tuple(
             AuthorView(
                 slot.printed[0],
@@ -375,34 +378,21 @@ class SiteBuilder:
         )
 
     def listing_view(self, pub: PublicationEntity, own: Publication, me: str | None, prefix: str):
-        """One document's version of a work: nothing another listing adds."""
+        """One document's version of a work: the merged view with that document's names
+        as printed, marks, venue wording (cleaned like list text), notes and legend."""
+        merged = self._merged_view(pub, me, prefix)
         authors = tuple(
-            AuthorView(
-                ref.name,
-                self.person_href(slot.person, prefix),
-                ref.equal_contribution,
-                slot.person == me,
-                ref.annotation,
-            )
-            for slot, ref in zip(pub.authors, own.authors, strict=True)
+            replace(view, name=ref.name, equal=ref.equal_contribution, annotation=ref.annotation)
+            for view, ref in zip(merged.authors, own.authors, strict=True)
         )
-        listed, venue_group = self.venue_text(pub)
-        # the document's own wording of the venue (issue 27), cleaned like list text
-        venue = clean_venue(own.venue_as_printed) if own.venue_as_printed else listed
-        return PublicationView(
-            pub.key,
-            pub.title,
-            authors,
-            venue,
-            pub.year,
-            STATUS_LABELS.get(pub.status, ""),
-            tuple(own.notes),
-            own.equal_contribution_note,
-            pub.status in STATUSES_WITH_DATE,
-            publication_links(pub, self.base, prefix),
-            pub.abstract,
-            own.selected,
-            venue_group,
+        venue = clean_venue(own.venue_as_printed) if own.venue_as_printed else merged.venue
+        return replace(
+            merged,
+            authors=authors,
+            venue=venue,
+            notes=tuple(own.notes),
+            equal_note=own.equal_contribution_note,
+            selected=own.selected,
         )
 
     def versions(self, pub: PublicationEntity) -> list[tuple[str, str, PublicationView]]:
