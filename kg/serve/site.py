@@ -1,5 +1,6 @@
 """A built output directory as `kg serve` sees it: the web root's files (read once and
-kept in memory up to a budget), and the graph in an embedded pyoxigraph store."""
+kept in memory up to a budget), the graph's size and named graphs; the store that
+answers queries lives in the query workers (kg/serve/worker.py)."""
 
 from __future__ import annotations
 
@@ -95,7 +96,6 @@ class Site:
 
     out_dir: Path
     files: Files
-    store: ox.Store
     triples: int
     graphs: frozenset[str] = frozenset()  # named graphs in `store` (queries may name only these)
 
@@ -109,5 +109,7 @@ class Site:
             store = open_query_store(out_dir)
         except (OSError, SyntaxError) as exc:
             raise ProjectError(f"{graph}: cannot load the graph: {exc}") from None
+        # loaded here to check it and learn its size and graph names, then dropped: the
+        # query workers hold the one store that answers (kg/serve/worker.py)
         graphs = frozenset(g.value for g in store.named_graphs() if isinstance(g, ox.NamedNode))
-        return cls(out_dir, Files(root), store, len(store), graphs)
+        return cls(out_dir, Files(root), len(store), graphs)
