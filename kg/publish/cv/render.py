@@ -9,6 +9,7 @@ special characters become their printed forms, and CJK runs are set in the CJK f
 
 from __future__ import annotations
 
+import functools
 import re
 from pathlib import Path
 
@@ -113,5 +114,15 @@ def render_text(
     **values: object,
 ) -> str:
     """The CV in `md`, `html` or `tex`, from kg's template or the project's override."""
-    template = environment(fmt, templates, loader).get_template(TEMPLATES[fmt])
-    return template.render(cv=cv, **values)
+    if loader is not None and templates is None:
+        env = _loader_environment(fmt, loader)  # the site renders a CV per person
+    else:
+        env = environment(fmt, templates, loader)
+    return env.get_template(TEMPLATES[fmt]).render(cv=cv, **values)
+
+
+@functools.lru_cache(maxsize=8)
+def _loader_environment(fmt: str, loader: BaseLoader) -> Environment:
+    """One environment per loader and format, so its compiled templates are reused (a
+    new environment compiles the template again: 23 ms, a quarter of a 1k build)."""
+    return environment(fmt, None, loader)
