@@ -317,7 +317,7 @@ def _build(
             previous,
             staging if local else None,  # local workers write their files themselves
         )
-        return with_build_record(found, report)
+        return with_build_record(found, report, staging)
 
     # --out (or an absolute `out` set through the API) may name any folder; kg.toml's may not
     inside = None if out or Path(config.out).is_absolute() else config.root
@@ -344,15 +344,22 @@ def output_manifest(config: Config, out_dir: Path) -> Path:
     return config.root / OUTPUTS_DIR / f"{digest(str(out_dir.absolute()))[:16]}.json"
 
 
-def with_build_record(parts: Iterator[Files], report: Report) -> Iterator[Files]:
-    """The parts, then `build.json`: the verdict on graph.nt, which `kg publish` checks."""
+def with_build_record(
+    parts: Iterator[Files], report: Report, staging: Path | None = None
+) -> Iterator[Files]:
+    """The parts, then `build.json`: the verdict on graph.nt, which `kg publish` checks
+    (read back from `staging` when a worker wrote it there)."""
+    from kg.publish.export import Written
     from kg.query.graph_store import BUILD_RECORD, GRAPH_FILES, build_record
 
     graph_path, ntriples = "graph.nt", ""
     for part in parts:
         found = [path for path in GRAPH_FILES if path in part]
         if found:  # the first of the places a layout may put it
-            graph_path, ntriples = found[0], str(part[found[0]])  # whole dumps are text
+            graph_path = found[0]
+            text = part[graph_path]
+            written = isinstance(text, Written) and staging is not None
+            ntriples = staging / graph_path if written else str(text)  # type: ignore[operator]
         yield part
     counts = report.count("Violation"), report.count("Warning")
     yield {BUILD_RECORD: build_record(report.conforms, *counts, graph_path, ntriples)}

@@ -208,10 +208,10 @@ def render_task(state: _State, task: Task) -> tuple[Files, list[str]]:
     keys: list[str] = []
     if kind == scheme.file_path(DUMP, NTRIPLES.ext):
         text = state.chunks.ntriples()
-        return {kind: text, f"site/{kind}": text}, keys  # the same string: a hard link
+        return _written(state, {kind: text, f"site/{kind}": text}), keys  # one file, linked
     if kind.startswith(scheme.file_path(DUMP, "")):
         text = _dump(state, kind.removeprefix(scheme.file_path(DUMP, "")), keys)
-        return {kind: text, f"site/{kind}": text}, keys
+        return _written(state, {kind: text, f"site/{kind}": text}), keys
     if kind == "void":
         return _void(state), keys
     if kind == "site":
