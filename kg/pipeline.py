@@ -352,15 +352,17 @@ def with_build_record(
     from kg.publish.export import Written
     from kg.query.graph_store import BUILD_RECORD, GRAPH_FILES, build_record
 
-    graph_path, ntriples = "graph.nt", ""
+    graph_path, text = "graph.nt", None
+    ntriples: str | Path = ""
     for part in parts:
         found = [path for path in GRAPH_FILES if path in part]
         if found:  # the first of the places a layout may put it
             graph_path = found[0]
             text = part[graph_path]
-            written = isinstance(text, Written) and staging is not None
-            ntriples = staging / graph_path if written else str(text)  # type: ignore[operator]
+            ntriples = str(text)  # text, or (Written) read back below
         yield part
+    if isinstance(text, Written) and staging is not None:
+        ntriples = staging / graph_path
     counts = report.count("Violation"), report.count("Warning")
     yield {BUILD_RECORD: build_record(report.conforms, *counts, graph_path, ntriples)}
 
