@@ -198,3 +198,33 @@ def test_refuses_to_replace_a_directory_it_did_not_write(tmp_path):
     with pytest.raises(ProjectError, match="refusing to replace"):
         write_outputs(out, {"graph.ttl": "x"})
     assert (out / "thesis.tex").read_text() == "precious"
+
+
+def test_an_iri_spelled_like_a_prefix_keeps_json_ld_files_exact_with_shared_blocks():
+    """An IRI `kg:x` in the data: the per-file writer, told by the renderer whether the
+    whole graph has such an IRI (`colliding_prefixes` over its terms), drops the prefix
+    from the files that hold it and reads back as the same graph."""
+    from rdflib import Literal
+
+    from kg.graph.namespaces import SCHEMA
+    from kg.graph.triples import Triples
+    from kg.publish.export import colliding_prefixes, described
+
+    person = URIRef("https://example.org/person/a")
+    other = URIRef("https://example.org/person/b")
+    whole = Triples(
+        [
+            (person, SCHEMA.name, Literal("A")),
+            (person, SCHEMA.sameAs, URIRef("kg:not-a-compact-iri")),
+            (other, SCHEMA.name, Literal("B")),
+            (other, SCHEMA.knows, person),
+        ]
+    )
+    assert colliding_prefixes(t for triple in whole for t in triple) == {"kg"}
+    blocks = NodeBlocks(whole)
+    blocks.collision_free = not colliding_prefixes(t for triple in whole for t in triple)
+    for node in (person, other):
+        subset = described(whole, {node})
+        text = to_jsonld(subset, blocks)
+        assert_same_graph(parse(to_turtle(subset), "ttl"), parse(text, "jsonld"))
+    assert '"kg"' not in to_jsonld(described(whole, {person}), blocks)

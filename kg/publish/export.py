@@ -49,14 +49,18 @@ def jsonld_context(unusable: Collection[str] = ()) -> dict:
 def _colliding_prefixes(graph: Iterable[Triple]) -> set[str]:
     """Context prefixes that are the scheme of an IRI in the graph (JSON-LD would read
     `kg:x` as a compact IRI); such a graph is written without them."""
+    return colliding_prefixes(term for triple in graph for term in triple)
+
+
+def colliding_prefixes(terms: Iterable[Node]) -> set[str]:
+    """`_colliding_prefixes` of the triples these terms make up (each term once will do)."""
     schemes = tuple(f"{prefix}:" for prefix in CONTEXT_PREFIXES)
     found = set()
-    for triple in graph:
-        for term in triple:
-            t = term.datatype if isinstance(term, Literal) else term
-            text = str(t) if isinstance(t, URIRef) else ""
-            if text.startswith(schemes):  # (str: rdflib's URIRef.startswith takes no tuple)
-                found.add(text[: text.find(":")])
+    for term in terms:
+        t = term.datatype if isinstance(term, Literal) else term
+        text = str(t) if isinstance(t, URIRef) else ""
+        if text.startswith(schemes):  # (str: rdflib's URIRef.startswith takes no tuple)
+            found.add(text[: text.find(":")])
     return found
 
 
@@ -121,6 +125,9 @@ class NodeBlocks:
         self.turtle_terms: _TurtleTerms | None = None
         self.json_terms = _JsonTerms()
         self.skip: set[Node] = set()
+        # set by the renderer when no IRI of the whole graph collides with a context
+        # prefix: then no subset's does, and a file need not look (`to_jsonld`)
+        self.collision_free = False
 
     def kept(self, ext: str) -> dict:
         """The texts kept for the writer of the format with extension `ext`."""
@@ -291,7 +298,8 @@ def to_jsonld_document(graph: Iterable[Triple]) -> dict:
 
 def to_jsonld(graph: Iterable[Triple], blocks: NodeBlocks | None = None) -> str:
     """`to_jsonld_document` as indented JSON text (node texts shared through `blocks`)."""
-    unusable = _colliding_prefixes(graph)
+    free = blocks is not None and blocks.collision_free
+    unusable = set() if free else _colliding_prefixes(graph)
     if blocks is not None and not unusable:
         terms = blocks.json_terms
     else:

@@ -32,6 +32,7 @@ from kg.publish.export import (
     NodeBlocks,
     Previous,
     Written,
+    colliding_prefixes,
     content_digest,
     dataset_description,
     described,
@@ -160,6 +161,8 @@ def _make_state(
     )
     things = [t for t in tops if t not in profiled]
     owned = owned_nodes(graph, tops)
+    blocks = NodeBlocks(graph)
+    blocks.collision_free = not colliding_prefixes(chunks.memo)  # every term of the graph
     return _State(
         config,
         resolution,
@@ -168,7 +171,7 @@ def _make_state(
         things,
         pages,
         site,
-        NodeBlocks(graph),
+        blocks,
         chunks,
         cache if cache is not None and cache.enabled else None,
         prints,
@@ -239,6 +242,7 @@ def _dump(state: _State, fmt: str, keys: list[str]) -> str:
     if state.cache is None:
         return serialize(fmt, state.graph)
     blocks = NodeBlocks(state.graph)
+    blocks.collision_free = state.blocks.collision_free
     kept: dict[Node, object] = blocks.kept(fmt)
     digests = state.chunks.digest
     buckets: dict[int, list[Node]] = {}
