@@ -1,0 +1,61 @@
+"""kg.workers.fork_map: this process and jobs-1 forked helpers, results in order,
+errors raised here, a helper's death an error and never a hang."""
+
+from __future__ import annotations
+
+import os
+import time
+
+import pytest
+
+from kg.workers import ForkPool, fork_map
+
+PARENT = os.getpid()
+
+
+def _pid_after_a_nap(item: int) -> tuple[int, int]:
+    time.sleep(0.02)
+    return item, os.getpid()
+
+
+def test_results_come_in_order_from_this_process_and_one_helper():
+    found = list(fork_map(_pid_after_a_nap, range(40), 2))
+    assert [item for item, _ in found] == list(range(40))
+    pids = {pid for _, pid in found}
+    assert PARENT in pids  # this process took items too
+    assert len(pids) == 2  # 2 jobs: one forked helper, not two
+
+
+def _fails_on_seven(item: int) -> int:
+    time.sleep(0.01)
+    if item == 7:
+        raise ValueError(f"item {item} is bad")
+    return item
+
+
+def test_an_error_in_any_process_is_raised_here_with_its_type():
+    with pytest.raises(ValueError, match="item 7 is bad"):
+        list(fork_map(_fails_on_seven, range(30), 2))
+
+
+def _helper_dies(item: int) -> int:
+    if os.getpid() != PARENT:
+        os._exit(3)  # killed, as by the OOM killer: no result, no error
+    time.sleep(0.05)
+    return item
+
+
+def test_a_helper_that_dies_is_an_error_not_a_hang():
+    started = time.monotonic()
+    with pytest.raises(RuntimeError, match="ended without its result"):
+        list(fork_map(_helper_dies, range(20), 2))
+    assert time.monotonic() - started < 10
+
+
+def _with_state(state: dict, item: int) -> int:
+    return state["offset"] + item
+
+
+def test_fork_pool_passes_the_shared_state_without_pickling_it():
+    state = {"offset": 100, "unpicklable": lambda: None}
+    assert list(ForkPool(2).map(_with_state, state, list(range(10)))) == list(range(100, 110))
