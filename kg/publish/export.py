@@ -17,7 +17,7 @@ from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from stat import S_ISREG
-from typing import TypeVar, cast
+from typing import BinaryIO, TypeVar, cast
 
 from rdflib import BNode, Literal, URIRef
 from rdflib.term import Identifier, Node
@@ -555,6 +555,42 @@ def write_part(staging: Path, previous: Previous | None, part: Part) -> dict[str
     writer = _TreeWriter(staging, previous)
     writer.write(part)
     return {rel: Written(stamp) for rel, stamp in writer.done.items()}
+
+
+def write_streamed(
+    staging: Path, rels: tuple[str, ...], produce: Callable[[_DigestSink], T]
+) -> tuple[dict[str, Written], T]:
+    """Write one file of the staging folder of `write_outputs` by streaming: `produce`
+    writes its bytes to the sink it is given (never one string in memory); the file is
+    at `rels[0]` and hard-linked (else copied) at the others. Returns the stamps and
+    what `produce` returned."""
+    writer = _TreeWriter(staging, None)
+    target = writer._target(rels[0])
+    fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)  # less the umask
+    with open(fd, "wb", buffering=1 << 20) as file:
+        sink = _DigestSink(file)
+        made = produce(sink)
+        file.flush()
+        stamp = _stamp(sink.hash.hexdigest(), os.fstat(fd))
+    stamps = {rels[0]: Written(stamp)}
+    for rel in rels[1:]:
+        other = writer._target(rel)
+        if not _linked(target, other):
+            shutil.copyfile(target, other)
+        stamps[rel] = Written(_stamp(stamp[0], other.stat()))
+    return stamps, made
+
+
+class _DigestSink:
+    """A binary file that also digests what is written to it (as `content_digest`)."""
+
+    def __init__(self, file: BinaryIO) -> None:
+        self.file = file
+        self.hash = hashlib.blake2b(digest_size=16)
+
+    def write(self, data: bytes) -> int:
+        self.hash.update(data)
+        return self.file.write(data)
 
 
 def content_digest(data: bytes) -> str:

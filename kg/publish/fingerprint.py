@@ -26,6 +26,7 @@ import hashlib
 import pickle
 from collections.abc import Callable, Iterable
 from functools import cached_property
+from typing import Protocol
 
 from rdflib import URIRef
 from rdflib.term import Node
@@ -46,23 +47,35 @@ from kg.resolve.identity import PublicationEntity, Resolution
 LINK_FACTS = (RDF.type, SCHEMA.url, *LABELS)
 
 
+class ByteSink(Protocol):
+    def write(self, data: bytes, /) -> int: ...
+
+
 class SubjectChunks:
     """Each subject's N-Triples lines, sorted, and their digest. The sorted dump is
     these chunks in the order of the subjects' N-Triples text (IRIs end in `>`, which no
-    IRI holds, so no subject's text is a prefix of another's)."""
+    IRI holds, so no subject's text is a prefix of another's).
 
-    def __init__(self, graph: Triples) -> None:
+    With a `sink` (a binary file), the chunks are written to it in that order as they
+    are made and not kept: the dump is never a string in memory (at 10k people it is
+    about 400 MB, in the parent and in every forked worker)."""
+
+    def __init__(self, graph: Triples, sink: ByteSink | None = None) -> None:
         self.memo: dict[Node, str] = {}  # every term's N-Triples text
         term = self.term
 
-        self.text: dict[Node, str] = {}
+        self.text: dict[Node, str] | None = {} if sink is None else None
         self.digest: dict[Node, bytes] = {}
-        for s in graph.subjects():
+        self.order = sorted(graph.subjects(), key=term)
+        for s in self.order:
             head = term(s)
             lines = sorted(f"{head} {term(p)} {term(o)} .\n" for p, o in graph.predicate_objects(s))
-            chunk = self.text[s] = "".join(lines)
-            self.digest[s] = hashlib.blake2b(chunk.encode(), digest_size=16).digest()
-        self.order = sorted(self.text, key=term)
+            data = "".join(lines).encode()
+            self.digest[s] = hashlib.blake2b(data, digest_size=16).digest()
+            if sink is not None:
+                sink.write(data)
+            else:
+                self.text[s] = data.decode()  # type: ignore[index]
         self._keys = [term(s) for s in self.order]
 
     def term(self, t: Node) -> str:
@@ -80,7 +93,8 @@ class SubjectChunks:
 
     def ntriples(self) -> str:
         """The whole graph as sorted N-Triples (what `to_ntriples` gives, without a sort
-        of every line)."""
+        of every line); not when the chunks went to a sink."""
+        assert self.text is not None, "the chunks were written to a file"
         return "".join(self.text[s] for s in self.order)
 
 

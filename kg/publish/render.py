@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import cast
 
@@ -43,6 +44,7 @@ from kg.publish.export import (
     still_there,
     to_turtle,
     write_part,
+    write_streamed,
 )
 from kg.publish.fingerprint import Fingerprints, SubjectChunks
 from kg.publish.layout import DATASET, DUMP, SPARQL, owner_path, page_things, path_of
@@ -75,6 +77,17 @@ class _State:
     prints: Fingerprints
     previous: Previous | None  # the tree this build replaces: where kept files are
     staging: Path | None = None  # where the tasks write their people's and things' files
+    ntriples: Files | None = None  # the N-Triples dump, when written into `staging`
+
+
+def _ntriples_dump(graph: Triples, staging: Path | None) -> tuple[SubjectChunks, Files | None]:
+    """Each subject's N-Triples; with `staging`, the sorted dump written there (and
+    linked into site/) as the chunks are made, so that its text is never kept."""
+    if staging is None:
+        return SubjectChunks(graph), None
+    kind = scheme.file_path(DUMP, NTRIPLES.ext)
+    stamps, chunks = write_streamed(staging, (kind, f"site/{kind}"), partial(SubjectChunks, graph))
+    return chunks, stamps
 
 
 def render_outputs(
@@ -112,8 +125,7 @@ def render_parts(
     their files there themselves and return only their stamps (`Written`): the texts
     never cross a pipe and the parent neither hashes nor writes them.
     """
-    state = _make_state(config, resolution, graph, cache, previous)
-    state.staging = staging
+    state = _make_state(config, resolution, graph, cache, previous, staging)
     tasks = list(_tasks(resolution, len(state.things)))
     used: set[str] = set()
     for done, (part, keys) in enumerate(as_pool(jobs).map(render_task, state, tasks), start=1):
@@ -136,8 +148,10 @@ def _make_state(
     graph: Triples,
     cache: SignedCache | None,
     previous: Previous | None,
+    staging: Path | None = None,
 ) -> _State:
-    """What every task reads, made once in the parent before any fork."""
+    """What every task reads, made once in the parent before any fork. With `staging`,
+    the N-Triples dump is written there as its chunks are made (`_ntriples_dump`)."""
     people = [_person(config, p.slug) for p in resolution.dataset.profiles]
     graph.reverse()  # build the shared index once, before any fork
     tops = page_things(graph.subjects(), config.base_iri)
@@ -155,7 +169,7 @@ def _make_state(
         logo_path(assets, config.site.logo),
     )
     site = SiteBuilder(resolution, graph, config.base_iri, settings)
-    chunks = SubjectChunks(graph)
+    chunks, dump = _ntriples_dump(graph, staging)
     prints = Fingerprints(
         config, resolution, graph, chunks, _linker(config.base_iri, pages), site.citations.keys
     )
@@ -176,6 +190,8 @@ def _make_state(
         cache if cache is not None and cache.enabled else None,
         prints,
         previous,
+        staging,
+        dump,
     )
 
 
@@ -210,6 +226,8 @@ def render_task(state: _State, task: Task) -> tuple[Files, list[str]]:
     kind, start, stop = task
     keys: list[str] = []
     if kind == scheme.file_path(DUMP, NTRIPLES.ext):
+        if state.ntriples is not None:  # written while the state was made
+            return state.ntriples, keys
         text = state.chunks.ntriples()
         return _written(state, {kind: text, f"site/{kind}": text}), keys  # one file, linked
     if kind.startswith(scheme.file_path(DUMP, "")):
