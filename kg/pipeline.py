@@ -7,6 +7,7 @@ import os
 import subprocess
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
@@ -23,7 +24,16 @@ from kg.ingest.redact import redact
 from kg.model import Dataset, PartialDate
 from kg.resolve.identity import Resolution, reference_problems, resolve
 from kg.validate.shacl import Report, validate_compiled, validate_in_parts
-from kg.workers import LOCAL, Executor, ForkPool, Pool, Session, session, worker_count
+from kg.workers import (
+    LOCAL,
+    Executor,
+    ForkPool,
+    Pool,
+    Session,
+    in_child,
+    session,
+    worker_count,
+)
 
 if TYPE_CHECKING:
     from kg.publish.cv.model import Options as CVOptions
@@ -246,9 +256,16 @@ def _validate(
     in parts on the pool, each part's results cached by content hash."""
     if engine == "compiled":
         progress("validating against shapes/ (compiled)")
-        return validate_compiled(
-            mapped.triples, mapped.sources, config.shapes_dir, config.ontology_dir
+        run = partial(
+            validate_compiled,
+            mapped.triples,
+            mapped.sources,
+            config.shapes_dir,
+            config.ontology_dir,
         )
+        # a big project: in a forked child, so that its transient memory (a tenth of
+        # the graph's size in indexes) is not kept by this process and its workers
+        return in_child(run) if isinstance(pool, ForkPool) and pool.jobs > 1 else run()
     progress(f"validating against shapes/ with pySHACL ({pool.describe()})")
     return validate_in_parts(
         mapped.triples,

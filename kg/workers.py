@@ -147,6 +147,47 @@ def _gather(
             following += 1
 
 
+def in_child(function: Callable[[], R]) -> R:
+    """`function()` in a forked child, its result sent back: what it allocates on the way
+    (and the allocator keeps after) never grows this process, which forked workers copy
+    later. Errors are raised here with their type; a child that dies is a RuntimeError."""
+    import multiprocessing
+    import pickle
+
+    if "fork" not in multiprocessing.get_all_start_methods():
+        return function()
+    context = multiprocessing.get_context("fork")
+    receiver, sender = context.Pipe(duplex=False)
+    child = context.Process(target=_send_result, args=(function, sender), daemon=True)
+    child.start()
+    sender.close()  # the child's end: EOF here when the child is gone
+    try:
+        ok, value = pickle.loads(receiver.recv_bytes())
+    except EOFError:
+        child.join()
+        raise RuntimeError(f"a worker process died (exit code {child.exitcode})") from None
+    finally:
+        child.join()
+        receiver.close()
+    if not ok:
+        raise value
+    return value
+
+
+def _send_result(function: Callable[[], R], sender: Any) -> None:
+    import pickle
+
+    try:
+        data = pickle.dumps((True, function()), protocol=5)
+    except BaseException as exc:  # the parent raises it
+        try:
+            data = pickle.dumps((False, exc), protocol=5)
+        except Exception:  # an error that cannot be pickled
+            data = pickle.dumps((False, RuntimeError(f"{type(exc).__name__}: {exc}")))
+    sender.send_bytes(data)
+    sender.close()
+
+
 class Pool(Protocol):
     def map(self, function: Callable[[S, T], R], state: S, items: Sequence[T]) -> Iterator[R]:
         """`function(state, item)` for every item, results in the items' order."""

@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from kg.workers import ForkPool, fork_map
+from kg.workers import ForkPool, fork_map, in_child
 
 PARENT = os.getpid()
 
@@ -59,3 +59,35 @@ def _with_state(state: dict, item: int) -> int:
 def test_fork_pool_passes_the_shared_state_without_pickling_it():
     state = {"offset": 100, "unpicklable": lambda: None}
     assert list(ForkPool(2).map(_with_state, state, list(range(10)))) == list(range(100, 110))
+
+
+def _resident_mib() -> int:
+    with open("/proc/self/status") as status:
+        return next(int(line.split()[1]) // 1024 for line in status if line.startswith("VmRSS"))
+
+
+def _allocates_then_answers() -> tuple[int, int]:
+    ballast = [bytes(1024) + str(i).encode() for i in range(300_000)]  # ~300 MiB
+    return len(ballast), os.getpid()
+
+
+def test_in_child_answers_and_what_it_allocated_stays_out_of_this_process():
+    before = _resident_mib()
+    count, pid = in_child(_allocates_then_answers)
+    assert count == 300_000 and pid != PARENT
+    assert _resident_mib() - before < 50
+
+
+def _raises() -> None:
+    raise KeyError("no such shape")
+
+
+def _dies() -> None:
+    os._exit(9)
+
+
+def test_in_child_raises_the_childs_error_here_and_a_death_is_an_error():
+    with pytest.raises(KeyError, match="no such shape"):
+        in_child(_raises)
+    with pytest.raises(RuntimeError, match="exit code 9"):
+        in_child(_dies)
