@@ -228,3 +228,34 @@ def test_an_iri_spelled_like_a_prefix_keeps_json_ld_files_exact_with_shared_bloc
         text = to_jsonld(subset, blocks)
         assert_same_graph(parse(to_turtle(subset), "ttl"), parse(text, "jsonld"))
     assert '"kg"' not in to_jsonld(described(whole, {person}), blocks)
+
+
+@pytest.mark.parametrize("which", ["mini_build", "seed_build"])
+def test_streamed_dumps_are_the_same_bytes_as_whole_texts(request, which):
+    """The dumps a build streams (prefixes named first from every distinct term, then
+    block by block) are the texts `to_turtle` and `to_jsonld` make at once."""
+    from kg.publish.export import serialize_chunks
+
+    graph = request.getfixturevalue(which)[1].triples
+    terms = {t for triple in graph for t in triple}
+    for fmt in ("ttl", "jsonld"):
+        streamed = list(serialize_chunks(fmt, graph, None, sorted(terms, key=str)))
+        assert len(streamed) > 2  # in pieces, not one text
+        assert "".join(streamed) == SERIALIZERS[fmt][1](graph)
+
+
+def test_streamed_turtle_names_rdf_only_when_rdf_type_is_a_node():
+    from rdflib import Literal
+
+    from kg.graph.namespaces import RDF, SCHEMA
+    from kg.graph.triples import Triples
+    from kg.publish.export import serialize_chunks
+
+    s = URIRef("https://example.org/a")
+    plain = Triples([(s, RDF.type, SCHEMA.Thing), (s, SCHEMA.name, Literal("A"))])
+    pointing = Triples([*plain, (s, SCHEMA.about, RDF.type)])
+    for graph, named in ((plain, False), (pointing, True)):
+        terms = sorted({t for triple in graph for t in triple}, key=str)
+        text = "".join(serialize_chunks("ttl", graph, None, terms))
+        assert text == to_turtle(graph)
+        assert ("@prefix rdf:" in text) is named

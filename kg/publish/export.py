@@ -13,7 +13,7 @@ import os
 import re
 import shutil
 from collections import Counter
-from collections.abc import Callable, Collection, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from stat import S_ISREG
@@ -165,27 +165,53 @@ def _node_text(
 def to_turtle(graph: Iterable[Triple], blocks: NodeBlocks | None = None) -> str:
     """Readable, deterministic Turtle: used prefixes bound, subjects grouped and sorted,
     `a` first, then predicates and objects in order. Much faster than rdflib's writer."""
+    return "".join(turtle_chunks(graph, blocks))
+
+
+def turtle_chunks(
+    graph: Iterable[Triple], blocks: NodeBlocks | None = None, terms: Iterable[Node] | None = None
+) -> Iterator[str]:
+    """`to_turtle` in pieces. The prefixes come first and are those the blocks use: with
+    `terms` (every distinct term of the graph) they are known before any block is made,
+    and each block is given as it is made; else the blocks are kept until the end."""
     prefixes = {str(ns): prefix for prefix, ns in graph.namespaces() if prefix}  # type: ignore[attr-defined]
     term = _TurtleTerms(prefixes)
     if blocks is not None:
         term = blocks.turtle_terms = blocks.turtle_terms or term
-    used: set[str] = set()
-    texts = []
 
     def block(s: Node, predicates: Described) -> tuple[str, set[str]]:
         term.used = set()  # the prefixes this block uses, kept with its text
         return _turtle_block(s, predicates, term), term.used
 
-    for s, predicates in sorted(_by_subject(graph).items(), key=_subject_order):
-        text, prefixes_used = _node_text(blocks, "turtle", s, predicates, block)
-        texts.append(text)
-        used |= prefixes_used
-    header = "".join(
-        f"@prefix {prefix}: <{ns}> .\n"
-        for ns, prefix in sorted(prefixes.items(), key=lambda kv: kv[1])
-        if prefix in used
-    )
-    return header + "\n" + "\n".join(texts)
+    def header(used: set[str]) -> str:
+        ordered = sorted(prefixes.items(), key=lambda kv: kv[1])
+        return "".join(f"@prefix {p}: <{ns}> .\n" for ns, p in ordered if p in used) + "\n"
+
+    nodes = sorted(_by_subject(graph).items(), key=_subject_order)
+    if terms is None:
+        texts, used = [], set()
+        for s, predicates in nodes:
+            text, prefixes_used = _node_text(blocks, "turtle", s, predicates, block)
+            texts.append(text)
+            used |= prefixes_used
+        yield header(used) + "\n".join(texts)
+        return
+    term.used = set()
+    for t in terms:
+        if t != RDF.type:  # as a predicate it is written `a`
+            term(t)
+    if _type_is_a_node(graph):
+        term(RDF.type)
+    yield header(term.used)
+    for i, (s, predicates) in enumerate(nodes):
+        yield ("\n" if i else "") + _node_text(blocks, "turtle", s, predicates, block)[0]
+
+
+def _type_is_a_node(graph: Iterable[Triple]) -> bool:
+    """Whether rdf:type is a subject or an object somewhere (then Turtle spells it)."""
+    as_object = next(iter(graph.subjects(None, RDF.type)), None)  # type: ignore[attr-defined]
+    as_subject = next(iter(graph.predicate_objects(RDF.type)), None)  # type: ignore[attr-defined]
+    return as_object is not None or as_subject is not None
 
 
 Described = Mapping[Node, Collection[Node]]  # predicate -> objects
@@ -298,24 +324,26 @@ def to_jsonld_document(graph: Iterable[Triple]) -> dict:
 
 def to_jsonld(graph: Iterable[Triple], blocks: NodeBlocks | None = None) -> str:
     """`to_jsonld_document` as indented JSON text (node texts shared through `blocks`)."""
+    return "".join(jsonld_chunks(graph, blocks))
+
+
+def jsonld_chunks(graph: Iterable[Triple], blocks: NodeBlocks | None = None) -> Iterator[str]:
+    """`to_jsonld` in pieces: the context, then each node object as it is made."""
     free = blocks is not None and blocks.collision_free
     unusable = set() if free else _colliding_prefixes(graph)
     if blocks is not None and not unusable:
         terms = blocks.json_terms
     else:
         terms, blocks = _JsonTerms(unusable), None
-    texts = []
 
     def node(s: Node, predicates: Described) -> str:
         return dumps(_node_object(s, _json_values(predicates, terms)), depth=2)
 
-    for s, predicates in sorted(_by_subject(graph).items(), key=_subject_order):
-        texts.append(_node_text(blocks, "json", s, predicates, node))
-    context = dumps(terms.context, depth=1)
-    if not texts:
-        return f'{{\n  "@context": {context},\n  "@graph": []\n}}\n'
-    body = ",\n    ".join(texts)
-    return f'{{\n  "@context": {context},\n  "@graph": [\n    {body}\n  ]\n}}\n'
+    yield f'{{\n  "@context": {dumps(terms.context, depth=1)},\n  "@graph": ['
+    nodes = sorted(_by_subject(graph).items(), key=_subject_order)
+    for i, (s, predicates) in enumerate(nodes):
+        yield (",\n    " if i else "\n    ") + _node_text(blocks, "json", s, predicates, node)
+    yield "\n  ]\n}\n" if nodes else "]\n}\n"
 
 
 _JsonValues = dict[str, list[tuple[str, object]]]
@@ -357,6 +385,19 @@ WRITERS: dict[str, Writer] = {"turtle": to_turtle, "json-ld": to_jsonld, "nt": _
 SERIALIZERS: dict[str, tuple[str, Writer]] = {
     f.ext: (f.media, WRITERS[f.name]) for f in RDF_FORMATS
 }
+
+
+def serialize_chunks(
+    ext: str, graph: Iterable[Triple], blocks: NodeBlocks | None = None, terms: Iterable[Node] = ()
+) -> Iterator[str]:
+    """`serialize` in pieces, for writing a whole-graph dump without holding its text;
+    `terms`: every distinct term of `graph` (Turtle names its prefixes first)."""
+    name = next(f.name for f in RDF_FORMATS if f.ext == ext)
+    if name == TURTLE.name:
+        return turtle_chunks(graph, blocks, terms)
+    if name == JSONLD.name:
+        return jsonld_chunks(graph, blocks)
+    return iter([serialize(ext, graph, blocks)])
 
 
 def serialize(ext: str, graph: Iterable[Triple], blocks: NodeBlocks | None = None) -> str:

@@ -77,6 +77,7 @@ class SubjectChunks:
             else:
                 self.text[s] = data.decode()  # type: ignore[index]
         self._keys = [term(s) for s in self.order]
+        self.terms = tuple(self.memo)  # every distinct term of the graph (memo grows later)
 
     def term(self, t: Node) -> str:
         text = self.memo.get(t)

@@ -41,12 +41,13 @@ from kg.publish.export import (
     owned_nodes,
     person_nodes,
     serialize,
+    serialize_chunks,
     still_there,
     to_turtle,
     write_part,
     write_streamed,
 )
-from kg.publish.fingerprint import Fingerprints, SubjectChunks
+from kg.publish.fingerprint import ByteSink, Fingerprints, SubjectChunks
 from kg.publish.layout import DATASET, DUMP, SPARQL, owner_path, page_things, path_of
 from kg.publish.site import SiteBuilder, SiteSettings
 from kg.resolve.identity import Resolution
@@ -176,7 +177,7 @@ def _make_state(
     things = [t for t in tops if t not in profiled]
     owned = owned_nodes(graph, tops)
     blocks = NodeBlocks(graph)
-    blocks.collision_free = not colliding_prefixes(chunks.memo)  # every term of the graph
+    blocks.collision_free = not colliding_prefixes(chunks.terms)
     return _State(
         config,
         resolution,
@@ -231,8 +232,7 @@ def render_task(state: _State, task: Task) -> tuple[Files, list[str]]:
         text = state.chunks.ntriples()
         return _written(state, {kind: text, f"site/{kind}": text}), keys  # one file, linked
     if kind.startswith(scheme.file_path(DUMP, "")):
-        text = _dump(state, kind.removeprefix(scheme.file_path(DUMP, "")), keys)
-        return _written(state, {kind: text, f"site/{kind}": text}), keys
+        return _dump(state, kind.removeprefix(scheme.file_path(DUMP, "")), keys), keys
     if kind == "void":
         return _void(state), keys
     if kind == "site":
@@ -253,32 +253,66 @@ def _written(state: _State, files: Rendered) -> Files:
     return write_part(state.staging, state.previous, files)
 
 
-def _dump(state: _State, fmt: str, keys: list[str]) -> str:
-    """The whole graph as Turtle or JSON-LD. With a cache, each subject's block is kept
-    under its triples' digest (in 256 buckets by the digest's first byte), so a build
-    after an edit formats only the subjects whose triples changed."""
-    if state.cache is None:
-        return serialize(fmt, state.graph)
-    blocks = NodeBlocks(state.graph)
-    blocks.collision_free = state.blocks.collision_free
+def _dump(state: _State, fmt: str, keys: list[str]) -> Files:
+    """The whole graph as Turtle or JSON-LD, streamed into the staging folder when there
+    is one. With a cache, each subject's block is kept under its triples' digest (in 256
+    buckets by the digest's first byte), so a build after an edit formats only the
+    subjects whose triples changed."""
+    kind = scheme.file_path(DUMP, fmt)
+    blocks = None
+    if state.cache is not None:
+        blocks = NodeBlocks(state.graph)
+        blocks.collision_free = state.blocks.collision_free
+        stored = _stored_blocks(state, fmt, blocks)
+    chunks = serialize_chunks(fmt, state.graph, blocks, state.chunks.terms)
+    if state.staging is None:
+        text = "".join(chunks)
+        files: Files = {kind: text, f"site/{kind}": text}
+    else:
+        files, _ = write_streamed(state.staging, (kind, f"site/{kind}"), partial(_drain, chunks))
+    if blocks is not None:
+        _store_blocks(state, fmt, blocks, stored, keys)
+    return files
+
+
+def _drain(chunks: Iterator[str], sink: ByteSink) -> None:
+    for chunk in chunks:
+        sink.write(chunk.encode())
+
+
+_Buckets = dict[int, tuple[str, dict, list[Node]]]  # name, blocks kept, subjects
+
+
+def _stored_blocks(state: _State, fmt: str, blocks: NodeBlocks) -> _Buckets:
+    """The cached blocks of this format, put in `blocks` for the subjects they are of."""
+    assert state.cache is not None
     kept: dict[Node, object] = blocks.kept(fmt)
     digests = state.chunks.digest
-    buckets: dict[int, list[Node]] = {}
+    subjects: dict[int, list[Node]] = {}
     for s, found in digests.items():
-        buckets.setdefault(found[0], []).append(s)
-    names = {b: digest(state.prints.settings, "dump", fmt, str(b)) for b in buckets}
-    stored = {b: state.cache.get(names[b]) or {} for b in buckets}
-    for b, subjects in buckets.items():
-        for s in subjects:
-            if digests[s] in stored[b]:
-                kept[s] = stored[b][digests[s]]
-    text = serialize(fmt, state.graph, blocks)
-    for b, subjects in buckets.items():
-        now = {digests[s]: kept[s] for s in subjects if s in kept}
-        if now != stored[b]:
-            state.cache.put(names[b], now)
-        keys.append(names[b])
-    return text
+        subjects.setdefault(found[0], []).append(s)
+    buckets: _Buckets = {}
+    for b, nodes in subjects.items():
+        name = digest(state.prints.settings, "dump", fmt, str(b))
+        stored = state.cache.get(name) or {}
+        buckets[b] = (name, stored, nodes)
+        for s in nodes:
+            if digests[s] in stored:
+                kept[s] = stored[digests[s]]
+    return buckets
+
+
+def _store_blocks(
+    state: _State, fmt: str, blocks: NodeBlocks, buckets: _Buckets, keys: list[str]
+) -> None:
+    """Keep this build's blocks for the next, bucket by bucket."""
+    assert state.cache is not None
+    kept, digests = blocks.kept(fmt), state.chunks.digest
+    for name, stored, nodes in buckets.values():
+        now = {digests[s]: kept[s] for s in nodes if s in kept}
+        if now != stored:
+            state.cache.put(name, now)
+        keys.append(name)
 
 
 def _cached(
