@@ -302,3 +302,24 @@ def test_the_validate_stage_has_no_import_cycle():
         )
 
     assert [m for m in edges if reaches(m, m, set())] == []
+
+
+def test_a_build_on_two_jobs_validates_in_a_child_and_reports_the_same(project, capsys):
+    """With two jobs the compiled validation runs in a forked child (kg.workers.in_child):
+    the same violations at the same lines, the same exit code, nothing written."""
+    profile = project / "data" / "profiles" / "a-b.yaml"
+    text = profile.read_text(encoding="utf-8")
+    profile.write_text(text.replace("    end: 2024-05\n", "    end: 2022-01\n", 1), "utf-8")
+    try:
+        outputs = []
+        for jobs in ("1", "2"):
+            out = project / f"out-{jobs}"
+            args = ["--project", str(project), "build", "--jobs", jobs, "--out", str(out)]
+            assert main([*args, "--no-cache"]) == 1
+            printed = capsys.readouterr()
+            outputs.append(printed.out + printed.err)
+            assert not out.exists()
+        assert outputs[0] == outputs[1]
+        assert "20:5: Violation: The end date 2022-01 is before" in outputs[0]
+    finally:
+        profile.write_text(text, encoding="utf-8")

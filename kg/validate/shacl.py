@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from functools import cache, partial
 from pathlib import Path
 
@@ -92,7 +93,7 @@ def validate_ntriples(
 
 def findings_report(findings: list, sources: dict[URIRef, Source]) -> Report:
     """A report from the compiled engine's findings (kg/validate/engine.py)."""
-    from kg.validate.terms import text_of, to_rdflib
+    from kg.validate.terms import text_of
 
     def plain(term) -> str:
         text = text_of(term)
@@ -111,17 +112,27 @@ def findings_report(findings: list, sources: dict[URIRef, Source]) -> Report:
         for f in findings
     ]
 
-    def graph() -> Graph:
+    return Report(tuple(sorted(results, key=order)), _FindingsGraph(findings))
+
+
+@dataclass(frozen=True)
+class _FindingsGraph:
+    """The report graph of the findings, made when asked for (a class, not a closure:
+    a report crosses from the validating child process to the build)."""
+
+    findings: list
+
+    def __call__(self) -> Graph:
+        from kg.validate.terms import to_rdflib
+
         rows = []
-        for f in findings:
+        for f in self.findings:
             terms = (f.focus, f.severity, f.path or None, f.value, None, f.shape or None)
             row: list[Node | None] = [to_rdflib(t) if t is not None else None for t in terms]
             row[4] = Literal(f.message)
             row.append(URIRef(f.component))
             rows.append(row)
         return report_graph_of_terms(rows)
-
-    return Report(tuple(sorted(results, key=order)), graph)
 
 
 # ------------------------------------------------------------------ pySHACL (the reference)
