@@ -128,6 +128,7 @@ class NodeBlocks:
         # set by the renderer when no IRI of the whole graph collides with a context
         # prefix: then no subset's does, and a file need not look (`to_jsonld`)
         self.collision_free = False
+        self.keep = True  # False: share the terms' texts only, keep no node's text
 
     def kept(self, ext: str) -> dict:
         """The texts kept for the writer of the format with extension `ext`."""
@@ -153,7 +154,11 @@ def _node_text(
 ) -> T:
     """`make(s, predicates)`, or the text kept in `blocks.<table>` for a node that every
     file holds whole."""
-    if blocks is None or not blocks.shared(s, sum(map(len, predicates.values()))):
+    if (
+        blocks is None
+        or not blocks.keep
+        or not blocks.shared(s, sum(map(len, predicates.values())))
+    ):
         return make(s, predicates)
     kept: dict[Node, T] = getattr(blocks, table)
     found = kept.get(s)

@@ -79,6 +79,7 @@ class _State:
     previous: Previous | None  # the tree this build replaces: where kept files are
     staging: Path | None = None  # where the tasks write their people's and things' files
     ntriples: Files | None = None  # the N-Triples dump, when written into `staging`
+    terms: NodeBlocks | None = None  # terms' texts for the files of things (no node texts)
 
 
 def _ntriples_dump(graph: Triples, staging: Path | None) -> tuple[SubjectChunks, Files | None]:
@@ -178,6 +179,8 @@ def _make_state(
     owned = owned_nodes(graph, tops)
     blocks = NodeBlocks(graph)
     blocks.collision_free = not colliding_prefixes(chunks.terms)
+    terms = NodeBlocks(graph)  # things' files: each node is in one file, keep no text
+    terms.collision_free, terms.keep = blocks.collision_free, False
     return _State(
         config,
         resolution,
@@ -193,6 +196,7 @@ def _make_state(
         previous,
         staging,
         dump,
+        terms,
     )
 
 
@@ -332,12 +336,15 @@ def _cached(
     return files
 
 
-def _descriptions(path: str, subset: Triples, turtle: str | None = None) -> dict[str, str]:
-    """`site/<path>.<ext>` of one thing, for every RDF format."""
+def _descriptions(
+    path: str, subset: Triples, turtle: str | None = None, terms: NodeBlocks | None = None
+) -> dict[str, str]:
+    """`site/<path>.<ext>` of one thing, for every RDF format (`terms`: the texts of terms
+    a process has formatted already, for a subset of the whole graph)."""
     return {
         f"site/{scheme.file_path(path, f.ext)}": turtle
         if turtle is not None and f is TURTLE
-        else serialize(f.ext, subset)
+        else serialize(f.ext, subset, terms)
         for f in RDF_FORMATS
     }
 
@@ -352,7 +359,7 @@ def _thing(state: _State, thing: URIRef, keys: list[str]) -> Rendered:
 
     def render() -> dict[str, str]:
         subset = described(state.graph, owned)
-        files = _descriptions(path, subset)
+        files = _descriptions(path, subset, terms=state.terms)
         if pub is not None:
             page = state.site.publication_pages([pub])
             files.update({f"site/{k}": v for k, v in page.items()})
@@ -407,7 +414,9 @@ def _person_files(state: _State, profile, person: URIRef, owned: set[Node]) -> d
     profile_path = scheme.path(scheme.PROFILE, slug)
     files[f"site/{scheme.file_path(profile_path, 'html')}"] = page  # the profile document
     profile_iri = _profile(state.config, slug)
-    files.update(_descriptions(profile_path, described(state.graph, [profile_iri])))
+    files.update(
+        _descriptions(profile_path, described(state.graph, [profile_iri]), None, state.terms)
+    )
     return files
 
 
