@@ -14,13 +14,14 @@ from kg.graph.namespaces import XSD
 from kg.graph.triples import Triple
 
 
-def to_ntriples(graph: Iterable[Triple]) -> str:
-    return "".join(ntriples_lines(graph))
+def to_ntriples(graph: Iterable[Triple], memo: dict[Node, str] | None = None) -> str:
+    return "".join(ntriples_lines(graph, memo))
 
 
-def ntriples_lines(graph: Iterable[Triple]) -> list[str]:
-    """The N-Triples lines (each ending in a newline) of the triples, sorted."""
-    memo: dict[Node, str] = {}
+def ntriples_lines(graph: Iterable[Triple], memo: dict[Node, str] | None = None) -> list[str]:
+    """The N-Triples lines (each ending in a newline) of the triples, sorted; `memo`: the
+    terms' texts, shared by the files one process writes."""
+    memo = {} if memo is None else memo
 
     def term(t: Node) -> str:
         text = memo.get(t)

@@ -124,6 +124,7 @@ class NodeBlocks:
         self.json: dict[Node, str] = {}
         self.turtle_terms: _TurtleTerms | None = None
         self.json_terms = _JsonTerms()
+        self.nt_terms: dict[Node, str] = {}
         self.skip: set[Node] = set()
         # set by the renderer when no IRI of the whole graph collides with a context
         # prefix: then no subset's does, and a file need not look (`to_jsonld`)
@@ -381,7 +382,8 @@ def _first(pair: tuple[str, object]) -> str:
 
 
 def _ntriples(graph: Iterable[Triple], blocks: NodeBlocks | None = None) -> str:
-    return to_ntriples(graph)  # one line per triple: nothing to keep per node
+    # one line per triple: nothing to keep per node, only the terms' texts
+    return to_ntriples(graph, blocks.nt_terms if blocks is not None else None)
 
 
 Writer = Callable[[Iterable[Triple], "NodeBlocks | None"], str]
