@@ -242,13 +242,24 @@ def _turtle_block(s: Node, described: Described, term: _TurtleTerms) -> str:
     # rdflib's terms (Identifier) are ordered; its stubs type them as unordered Node
     predicates = cast("Mapping[Identifier, Collection[Identifier]]", described)
     lines = []
-    types = sorted(predicates.get(RDF.type, ()))
+    types = _ordered(predicates.get(RDF.type, ()))
     if types:
         lines.append("a " + ", ".join(term(t) for t in types))
-    for p in sorted(k for k in predicates if k != RDF.type):
-        objects = ", ".join(term(o) for o in sorted(predicates[p]))
+    for p in sorted((k for k in predicates if not str.__eq__(k, _RDF_TYPE)), key=str):
+        objects = ", ".join(term(o) for o in _ordered(predicates[p]))
         lines.append(f"{term(p)} {objects}")
     return f"{term(s)} " + " ;\n    ".join(lines) + " .\n"
+
+
+_RDF_TYPE = str(RDF.type)
+
+
+def _ordered(terms: Collection[Identifier]) -> list[Identifier]:
+    """rdflib's order of terms; IRIs alone (predicates, classes, most objects) are in the
+    order of their text, so they are sorted by it without rdflib's Python comparisons."""
+    if len(terms) > 1 and all(type(t) is URIRef for t in terms):
+        return sorted(terms, key=str)
+    return sorted(terms)
 
 
 _TERM = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]*$")
