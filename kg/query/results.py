@@ -22,6 +22,9 @@ FORMATS = ("table", "csv", "tsv", "json", "ttl")
 def render(answer: Answer, fmt: str, base: str | None = None) -> str:
     """The answer in `fmt`; the table shows IRIs short (`person/xin-jin` under `base`,
     `schema:Person`), every other format writes them in full."""
+    known = answer.text(fmt, base)  # a precomputed answer (kg.query.answers)
+    if known is not None:
+        return known
     if answer.graph is not None:
         return to_jsonld(answer.graph) if fmt == "json" else to_turtle(answer.graph)
     if fmt == "json":

@@ -1,0 +1,160 @@
+"""Precomputed answers (kg.query.answers, decision 0031): `kg build` answers the stored
+queries without parameters beside its persistent store; `kg query`, `kg serve` and the
+benchmarks read them back, byte-identical to running the query, and never trust a file
+the signed manifest does not vouch for."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import REPO
+
+from kg.config import load_config
+from kg.pipeline import build
+from kg.query.answers import PrecomputedAnswer, answer_key, precomputable
+from kg.query.lookup import load_all_queries, with_kg_prefixes
+from kg.query.persist import STORE_DIR, open_built_store
+from kg.query.results import FORMATS, render
+from kg.query.stored import run_embedded
+
+QUERIES = {
+    name: with_kg_prefixes(q) for name, q in load_all_queries(REPO / "queries", None).items()
+}
+# read from the query files, not from kg: the queries whose answer depends only on the graph
+WITHOUT_PARAMETERS = sorted(n for n, q in QUERIES.items() if "?_" not in q.text)
+
+
+def _project(root: Path) -> Path:
+    root.mkdir(parents=True)
+    shutil.copytree(REPO / "data", root / "data")
+    shutil.copy(REPO / "kg.toml", root / "kg.toml")
+    return root
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory) -> Path:
+    root = _project(tmp_path_factory.mktemp("answers") / "project")
+    assert build(load_config(root)).published
+    return root
+
+
+def _kg(root: Path, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "kg", "--project", str(root), *args],
+        capture_output=True,
+        check=False,
+    )
+
+
+def test_the_parameterless_queries_are_the_ones_precomputed(built):
+    assert len(WITHOUT_PARAMETERS) >= 8  # people, coauthor-network, top-venues, ...
+    chosen = sorted(q.name for q in precomputable(load_config(built)))
+    assert chosen == WITHOUT_PARAMETERS
+
+
+@pytest.mark.parametrize("name", WITHOUT_PARAMETERS)
+def test_precomputed_answer_is_byte_identical_to_running_the_query(built, name):
+    config = load_config(built)
+    store = open_built_store(config)
+    assert store is not None
+    found = run_embedded(store, QUERIES[name])
+    assert isinstance(found, PrecomputedAnswer), f"{name} was not precomputed"
+    live = run_embedded(store, QUERIES[name], precomputed=False)
+    assert not isinstance(live, PrecomputedAnswer)
+    assert found.size == live.size and found.form == live.form
+    for fmt in FORMATS:
+        text = found.text(fmt, config.base_iri)
+        assert text is not None, (name, fmt)
+        assert text == render(live, fmt, config.base_iri), (name, fmt)
+
+
+def test_kg_query_prints_the_precomputed_answer(built):
+    config = load_config(built)
+    store = open_built_store(config)
+    assert store is not None
+    answer = run_embedded(store, QUERIES["top-venues"])
+    live = run_embedded(store, QUERIES["top-venues"], precomputed=False)
+    for fmt in ("table", "csv", "json"):
+        done = _kg(built, "query", "top-venues", "--format", fmt)
+        assert done.returncode == 0, done.stderr
+        assert (
+            done.stdout.decode()
+            == answer.text(fmt, config.base_iri)
+            == render(live, fmt, config.base_iri)
+        )
+
+
+def _answers_folder(root: Path) -> Path:
+    (folder,) = [p for p in (root / STORE_DIR).iterdir() if p.name.endswith(".answers")]
+    return folder
+
+
+def test_a_tampered_answer_file_is_a_miss_and_the_query_runs(built, tmp_path):
+    config = load_config(built)
+    store = open_built_store(config)
+    assert store is not None
+    answer = run_embedded(store, QUERIES["people"])
+    assert isinstance(answer, PrecomputedAnswer)
+    sha = answer._files["csv"]
+    path = _answers_folder(built) / sha
+    good = path.read_bytes()
+    assert b"Hanyu Zhao" in good  # data/profiles/hanyu-zhao.yaml
+    try:
+        path.write_bytes(good.replace(b"Hanyu Zhao", b"Mallory"))
+        assert answer.text("csv", config.base_iri) is None
+        done = _kg(built, "query", "people", "--format", "csv")
+        assert done.returncode == 0, done.stderr
+        assert done.stdout == good
+        path.unlink()
+        (tmp_path / sha).write_bytes(good)
+        path.symlink_to(tmp_path / sha)  # a link, even to the right bytes
+        assert answer.text("csv", config.base_iri) is None
+    finally:
+        path.unlink()
+        path.write_bytes(good)
+    assert answer.text("csv", config.base_iri) == good.decode()
+
+
+def test_a_changed_query_text_is_not_answered_from_the_build(built):
+    """A project query of the same name with another text: its own answer, not the
+    precomputed one of kg's query (the key is the text's digest)."""
+    text = (REPO / "queries" / "people.rq").read_text(encoding="utf-8")
+    (built / "queries").mkdir()
+    try:
+        (built / "queries" / "people.rq").write_text(text + "LIMIT 2\n", encoding="utf-8")
+        done = _kg(built, "query", "people", "--format", "csv")
+    finally:
+        shutil.rmtree(built / "queries")
+    assert done.returncode == 0, done.stderr
+    assert len(done.stdout.splitlines()) == 3  # the header and two people
+
+
+def test_answers_of_another_kg_are_not_used(built, monkeypatch):
+    """The key holds kg's package digest: the same text from another kg is another key."""
+    from kg import cache
+
+    text = QUERIES["people"].text
+    entries = json.loads(_manifest(built).partition(b"\n")[2])["answers"]
+    assert answer_key(text) in entries
+    monkeypatch.setattr(cache, "package_digest", lambda: "another kg")
+    assert answer_key(text) not in entries
+
+
+def _manifest(root: Path) -> bytes:
+    (path,) = [p for p in (root / STORE_DIR).iterdir() if p.name.endswith(".json")]
+    return path.read_bytes()
+
+
+def test_a_rebuild_with_nothing_changed_keeps_the_answers(built):
+    before = _manifest(built).partition(b"\n")[2]
+    names = sorted(os.listdir(_answers_folder(built)))
+    assert build(load_config(built)).published
+    after = _manifest(built).partition(b"\n")[2]
+    assert json.loads(after)["answers"] == json.loads(before)["answers"]
+    assert sorted(os.listdir(_answers_folder(built))) == names
