@@ -141,10 +141,11 @@ def read_verified(path: Path, sha: str) -> bytes | None:
     except OSError:
         return None
     with os.fdopen(fd, "rb") as found:
-        if not stat.S_ISREG(os.fstat(found.fileno()).st_mode):
+        info = os.fstat(found.fileno())
+        if not stat.S_ISREG(info.st_mode) or info.st_size > MOST_BYTES:
             return None
-        data = found.read(MOST_BYTES + 1)
-    return data if hashlib.sha256(data).hexdigest() == sha else None
+        data = found.read()  # (a size given to read() is allocated at once)
+    return data if len(data) <= MOST_BYTES and hashlib.sha256(data).hexdigest() == sha else None
 
 
 class Answers:

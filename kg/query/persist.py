@@ -22,6 +22,7 @@ triples are read by index (`QueryStore.owner_graph`) instead of a scan over ever
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import hmac
 import json
@@ -29,6 +30,7 @@ import os
 import shutil
 import stat
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pyoxigraph as ox
@@ -98,6 +100,28 @@ def save_built_store(config: Config, out_dir: Path) -> Path | None:
     folder = _store_root(config, create=True)
     if sha is None or secret is None or folder is None:
         return None
+    with _locked(folder) as locked:
+        return _save(config, out_dir, folder, sha, secret) if locked else None
+
+
+@contextmanager
+def _locked(folder: Path) -> Iterator[bool]:
+    """One build at a time writes into `folder` (two builds of one project, or of two
+    outputs of it, would remove each other's half-written stores); False where no lock
+    file can be made (a link in its place)."""
+    try:
+        fd = os.open(folder / ".lock", os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+    except OSError:
+        yield False
+        return
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield True
+    finally:
+        os.close(fd)  # releases the lock
+
+
+def _save(config: Config, out_dir: Path, folder: Path, sha: str, secret: bytes) -> Path | None:
     path = folder / sha
     manifest = _read_manifest(folder / f"{sha}.json", secret)
     kept = manifest is not None and manifest.get("files") == _file_stamps(path)
