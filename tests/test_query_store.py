@@ -58,7 +58,7 @@ def test_build_writes_one_store_named_by_the_graph(built):
 
     sha = json.loads((built / "dist" / "build.json").read_text())["graph"]["sha256"]
     names = sorted(p.name for p in (built / STORE_DIR).iterdir())
-    assert names == [sha, f"{sha}.answers", f"{sha}.json"]  # answers: decision 0031
+    assert names == [".lock", sha, f"{sha}.answers", f"{sha}.json"]  # decision 0031
 
 
 @pytest.mark.parametrize("name", sorted(QUERIES))
