@@ -158,3 +158,24 @@ def test_a_rebuild_with_nothing_changed_keeps_the_answers(built):
     after = _manifest(built).partition(b"\n")[2]
     assert json.loads(after)["answers"] == json.loads(before)["answers"]
     assert sorted(os.listdir(_answers_folder(built))) == names
+
+
+@pytest.mark.parametrize("name, fmt", [("people", "json"), ("coauthor-network", "ttl")])
+def test_kg_serve_workers_send_the_answer_file_without_running_the_query(built, name, fmt):
+    """The precomputed answers over an empty store: what the worker sends can only come
+    from the answer files (running the query would find nothing)."""
+    import pyoxigraph as ox
+
+    from kg.query.store import QueryStore
+    from kg.serve.worker import ServedStore, stored_answer
+
+    config = load_config(built)
+    store = open_built_store(config)
+    assert store is not None
+    empty = QueryStore(ox.Store(), answers=store.answers)
+    served = ServedStore(empty.oxigraph, empty, 0, frozenset(), persistent=True)
+    request = {"stored": name, "values": {}, "fmt": fmt, "queries_dir": str(REPO / "queries")}
+    head, body = stored_answer(served, request)
+    assert head["outcome"] == "ok"
+    live = run_embedded(store, QUERIES[name], precomputed=False)
+    assert body.decode() == render(live, fmt) and live.size > 0

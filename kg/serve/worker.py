@@ -187,7 +187,8 @@ def stored_answer(store, request: dict) -> tuple[dict, bytes]:
         return {"outcome": "usage", "message": str(exc)}, b""
     except KgError as exc:
         return {"outcome": "error", "message": str(exc)}, b""
-    if result.graph is not None:
+    # the form, not `result.graph`: a precomputed answer would run the query to make one
+    if result.form in ("CONSTRUCT", "DESCRIBE"):
         media = JSONLD.media if fmt == "json" else QUERY_MEDIA["ttl"]
         return {"outcome": "ok", "media": media, "truncated": False}, render(result, fmt).encode()
     body = render(result, "csv" if fmt == "csv" else "json").encode()  # SPARQL JSON results
