@@ -93,18 +93,22 @@ def write_answers(
 
 
 def _write_renderings(answer: Answer, folder: Path, base: str) -> dict[str, str] | None:
-    from kg.query.results import FORMATS, render
+    from kg.query.results import FORMATS, render, same_text_as
 
     files: dict[str, str] = {}
     written = 0
     for fmt in FORMATS:
-        data = render(answer, fmt, base).encode("utf-8")
+        same = same_text_as(answer, fmt)
+        if same in files:  # rendered already
+            files[fmt] = files[same]
+            continue
+        data = render(answer, same, base).encode("utf-8")
         sha = hashlib.sha256(data).hexdigest()
         if sha not in files.values():
             written += len(data)
             if written > MOST_BYTES or not _write_new(folder / sha, data):
                 return None
-        files[fmt] = sha
+        files[fmt] = files[same] = sha
     return files
 
 

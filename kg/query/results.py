@@ -36,6 +36,18 @@ def render(answer: Answer, fmt: str, base: str | None = None) -> str:
     return _table(answer, base)
 
 
+def same_text_as(answer: Answer, fmt: str) -> str:
+    """The format whose text `render` also writes for `fmt`: a graph is JSON-LD or
+    Turtle, an ASK answer is JSON or one line, a SELECT's `ttl` is its table."""
+    if fmt == "json":
+        return fmt
+    if answer.graph is not None:
+        return "ttl"
+    if answer.form == "ASK":
+        return "table"
+    return fmt if fmt in ("csv", "tsv") else "table"
+
+
 def to_sparql_json(answer: Answer) -> dict:
     """The SPARQL 1.1 Query Results JSON Format."""
     if answer.form == "ASK":
