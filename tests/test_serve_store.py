@@ -152,3 +152,22 @@ def test_the_page_owner_index_cannot_be_named(served, query, dataset):
     status, body = _sparql(url, query, **dataset)
     assert status == 400, body
     assert b"no graph" in body
+
+
+def test_named_graphs_an_operator_adds_are_served_from_memory(served):
+    """`graphs.nq` next to graph.nt (kg build writes none) cannot go into the read-only
+    store: the graph is loaded into memory with them, as before."""
+    from kg.serve.worker import open_query_store
+
+    _, root, _ = served
+    out = root / "dist"
+    assert open_query_store(out, root).persistent
+    extra = "<https://example.org/s> <https://example.org/p> <https://example.org/o> "
+    (out / "graphs.nq").write_text(extra + "<https://example.org/g> .\n", encoding="utf-8")
+    try:
+        store = open_query_store(out, root)
+    finally:
+        (out / "graphs.nq").unlink()
+    assert not store.persistent
+    assert store.graphs == {"https://example.org/g"}
+    assert store.triples == (out / "graph.nt").read_bytes().count(b"\n") + 1
