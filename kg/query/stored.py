@@ -120,7 +120,8 @@ def parse_query(text: str, name: str, path: Path | None = None) -> StoredQuery:
         if line.startswith("#+")
     )
     try:
-        meta = yaml.safe_load(header) if header.strip() else {}
+        loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml: ~10x faster
+        meta = yaml.load(header, Loader=loader) if header.strip() else {}
     except yaml.YAMLError as exc:
         raise QueryError(f"{path or name}: the #+ header is not valid YAML: {exc}") from None
     meta = meta if isinstance(meta, dict) else {}
