@@ -197,3 +197,18 @@ def test_formats_said_to_write_the_same_text_do(built):
             same = same_text_as(answer, fmt)
             assert render(answer, fmt, config.base_iri) == render(answer, same, config.base_iri)
     assert render(run_embedded(store, ask), "csv") == "true\n"  # the seeds have people
+
+
+def test_project_queries_are_precomputed_unless_they_use_service_or_parameters(tmp_path):
+    root = tmp_path / "project"
+    (root / "queries").mkdir(parents=True)
+    shutil.copy(REPO / "kg.toml", root / "kg.toml")
+    mine = "SELECT ?s WHERE { ?s a schema:Person } ORDER BY ?s\n"
+    (root / "queries" / "mine.rq").write_text(mine, encoding="utf-8")
+    remote = "SELECT * WHERE { SERVICE <https://example.org/sparql> { ?s ?p ?o } }\n"
+    (root / "queries" / "remote.rq").write_text(remote, encoding="utf-8")
+    (root / "queries" / "people.rq").write_text("SELECT ?x WHERE { ?x ?p ?_v }\n", "utf-8")
+    chosen = {q.name: q.text for q in precomputable(load_config(root))}
+    assert "mine" in chosen and chosen["mine"].endswith(mine)  # kg's prefixes declared
+    assert "remote" not in chosen and "people" not in chosen  # SERVICE; a parameter
+    assert "top-venues" in chosen
