@@ -212,3 +212,26 @@ def test_project_queries_are_precomputed_unless_they_use_service_or_parameters(t
     assert "mine" in chosen and chosen["mine"].endswith(mine)  # kg's prefixes declared
     assert "remote" not in chosen and "people" not in chosen  # SERVICE; a parameter
     assert "top-venues" in chosen
+
+
+def test_a_query_that_never_ends_does_not_hold_up_the_build(tmp_path, monkeypatch):
+    """A cloned project's query without parameters is hostile: a cross product of the
+    graph with itself three times would run for days. The build stops precomputing at
+    the deadline, keeps what it had (kg's own queries, answered first by name), and the
+    project query is left to run when asked."""
+    import time
+
+    from kg.query import answers
+
+    root = _project(tmp_path / "project")
+    (root / "queries").mkdir()
+    spin = "SELECT (COUNT(*) AS ?n) WHERE { ?a ?b ?c . ?d ?e ?f . ?g ?h ?i }\n"
+    (root / "queries" / "zzz-spin.rq").write_text(spin, encoding="utf-8")
+    monkeypatch.setattr(answers, "SECONDS", 3.0)
+    started = time.monotonic()
+    assert build(load_config(root)).published
+    assert time.monotonic() - started < 30
+    entries = json.loads(_manifest(root).partition(b"\n")[2])["answers"]
+    by_name = {q.name: entries[answer_key(q.text)] for q in precomputable(load_config(root))}
+    assert by_name["zzz-spin"] is None
+    assert all(by_name[name] for name in WITHOUT_PARAMETERS)

@@ -17,9 +17,11 @@ sha256}}`.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import stat
+import time
 from collections.abc import Callable, Iterable
 from functools import cached_property
 from pathlib import Path
@@ -36,6 +38,8 @@ if TYPE_CHECKING:
     from kg.query.store import QueryStore
 
 MOST_BYTES = 256 * 1024 * 1024  # a query whose renderings are larger is not precomputed
+SECONDS = 120.0  # wall time a build may spend precomputing answers
+MEMORY = 2 * 1024 * 1024 * 1024  # address space the precomputing process may add
 _HEX = frozenset("0123456789abcdef")
 
 
@@ -70,10 +74,15 @@ def precomputable(config: Config) -> list[StoredQuery]:
 
 
 def write_answers(
-    store: QueryStore, queries: Iterable[StoredQuery], folder: Path, base: str
+    store: QueryStore,
+    queries: Iterable[StoredQuery],
+    folder: Path,
+    base: str,
+    done: Callable[[tuple[str, dict]], None] | None = None,
 ) -> dict[str, dict]:
     """Answer each query on `store`, write its renderings into `folder` (made here) and
-    return the manifest entries by key; a query that fails or is too large is left out."""
+    return the manifest entries by key (each also given to `done` as it is written); a
+    query that fails or is too large is left out."""
     from kg.query.stored import run_embedded
 
     try:
@@ -88,8 +97,62 @@ def write_answers(
             continue
         files = _write_renderings(answer, folder, base)
         if files is not None:
-            entries[answer_key(query.text)] = _entry(answer, base, files)
+            key = answer_key(query.text)
+            entries[key] = _entry(answer, base, files)
+            if done is not None:
+                done((key, entries[key]))
     return entries
+
+
+def write_answers_bounded(
+    store_path: Path, queries: list[StoredQuery], folder: Path, base: str
+) -> dict[str, dict]:
+    """`write_answers` in a forked process that opens the store at `store_path` itself,
+    may add at most MEMORY bytes of address space and is killed after SECONDS: a
+    project's queries are hostile until checked (a cross product would never end), and
+    kg's own grow with the graph. The entries of the queries answered by then; the rest
+    run when asked, as before."""
+    import multiprocessing
+
+    if "fork" not in multiprocessing.get_all_start_methods():
+        return {}
+    context = multiprocessing.get_context("fork")
+    receive, send = context.Pipe(duplex=False)
+    args = (send, store_path, queries, folder, base)
+    child = context.Process(target=_answer_all, args=args, daemon=True)
+    child.start()
+    send.close()  # the child's end: its exit is the end of the stream
+    entries: dict[str, dict] = {}
+    deadline = time.monotonic() + SECONDS
+    try:
+        while (left := deadline - time.monotonic()) > 0 and receive.poll(left):
+            key, entry = receive.recv()
+            entries[key] = entry
+    except (EOFError, OSError):
+        pass  # the child is done (or died: out of memory)
+    finally:
+        receive.close()
+        if child.is_alive():
+            child.kill()
+        child.join()
+    return entries
+
+
+def _answer_all(send, store_path: Path, queries: list[StoredQuery], folder: Path, base: str):
+    """The forked process of `write_answers_bounded`."""
+    import resource
+
+    import pyoxigraph as ox
+
+    from kg.query.store import QueryStore
+
+    with contextlib.suppress(OSError, ValueError):
+        with open("/proc/self/statm", encoding="ascii") as statm:
+            size = int(statm.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+        resource.setrlimit(resource.RLIMIT_AS, (size + MEMORY, size + MEMORY))
+    with contextlib.suppress(Exception), send:  # what fails runs when asked instead
+        store = QueryStore(ox.Store.read_only(str(store_path)), owner_index=True)
+        write_answers(store, queries, folder, base, send.send)
 
 
 def _write_renderings(answer: Answer, folder: Path, base: str) -> dict[str, str] | None:

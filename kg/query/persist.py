@@ -37,7 +37,7 @@ import pyoxigraph as ox
 
 from kg.cache import package_digest, user_secret
 from kg.config import Config
-from kg.query.answers import Answers, answer_key, precomputable, write_answers
+from kg.query.answers import Answers, answer_key, precomputable, write_answers_bounded
 from kg.query.store import OWNER, OWNERS, QueryStore
 
 STORE_DIR = ".kg-cache/store"
@@ -150,12 +150,7 @@ def _precompute(config: Config, path: Path, earlier: object) -> dict[str, dict |
         return {k: earlier[k] for k in keys}
     folder = _answers_folder(path)
     _remove(folder)
-    try:
-        store = QueryStore(ox.Store.read_only(str(path)), owner_index=True)
-    except OSError:
-        return {}
-    entries = write_answers(store, queries, folder, config.base_iri)
-    del store
+    entries = write_answers_bounded(path, queries, folder, config.base_iri)
     return {k: entries.get(k) for k in keys}
 
 
