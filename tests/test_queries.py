@@ -155,6 +155,7 @@ def test_embedded_engine_answers_like_rdflib_on_a_synthetic_corpus(synthetic, na
 
 
 BEFORE_0019 = load_queries(REPO / "tests" / "fixtures" / "queries-before-0019")
+BEFORE_0019 |= load_queries(REPO / "tests" / "fixtures" / "queries-before-0031")  # and 0031
 
 
 @pytest.mark.parametrize("name", sorted(BEFORE_0019))

@@ -5,11 +5,13 @@ Invariant: a store is opened only when it is exactly what this user's kg wrote f
 graph that `<out>/build.json` names, and only while the project's input files are as they
 were at that build. The store lives in `.kg-cache/store/<sha256 of graph.nt>/`; beside it,
 `<sha256>.json` is a manifest signed (HMAC-SHA256) with the user's cache secret
-(kg.cache) that lists every file of the store with its size, mtime and inode, and the
-stat fingerprint of the inputs. Anything else (a `.kg-cache` that came with a clone, a
-changed or added file, a link where kg makes folders, an edit to data/ since the build)
-is ignored and the caller loads the graph as before: a store is never trusted, and never
-a crash.
+(kg.cache) that lists every file of the store with its size, mtime and inode, the
+stat of `<out>/graph.nt`, the stat fingerprint of the inputs, the graph's triple count,
+and the precomputed answers of the stored queries without parameters (kg.query.answers:
+files in `<sha256>.answers/`, each named by the SHA-256 of its bytes). Anything else
+(a `.kg-cache` that came with a clone, a changed or added file, a link where kg makes
+folders, an edit to data/ or graph.nt since the build) is ignored and the caller
+loads the graph as before: a store is never trusted, and never a crash.
 
 Layout: graph.nt is the default graph, which every query sees. The named graph
 `urn:kg:page-owners` (invisible to queries, which see the default graph only) says which
@@ -20,6 +22,7 @@ triples are read by index (`QueryStore.owner_graph`) instead of a scan over ever
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import hmac
 import json
@@ -27,12 +30,14 @@ import os
 import shutil
 import stat
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pyoxigraph as ox
 
 from kg.cache import package_digest, user_secret
 from kg.config import Config
+from kg.query.answers import Answers, answer_key, precomputable, write_answers_bounded
 from kg.query.store import OWNER, OWNERS, QueryStore
 
 STORE_DIR = ".kg-cache/store"
@@ -43,8 +48,33 @@ _CHUNK = 100_000  # quads handed to pyoxigraph's bulk loader at a time (bounded 
 
 def open_built_store(config: Config, out_dir: Path | None = None) -> QueryStore | None:
     """The store of the build in `out_dir` (default: the configured output), read-only,
-    when it may be trusted (see the module's invariant); else None."""
-    sha = _built_graph_sha(out_dir or config.out_dir)
+    with its precomputed answers (kg.query.answers), when it may be trusted (see the
+    module's invariant); else None."""
+    found = _trusted_manifest(config, out_dir or config.out_dir)
+    if found is None:
+        return None
+    path, manifest = found
+    answers = manifest.get("answers")
+    try:
+        store = ox.Store.read_only(str(path))
+    except OSError:
+        return None
+    known = Answers(_answers_folder(path), answers) if isinstance(answers, dict) else None
+    return QueryStore(store, owner_index=True, answers=known)
+
+
+def built_triples(config: Config, out_dir: Path) -> int | None:
+    """The number of triples of the build's graph, as its signed manifest says (None
+    where the store may not be trusted)."""
+    found = _trusted_manifest(config, out_dir)
+    triples = found[1].get("triples") if found else None
+    return triples if isinstance(triples, int) else None
+
+
+def _trusted_manifest(config: Config, out_dir: Path) -> tuple[Path, dict] | None:
+    """The store's folder and manifest, when signature, inputs, the graph file's stamp
+    and every file of the store are as the build left them."""
+    sha = _built_graph_sha(out_dir)
     secret = user_secret()
     folder = _store_root(config)
     if sha is None or secret is None or folder is None:
@@ -53,16 +83,16 @@ def open_built_store(config: Config, out_dir: Path | None = None) -> QueryStore 
     if manifest is None or manifest.get("inputs") != inputs_fingerprint(config):
         return None
     path = folder / sha
+    if manifest.get("graph") != _stamp(out_dir / "graph.nt"):
+        return None
     if manifest.get("files") != _file_stamps(path):
         return None
-    try:
-        return QueryStore(ox.Store.read_only(str(path)), owner_index=True)
-    except OSError:
-        return None
+    return path, manifest
 
 
 def save_built_store(config: Config, out_dir: Path) -> Path | None:
-    """Write (or keep) the store of the build in `out_dir`; remove the stores of older
+    """Write (or keep) the store of the build in `out_dir` and the precomputed answers of
+    the stored queries without parameters (kg.query.answers); remove the stores of older
     builds. Returns the store's folder, or None where no store can be kept (no secret,
     a link in the way, an unreadable graph)."""
     sha = _built_graph_sha(out_dir)
@@ -70,15 +100,69 @@ def save_built_store(config: Config, out_dir: Path) -> Path | None:
     folder = _store_root(config, create=True)
     if sha is None or secret is None or folder is None:
         return None
+    with _locked(folder) as locked:
+        return _save(config, out_dir, folder, sha, secret) if locked else None
+
+
+@contextmanager
+def _locked(folder: Path) -> Iterator[bool]:
+    """One build at a time writes into `folder` (two builds of one project, or of two
+    outputs of it, would remove each other's half-written stores); False where no lock
+    file can be made (a link in its place)."""
+    try:
+        fd = os.open(folder / ".lock", os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+    except OSError:
+        yield False
+        return
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield True
+    finally:
+        os.close(fd)  # releases the lock
+
+
+def _save(config: Config, out_dir: Path, folder: Path, sha: str, secret: bytes) -> Path | None:
     path = folder / sha
     manifest = _read_manifest(folder / f"{sha}.json", secret)
-    if manifest is None or manifest.get("files") != _file_stamps(path):
+    kept = manifest is not None and manifest.get("files") == _file_stamps(path)
+    if not kept:
         _remove(path)
         if not write_store(out_dir / "graph.nt", path, config.base_iri):
             return None
-    _write_manifest(folder / f"{sha}.json", secret, config, path)
+    answers = _precompute(config, path, manifest.get("answers") if kept and manifest else None)
+    extra = {"answers": answers, "triples": _built_triples(out_dir)}
+    _write_manifest(folder / f"{sha}.json", secret, config, path, out_dir, extra)
     _remove_others(folder, sha)
     return path
+
+
+def _answers_folder(store: Path) -> Path:
+    return store.with_name(f"{store.name}.answers")
+
+
+def _precompute(config: Config, path: Path, earlier: object) -> dict[str, dict | None]:
+    """The manifest's answers: those of an earlier manifest of the same store when it has
+    every query's key, else every query answered again (a query that could not be
+    precomputed has None)."""
+    queries = precomputable(config)
+    keys = [answer_key(q.text) for q in queries]
+    if isinstance(earlier, dict) and all(k in earlier for k in keys):
+        return {k: earlier[k] for k in keys}
+    folder = _answers_folder(path)
+    _remove(folder)
+    entries = write_answers_bounded(path, queries, folder, config.base_iri)
+    return {k: entries.get(k) for k in keys}
+
+
+def _built_triples(out_dir: Path) -> int | None:
+    from kg.query.graph_store import BUILD_RECORD
+
+    try:
+        record = json.loads((out_dir / BUILD_RECORD).read_text(encoding="utf-8"))
+        triples = record["graph"]["triples"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return triples if isinstance(triples, int) else None
 
 
 def inputs_fingerprint(config: Config) -> list[list[object]]:
@@ -175,8 +259,23 @@ def _read_manifest(path: Path, secret: bytes) -> dict | None:
     return manifest if isinstance(manifest, dict) else None
 
 
-def _write_manifest(path: Path, secret: bytes, config: Config, store: Path) -> None:
-    manifest = {"inputs": inputs_fingerprint(config), "files": _file_stamps(store)}
+def _stamp(path: Path) -> list[int] | None:
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return None
+    return [info.st_size, info.st_mtime_ns, info.st_ino] if stat.S_ISREG(info.st_mode) else None
+
+
+def _write_manifest(
+    path: Path, secret: bytes, config: Config, store: Path, out_dir: Path, extra: dict
+) -> None:
+    manifest = {
+        "inputs": inputs_fingerprint(config),
+        "files": _file_stamps(store),
+        "graph": _stamp(out_dir / "graph.nt"),
+        **extra,
+    }
     payload = json.dumps(manifest, separators=(",", ":")).encode()
     temporary = path.with_name(f".{path.name}.{os.getpid()}")
     try:
@@ -272,6 +371,6 @@ def _remove_others(folder: Path, keep: str) -> None:
     except OSError:
         return
     for entry in entries:
-        name = entry.name.removesuffix(".json")
+        name = entry.name.removesuffix(".json").removesuffix(".answers")
         if len(name) == 64 and set(name) <= _HEX and name != keep:
             _remove(Path(entry.path))

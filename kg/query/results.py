@@ -22,6 +22,9 @@ FORMATS = ("table", "csv", "tsv", "json", "ttl")
 def render(answer: Answer, fmt: str, base: str | None = None) -> str:
     """The answer in `fmt`; the table shows IRIs short (`person/xin-jin` under `base`,
     `schema:Person`), every other format writes them in full."""
+    known = answer.text(fmt, base)  # a precomputed answer (kg.query.answers)
+    if known is not None:
+        return known
     if answer.graph is not None:
         return to_jsonld(answer.graph) if fmt == "json" else to_turtle(answer.graph)
     if fmt == "json":
@@ -31,6 +34,18 @@ def render(answer: Answer, fmt: str, base: str | None = None) -> str:
     if fmt in ("csv", "tsv"):
         return _delimited(answer, fmt)
     return _table(answer, base)
+
+
+def same_text_as(answer: Answer, fmt: str) -> str:
+    """The format whose text `render` also writes for `fmt`: a graph is JSON-LD or
+    Turtle, an ASK answer is JSON or one line, a SELECT's `ttl` is its table."""
+    if fmt == "json":
+        return fmt
+    if answer.graph is not None:
+        return "ttl"
+    if answer.form == "ASK":
+        return "table"
+    return fmt if fmt in ("csv", "tsv") else "table"
 
 
 def to_sparql_json(answer: Answer) -> dict:

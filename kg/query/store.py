@@ -10,8 +10,9 @@ no `xsd:string` datatype.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import Any, Protocol
 
 import pyoxigraph as ox
 from rdflib import BNode, Graph, Literal, URIRef
@@ -21,6 +22,15 @@ from rdflib.term import Node
 from kg.errors import QueryError
 from kg.graph.namespaces import PREFIXES
 from kg.graph.triples import GraphLike
+
+
+class Precomputed(Protocol):
+    """The precomputed answers of a build (kg.query.answers.Answers; a protocol here, so
+    that the store imports neither the answers nor the stored queries)."""
+
+    def find(self, query: Any, live: Callable[[], Any]) -> Any:
+        """The answer to `query` without parameter values, or None."""
+
 
 FILE_FORMATS = {
     ".nt": ox.RdfFormat.N_TRIPLES,
@@ -39,10 +49,14 @@ OWNER = "urn:kg:page-owner"
 class QueryStore:
     """One graph in pyoxigraph's in-memory store, queried with SPARQL 1.1."""
 
-    def __init__(self, store: ox.Store, owner_index: bool = False) -> None:
-        """`owner_index`: the store has kg.query.persist's page-owner index."""
+    def __init__(
+        self, store: ox.Store, owner_index: bool = False, answers: Precomputed | None = None
+    ) -> None:
+        """`owner_index`: the store has kg.query.persist's page-owner index; `answers`:
+        the precomputed answers of its build (kg.query.answers)."""
         self._store = store
         self._owner_index = owner_index
+        self.answers = answers
 
     @classmethod
     def from_graph(cls, graph: GraphLike) -> QueryStore:
@@ -67,6 +81,11 @@ class QueryStore:
         except SyntaxError as exc:
             raise QueryError(f"{path}: not valid {path.suffix[1:]}: {exc}") from None
         return cls(store)
+
+    @property
+    def oxigraph(self) -> ox.Store:
+        """The pyoxigraph store itself."""
+        return self._store
 
     def __len__(self) -> int:
         return len(self._store)

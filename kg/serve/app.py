@@ -51,7 +51,7 @@ class Live:
 
     def replace(self, site: Site, reload: bool = True) -> None:
         old, self.site = self.runner, site
-        self.runner = Runner(site.out_dir, self.limits)
+        self.runner = Runner(site.out_dir, self.limits, site.project)
         self.runner.warm()
         if old is not None:
             old.close()
@@ -70,7 +70,7 @@ def create_app(live: Live, lifespan=None) -> Starlette:
         Route("/{path:path}", resource, methods=["GET"]),
     ]
     if live.runner is None:
-        live.runner = Runner(live.site.out_dir, live.limits)
+        live.runner = Runner(live.site.out_dir, live.limits, live.site.project)
         live.runner.warm()
     app = Starlette(
         routes=routes,

@@ -40,11 +40,11 @@ class Crashed(Exception):
 class Zygote:
     """The process that holds the store and forks one child per query."""
 
-    def __init__(self, out_dir: Path, memory: int) -> None:
+    def __init__(self, out_dir: Path, memory: int, project: Path | None = None) -> None:
         ours, theirs = socket.socketpair()
         command = [sys.executable, "-m", "kg.serve.worker", str(out_dir), str(memory)]
         self.process = subprocess.Popen(
-            [*command, str(theirs.fileno())],
+            [*command, str(theirs.fileno()), str(project or "")],
             pass_fds=[theirs.fileno()],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
@@ -126,8 +126,9 @@ def _call(channel: socket.socket, request: dict) -> tuple[dict, bytes]:
 class Runner:
     """Runs protocol requests in forked processes, at most `limits.concurrent` at once."""
 
-    def __init__(self, out_dir: Path, limits: sparql.Limits) -> None:
+    def __init__(self, out_dir: Path, limits: sparql.Limits, project: Path | None = None) -> None:
         self.out_dir = out_dir
+        self.project = project  # the project that built out_dir (its store is opened)
         self.limits = limits
         self.free = limits.concurrent
         self.lock = threading.Lock()  # `free`: taken on the event loop, never held long
@@ -148,7 +149,7 @@ class Runner:
         if self.zygote is None or not self.zygote.alive():
             if self.closed:
                 raise Crashed("the server is stopping")
-            self.zygote = Zygote(self.out_dir, self.limits.memory)
+            self.zygote = Zygote(self.out_dir, self.limits.memory, self.project)
         return self.zygote
 
     def _fork(self) -> tuple[Zygote, int, socket.socket]:

@@ -43,7 +43,7 @@ def open_live(
     if site is None:
         if not built:
             raise ProjectError(f"nothing to serve: the build failed:\n{error}")
-        site = Site.open(config.out_dir)
+        site = Site.open(config.out_dir, config.root)
     queries = load_queries(config.queries_dir)
     live = Live(site, queries, config.queries_dir, limits or Limits(), http=http or HttpLimits())
     live.error = error

@@ -8,8 +8,6 @@ import mimetypes
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import pyoxigraph as ox
-
 from kg.errors import ProjectError
 from kg.publish.deploy import FILE_TYPES
 from kg.publish.layout import EXTENSIONS, owner_path
@@ -98,18 +96,18 @@ class Site:
     files: Files
     triples: int
     graphs: frozenset[str] = frozenset()  # named graphs in `store` (queries may name only these)
+    project: Path | None = None  # the project that built it: its persistent store is used
 
     @classmethod
-    def open(cls, out_dir: Path) -> Site:
+    def open(cls, out_dir: Path, project: Path | None = None) -> Site:
         root = (out_dir / "site").resolve()
         graph = out_dir / "graph.nt"
         if not root.is_dir() or not graph.is_file():
             raise ProjectError(f"{out_dir} holds no built site (run kg build first)")
         try:
-            store = open_query_store(out_dir)
+            store = open_query_store(out_dir, project)
         except (OSError, SyntaxError) as exc:
             raise ProjectError(f"{graph}: cannot load the graph: {exc}") from None
-        # loaded here to check it and learn its size and graph names, then dropped: the
+        # opened here to check it and learn its size and graph names, then dropped: the
         # query workers hold the one store that answers (kg/serve/worker.py)
-        graphs = frozenset(g.value for g in store.named_graphs() if isinstance(g, ox.NamedNode))
-        return cls(out_dir, Files(root), len(store), graphs)
+        return cls(out_dir, Files(root), store.triples, store.graphs, project)

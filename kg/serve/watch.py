@@ -31,7 +31,7 @@ def build_site(config: Config, log: Log, jobs: int = 0) -> tuple[Site | None, st
         return None, str(exc)
     if not result.published:
         return None, violations(result.report)
-    return Site.open(config.out_dir), None
+    return Site.open(config.out_dir, config.root), None
 
 
 def violations(report) -> str:

@@ -1,0 +1,281 @@
+"""Precomputed answers: the stored queries without parameters, answered once by `kg build`
+when it writes the persistent store (kg.query.persist), kept beside it, and read back
+instead of running the query again (decision 0031).
+
+Invariant: a precomputed answer is used only for the exact query text it was computed for,
+by the same kg (the key is a digest of kg's package digest and the text), on the store of
+the same build (the entry is part of that store's signed manifest), and only as bytes
+whose SHA-256 is the one the manifest names; anything else is a miss and the query runs.
+The bytes are what `kg.query.results.render` writes for each format, so a precomputed
+answer is byte-identical to running the query and rendering its answer.
+
+Layout: `<store>.answers/<sha256 of the bytes>`, one file per distinct rendering (a
+graph's table, CSV, TSV and Turtle are the same Turtle: one file). The manifest's entry
+for a query key: `{"form", "variables", "boolean", "size", "base", "files": {format:
+sha256}}`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import stat
+import time
+from collections.abc import Callable, Iterable
+from functools import cached_property
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from kg.errors import KgError
+from kg.query.stored import Answer, StoredQuery
+
+if TYPE_CHECKING:
+    from rdflib import Graph
+    from rdflib.term import Node
+
+    from kg.config import Config
+    from kg.query.store import QueryStore
+
+MOST_BYTES = 256 * 1024 * 1024  # a query whose renderings are larger is not precomputed
+SECONDS = 120.0  # wall time a build may spend precomputing answers
+MEMORY = 2 * 1024 * 1024 * 1024  # address space the precomputing process may add
+_HEX = frozenset("0123456789abcdef")
+
+
+def answer_key(text: str) -> str:
+    """The key of a query text's precomputed answer: kg's own digest and the text."""
+    from kg.cache import package_digest
+
+    payload = b"kg-answer\0" + package_digest().encode() + b"\0" + text.encode("utf-8")
+    return hashlib.sha256(payload).hexdigest()
+
+
+def precomputable(config: Config) -> list[StoredQuery]:
+    """The stored queries (kg's and the project's, kg's prefixes declared as `kg query`
+    declares them) whose answer depends only on the graph: no parameter, no SERVICE."""
+    from kg.query.lookup import check_prefixes, load_all_queries, with_kg_prefixes
+    from kg.query.stored import uses_service
+
+    try:
+        queries = load_all_queries(config.builtin_queries_dir, config.project_queries_dir)
+    except KgError:
+        return []
+    chosen = []
+    for query in queries.values():
+        query = with_kg_prefixes(query)
+        try:
+            check_prefixes(query)
+        except KgError:
+            continue
+        if not query.parameters and not uses_service(query.text):
+            chosen.append(query)
+    return chosen
+
+
+def write_answers(
+    store: QueryStore,
+    queries: Iterable[StoredQuery],
+    folder: Path,
+    base: str,
+    done: Callable[[tuple[str, dict]], None] | None = None,
+) -> dict[str, dict]:
+    """Answer each query on `store`, write its renderings into `folder` (made here) and
+    return the manifest entries by key (each also given to `done` as it is written); a
+    query that fails or is too large is left out."""
+    from kg.query.stored import run_embedded
+
+    try:
+        os.mkdir(folder, 0o700)
+    except OSError:
+        return {}
+    entries: dict[str, dict] = {}
+    for query in queries:
+        try:
+            answer = run_embedded(store, query, {}, precomputed=False)
+        except KgError:
+            continue
+        files = _write_renderings(answer, folder, base)
+        if files is not None:
+            key = answer_key(query.text)
+            entries[key] = _entry(answer, base, files)
+            if done is not None:
+                done((key, entries[key]))
+    return entries
+
+
+def write_answers_bounded(
+    store_path: Path, queries: list[StoredQuery], folder: Path, base: str
+) -> dict[str, dict]:
+    """`write_answers` in a forked process that opens the store at `store_path` itself,
+    may add at most MEMORY bytes of address space and is killed after SECONDS: a
+    project's queries are hostile until checked (a cross product would never end), and
+    kg's own grow with the graph. The entries of the queries answered by then; the rest
+    run when asked, as before."""
+    import multiprocessing
+
+    if "fork" not in multiprocessing.get_all_start_methods():
+        return {}
+    context = multiprocessing.get_context("fork")
+    receive, send = context.Pipe(duplex=False)
+    args = (send, store_path, queries, folder, base)
+    child = context.Process(target=_answer_all, args=args, daemon=True)
+    child.start()
+    send.close()  # the child's end: its exit is the end of the stream
+    entries: dict[str, dict] = {}
+    deadline = time.monotonic() + SECONDS
+    try:
+        while (left := deadline - time.monotonic()) > 0 and receive.poll(left):
+            key, entry = receive.recv()
+            entries[key] = entry
+    except (EOFError, OSError):
+        pass  # the child is done (or died: out of memory)
+    finally:
+        receive.close()
+        if child.is_alive():
+            child.kill()
+        child.join()
+    return entries
+
+
+def _answer_all(send, store_path: Path, queries: list[StoredQuery], folder: Path, base: str):
+    """The forked process of `write_answers_bounded`."""
+    import resource
+
+    import pyoxigraph as ox
+
+    from kg.query.store import QueryStore
+
+    with contextlib.suppress(OSError, ValueError):
+        with open("/proc/self/statm", encoding="ascii") as statm:
+            size = int(statm.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+        resource.setrlimit(resource.RLIMIT_AS, (size + MEMORY, size + MEMORY))
+    with contextlib.suppress(Exception), send:  # what fails runs when asked instead
+        store = QueryStore(ox.Store.read_only(str(store_path)), owner_index=True)
+        write_answers(store, queries, folder, base, send.send)
+
+
+def _write_renderings(answer: Answer, folder: Path, base: str) -> dict[str, str] | None:
+    from kg.query.results import FORMATS, render, same_text_as
+
+    files: dict[str, str] = {}
+    written = 0
+    for fmt in FORMATS:
+        same = same_text_as(answer, fmt)
+        if same in files:  # rendered already
+            files[fmt] = files[same]
+            continue
+        data = render(answer, same, base).encode("utf-8")
+        sha = hashlib.sha256(data).hexdigest()
+        if sha not in files.values():
+            written += len(data)
+            if written > MOST_BYTES or not _write_new(folder / sha, data):
+                return None
+        files[fmt] = files[same] = sha
+    return files
+
+
+def _write_new(path: Path, data: bytes) -> bool:
+    """A new file (never through a link, never over one)."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+    except FileExistsError:
+        return read_verified(path, path.name) is not None
+    except OSError:
+        return False
+    with os.fdopen(fd, "wb") as out:
+        out.write(data)
+    return True
+
+
+def _entry(answer: Answer, base: str, files: dict[str, str]) -> dict:
+    return {
+        "form": answer.form,
+        "variables": list(answer.variables),
+        "boolean": answer.boolean,
+        "size": answer.size,
+        "base": base,
+        "files": files,
+    }
+
+
+def read_verified(path: Path, sha: str) -> bytes | None:
+    """The bytes of a regular file (not a link) whose SHA-256 is `sha`, else None."""
+    if len(sha) != 64 or not set(sha) <= _HEX:
+        return None
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+    except OSError:
+        return None
+    with os.fdopen(fd, "rb") as found:
+        info = os.fstat(found.fileno())
+        if not stat.S_ISREG(info.st_mode) or info.st_size > MOST_BYTES:
+            return None
+        data = found.read()  # (a size given to read() is allocated at once)
+    return data if len(data) <= MOST_BYTES and hashlib.sha256(data).hexdigest() == sha else None
+
+
+class Answers:
+    """The precomputed answers of one store: its manifest's entries and their folder."""
+
+    def __init__(self, folder: Path, entries: dict) -> None:
+        self.folder = folder
+        self.entries = entries
+
+    def find(self, query: StoredQuery, live: Callable[[], Answer]) -> Answer | None:
+        """The precomputed answer to `query` (no parameter values), or None; `live` runs
+        the query, for a reader that needs terms or a file that fails its check."""
+        entry = self.entries.get(answer_key(query.text))
+        if not isinstance(entry, dict) or entry.get("form") != query.form:
+            return None
+        try:
+            return PrecomputedAnswer(self.folder, entry, live)
+        except (KeyError, TypeError, ValueError):
+            return None
+
+
+class PrecomputedAnswer(Answer):
+    """An answer read from `kg build`'s renderings: `text(fmt, base)` gives the bytes
+    `render` would write; rows and graph (rarely needed) come from running the query."""
+
+    _folder: Path
+    _files: dict[str, str]
+    _base: str
+    _size: int
+    _live: Callable[[], Answer]
+
+    def __init__(self, folder: Path, entry: dict, live: Callable[[], Answer]) -> None:
+        for name, value in (
+            ("form", str(entry["form"])),
+            ("variables", tuple(str(v) for v in entry["variables"])),
+            ("boolean", None if entry["boolean"] is None else bool(entry["boolean"])),
+            ("_folder", folder),
+            ("_files", {str(k): str(v) for k, v in dict(entry["files"]).items()}),
+            ("_base", str(entry["base"])),
+            ("_size", int(entry["size"])),
+            ("_live", live),
+        ):
+            object.__setattr__(self, name, value)  # a frozen dataclass's fields
+
+    @cached_property
+    def _computed(self) -> Answer:
+        return self._live()
+
+    @property
+    def rows(self) -> tuple[tuple[Node | None, ...], ...]:
+        return self._computed.rows
+
+    @property
+    def graph(self) -> Graph | None:
+        return self._computed.graph
+
+    @property
+    def size(self) -> int:
+        return self._size
+
+    def text(self, fmt: str, base: str | None) -> str | None:
+        sha = self._files.get(fmt)
+        if sha is None or (fmt == "table" and self.form == "SELECT" and base != self._base):
+            return None
+        data = read_verified(self._folder / sha, sha)
+        return None if data is None else data.decode("utf-8")
