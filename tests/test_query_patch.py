@@ -33,42 +33,50 @@ def edited(graph_nt, tmp_path, old: bytes, new: bytes):
     return path
 
 
-def test_a_changed_title_patches_to_the_store_a_full_load_makes(before, tmp_path):
+def patched_equals_loaded(before, after, tmp_path) -> None:
     _, graph_nt, store, base = before
     kept = everything(store)
-    after = edited(graph_nt, tmp_path, b'"ElasticFlow', b'"Edited ElasticFlow')
-    assert patch_store(store, graph_nt, after, tmp_path / "patched")
+    assert patch_store(store, graph_nt, after, tmp_path / "patched", base)
     assert write_store(after, tmp_path / "loaded", base)
     assert everything(tmp_path / "patched") == everything(tmp_path / "loaded")
     assert everything(store) == kept  # the previous store is never written
 
 
-def test_a_new_subject_is_not_patched_and_nothing_is_made(before, tmp_path):
-    _, graph_nt, store, _ = before
-    text = graph_nt.read_text(encoding="utf-8")
-    line = text.splitlines(keepends=True)[-1]
-    subject = line.split(" ", 1)[0]
-    new = line.replace(subject, subject[:-1] + "/new-node>", 1)
-    after = tmp_path / "after.nt"
-    after.write_text("".join(sorted([*text.splitlines(keepends=True), new])), encoding="utf-8")
-    assert not patch_store(store, graph_nt, after, tmp_path / "patched")
-    assert not (tmp_path / "patched").exists()
+def test_a_changed_title_patches_to_the_store_a_full_load_makes(before, tmp_path):
+    after = edited(before[1], tmp_path, b'"ElasticFlow', b'"Edited ElasticFlow')
+    patched_equals_loaded(before, after, tmp_path)
 
 
-def test_a_subject_that_loses_every_triple_is_not_patched(before, tmp_path):
-    _, graph_nt, store, _ = before
-    lines = graph_nt.read_text(encoding="utf-8").splitlines(keepends=True)
-    last = lines[-1].split(" ", 1)[0]
+def test_new_subjects_get_their_page_owners(before, tmp_path):
+    """A node minted under a person (owned by the person) and a new page of its own."""
+    text = before[1].read_text(encoding="utf-8")
+    person = f"<{before[3]}person/yihao-zhao>"
+    assert f"\n{person} " in text
+    name = "<http://schema.org/name>"
+    new = [
+        f'{person[:-1]}/award/99> {name} "A new award" .\n',
+        f'{person[:-1].rsplit("/person/", 1)[0]}/topic/brand-new> {name} "New" .\n',
+    ]
     after = tmp_path / "after.nt"
-    after.write_text("".join(x for x in lines if not x.startswith(last + " ")), "utf-8")
-    assert not patch_store(store, graph_nt, after, tmp_path / "patched")
-    assert not (tmp_path / "patched").exists()
+    after.write_text("".join(sorted([*text.splitlines(keepends=True), *new])), "utf-8")
+    patched_equals_loaded(before, after, tmp_path)
+
+
+def test_a_page_that_disappears_hands_its_nodes_to_no_owner(before, tmp_path):
+    """Every triple of a person removed, the nodes minted under them kept: their owner
+    entries change exactly as in a full load."""
+    lines = before[1].read_text(encoding="utf-8").splitlines(keepends=True)
+    person = f"<{before[3]}person/yihao-zhao>"
+    assert any(x.startswith(person[:-1] + "/") for x in lines)  # it has nodes
+    after = tmp_path / "after.nt"
+    after.write_text("".join(x for x in lines if not x.startswith(person + " ")), "utf-8")
+    patched_equals_loaded(before, after, tmp_path)
 
 
 def test_a_file_out_of_order_is_not_patched(before, tmp_path):
-    _, graph_nt, store, _ = before
+    _, graph_nt, store, base = before
     lines = graph_nt.read_text(encoding="utf-8").splitlines(keepends=True)
     after = tmp_path / "after.nt"
     after.write_text("".join(reversed(lines)), encoding="utf-8")
-    assert not patch_store(store, graph_nt, after, tmp_path / "patched")
+    assert not patch_store(store, graph_nt, after, tmp_path / "patched", base)
     assert not (tmp_path / "patched").exists()

@@ -162,3 +162,31 @@ def test_a_shipped_link_in_place_of_the_store_folder_is_never_written_through(bu
     assert save_built_store(load_config(root), root / "dist") is None
     assert sorted(p.name for p in outside.iterdir()) == ["keep.txt"]
     assert open_built_store(load_config(root)) is None
+
+
+def test_a_rebuild_after_a_title_edit_patches_the_previous_store(built, tmp_path):
+    """The store of a build whose subjects did not change is the previous store patched
+    (kg.query.patch: its files are hard links to the previous store's), and it holds
+    exactly what a store written from the new graph.nt holds."""
+    import pyoxigraph as ox
+
+    from kg.query.persist import SOURCE, write_store
+
+    root = _copy(built, tmp_path / "p")
+    config = load_config(root)
+    assert build(config).published  # a copy's store is not trusted: written in full
+    previous = next(p for p in (root / STORE_DIR).iterdir() if len(p.name) == 64)
+    assert (previous / SOURCE).stat().st_ino == (root / "dist" / "graph.nt").stat().st_ino
+    inodes = {p.stat().st_ino for p in previous.iterdir() if p.name != SOURCE}
+    profile = root / "data" / "profiles" / "yihao-zhao.yaml"
+    text = profile.read_text(encoding="utf-8")
+    assert 'title: "ElasticFlow' in text
+    profile.write_text(text.replace('title: "ElasticFlow', 'title: "Edited ElasticFlow', 1))
+    assert build(config).published
+    store = next(p for p in (root / STORE_DIR).iterdir() if len(p.name) == 64)
+    assert store != previous and not previous.exists()
+    assert inodes & {p.stat().st_ino for p in store.iterdir()}  # patched, not written
+    assert write_store(root / "dist" / "graph.nt", tmp_path / "full", config.base_iri)
+    patched = {str(q) for q in ox.Store.read_only(str(store))}
+    assert patched == {str(q) for q in ox.Store.read_only(str(tmp_path / "full"))}
+    assert "Edited ElasticFlow" in _kg(root, "query", "publications-of-person", "--format", "csv")

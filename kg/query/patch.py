@@ -8,14 +8,14 @@ previous store is never written) and applies the difference between the previous
 file and the new one: both are kg's sorted N-Triples (kg.publish.fingerprint), so the
 difference is one merge of the two files, line by line, in bounded memory.
 
-Only edits that keep the set of subjects are patched (a title, a date, an affiliation:
-the common edit); a subject that appears or disappears can change which page owner
-other subjects have, so such a build writes the store in full.
+Subjects that appear or disappear (a publication whose title, and so its IRI, changed)
+are patched too: the page-owner index is recomputed for them and for every subject under
+them (the same rule as a full load, `page_owner`), from the sets of subjects the merge
+collects.
 """
 
 from __future__ import annotations
 
-import itertools
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -23,27 +23,28 @@ from typing import BinaryIO
 
 import pyoxigraph as ox
 
+from kg.query.store import OWNER, OWNERS
+
 MOST_CHANGED = 200_000  # lines: beyond this a full load is about as fast
 
 
-def patch_store(previous: Path, previous_nt: Path, graph_nt: Path, target: Path) -> bool:
+def patch_store(previous: Path, previous_nt: Path, graph_nt: Path, target: Path, base: str) -> bool:
     """`target` as the store of `graph_nt`, made from the store of `previous_nt` at
     `previous` (see the module's invariant); False, with nothing at `target`, when the
-    subjects changed, the files are not sorted, or anything fails."""
+    files are not sorted, the difference is too big, or anything fails."""
     try:
         diff = _difference(previous_nt, graph_nt)
         if diff is None:
             return False
-        removed, added = diff
+        removed, added, before, after = diff
         old = ox.Store.read_only(str(previous))
-        if not _same_subjects(old, removed, added):
-            return False
         old.backup(str(target))
         del old
         store = ox.Store(str(target))
         for quad in _quads(removed):
             store.remove(quad)
         store.extend(_quads(added))
+        _reindex_owners(store, before, after, base.encode())
         store.flush()
         del store
     except (OSError, SyntaxError, ValueError):
@@ -52,13 +53,46 @@ def patch_store(previous: Path, previous_nt: Path, graph_nt: Path, target: Path)
     return True
 
 
-def _difference(before: Path, after: Path) -> tuple[list[bytes], list[bytes]] | None:
-    """The lines only in `before` and only in `after`, both sorted files (None when a
-    file is out of order or the difference is too big to be worth a patch)."""
+def page_owner(
+    subject: bytes, subjects: set[bytes] | frozenset[bytes], prefix: bytes
+) -> bytes | None:
+    """The page owner of a subject IRI under `prefix`: its top-most ancestor (cut at a
+    `/`) that is a subject too, or None (the subject is a page of its own)."""
+    cut = subject.find(b"/", len(prefix))
+    while cut != -1 and subject[:cut] not in subjects:
+        cut = subject.find(b"/", cut + 1)
+    return subject[:cut] if cut != -1 else None
+
+
+def _reindex_owners(store: ox.Store, before: set[bytes], after: set[bytes], prefix: bytes) -> None:
+    """The owner index for the subjects that appeared or disappeared and every subject
+    under one of them (whose top-most subject ancestor may have changed)."""
+    changed = (before - after) | (after - before)
+    if not changed:
+        return
+    under = tuple(s + b"/" for s in changed)
+    affected = changed | {s for s in after if s.startswith(under)}
+    graph = ox.NamedNode(OWNERS)
+    for subject in affected:
+        node = ox.NamedNode(subject.decode())
+        for quad in list(store.quads_for_pattern(node, ox.NamedNode(OWNER), None, graph)):
+            store.remove(quad)
+        owner = page_owner(subject, after, prefix) if subject in after else None
+        if owner is not None and subject.startswith(prefix) and len(subject) > len(prefix):
+            store.add(ox.Quad(node, ox.NamedNode(OWNER), ox.NamedNode(owner.decode()), graph))
+
+
+def _difference(
+    before: Path, after: Path
+) -> tuple[list[bytes], list[bytes], set[bytes], set[bytes]] | None:
+    """The lines only in `before` and only in `after` (both sorted files), and the
+    subject IRIs of each file; None when a file is out of order or the difference is too
+    big to be worth a patch."""
     removed: list[bytes] = []
     added: list[bytes] = []
+    subjects: tuple[set[bytes], set[bytes]] = (set(), set())
     with before.open("rb") as old, after.open("rb") as new:
-        a, b = _sorted_lines(old), _sorted_lines(new)
+        a, b = _sorted_lines(old, subjects[0]), _sorted_lines(new, subjects[1])
         x, y = next(a, None), next(b, None)
         while x is not None or y is not None:
             if y is None or (x is not None and x < y):
@@ -71,51 +105,20 @@ def _difference(before: Path, after: Path) -> tuple[list[bytes], list[bytes]] | 
                 x, y = next(a, None), next(b, None)
             if len(removed) + len(added) > MOST_CHANGED:
                 return None
-    return removed, added
+    return removed, added, *subjects
 
 
-class _OutOfOrder(ValueError):
-    pass
-
-
-def _sorted_lines(file: BinaryIO) -> Iterator[bytes]:
+def _sorted_lines(file: BinaryIO, subjects: set[bytes]) -> Iterator[bytes]:
+    """The lines of a sorted N-Triples file; each subject IRI goes into `subjects`."""
     last = b""
     for line in file:
         if line < last:
-            raise _OutOfOrder("not sorted")
+            raise ValueError("not sorted")
+        if not line.startswith(b"<"):
+            raise ValueError("a subject that is not an IRI")
+        subjects.add(line[1 : line.find(b"> ")])
         last = line
         yield line
-
-
-def _subject(line: bytes) -> bytes:
-    return line[: line.find(b" ")]
-
-
-def _same_subjects(store: ox.Store, removed: list[bytes], added: list[bytes]) -> bool:
-    """Whether every subject keeps at least one triple and no subject is new."""
-    gone: dict[bytes, int] = {}
-    for line in removed:
-        gone[_subject(line)] = gone.get(_subject(line), 0) + 1
-    arriving = {_subject(line) for line in added}
-    for subject in set(gone) | arriving:
-        node = _node(subject)
-        if node is None:
-            return False
-        present = store.quads_for_pattern(node, None, None, ox.DefaultGraph())
-        held = sum(1 for _ in itertools.islice(present, gone.get(subject, 0) + 1))
-        if held == 0 or (subject not in arriving and held <= gone.get(subject, 0)):
-            return False
-    return True
-
-
-def _node(subject: bytes) -> ox.NamedNode | None:
-    """The subject of a line as a term (kg writes IRIs; anything else: no patch)."""
-    if not (subject.startswith(b"<") and subject.endswith(b">")):
-        return None
-    try:
-        return ox.NamedNode(subject[1:-1].decode())
-    except (UnicodeDecodeError, ValueError):
-        return None
 
 
 def _quads(lines: list[bytes]) -> Iterator[ox.Quad]:

@@ -22,6 +22,7 @@ triples are read by index (`QueryStore.owner_graph`) instead of a scan over ever
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import hashlib
 import hmac
@@ -38,9 +39,11 @@ import pyoxigraph as ox
 from kg.cache import package_digest, user_secret
 from kg.config import Config
 from kg.query.answers import Answers, answer_key, precomputable, write_answers_bounded
+from kg.query.patch import page_owner, patch_store
 from kg.query.store import OWNER, OWNERS, QueryStore
 
 STORE_DIR = ".kg-cache/store"
+SOURCE = "source.nt"  # in a store's folder: the graph file it was made from
 _HEX = frozenset("0123456789abcdef")
 _OWNERS, _OWNER = OWNERS.encode(), OWNER.encode()
 _CHUNK = 100_000  # quads handed to pyoxigraph's bulk loader at a time (bounded memory)
@@ -127,13 +130,42 @@ def _save(config: Config, out_dir: Path, folder: Path, sha: str, secret: bytes) 
     kept = manifest is not None and manifest.get("files") == _file_stamps(path)
     if not kept:
         _remove(path)
-        if not write_store(out_dir / "graph.nt", path, config.base_iri):
+        graph_nt = out_dir / "graph.nt"
+        patched = _patched(folder, sha, secret, graph_nt, path, config.base_iri)
+        if not patched and not write_store(graph_nt, path, config.base_iri):
             return None
+        _keep_source(graph_nt, path)
     answers = _precompute(config, path, manifest.get("answers") if kept and manifest else None)
     extra = {"answers": answers, "triples": _built_triples(out_dir)}
     _write_manifest(folder / f"{sha}.json", secret, config, path, out_dir, extra)
     _remove_others(folder, sha)
     return path
+
+
+def _patched(
+    folder: Path, sha: str, secret: bytes, graph_nt: Path, target: Path, base: str
+) -> bool:
+    """Whether `target` was made by patching the store of an earlier build (kg.query.patch)
+    that may be trusted: signed manifest, every file as written, its graph file kept."""
+    for entry in sorted(os.scandir(folder), key=lambda e: e.name):
+        name = entry.name
+        if len(name) != 64 or not set(name) <= _HEX or name == sha:
+            continue
+        previous = folder / name
+        manifest = _read_manifest(folder / f"{name}.json", secret)
+        files = manifest.get("files") if manifest is not None else None
+        if not isinstance(files, list) or files != _file_stamps(previous):
+            continue
+        if any(row[0] == SOURCE and len(row) == 4 for row in files):  # a regular file
+            return patch_store(previous, previous / SOURCE, graph_nt, target, base)
+    return False
+
+
+def _keep_source(graph_nt: Path, store: Path) -> None:
+    """The build's graph file beside its store (a hard link: no copy), for the next build
+    to patch the store from; listed in the signed manifest like the store's files."""
+    with contextlib.suppress(OSError):
+        os.link(graph_nt, store / SOURCE, follow_symlinks=False)
 
 
 def _answers_folder(store: Path) -> Path:
@@ -325,11 +357,9 @@ def _owners(graph_nt: Path, base: str) -> dict[bytes, bytes]:
                 subjects.add(s)
     owners = {}
     for s in subjects:
-        cut = s.find(b"/", len(prefix))
-        while cut != -1 and s[:cut] not in subjects:
-            cut = s.find(b"/", cut + 1)
-        if cut != -1:
-            owners[s] = s[:cut]
+        owner = page_owner(s, subjects, prefix)
+        if owner is not None:
+            owners[s] = owner
     return owners
 
 
