@@ -46,9 +46,15 @@ def package_digest() -> str:
     return digest(*(part for f in files for part in (str(f.relative_to(root)), f.read_bytes())))
 
 
-def _secret_path() -> Path:
+def user_cache_dir() -> Path:
+    """This user's own cache folder (outside every project): `$XDG_CACHE_HOME/kg`, else
+    `~/.cache/kg`."""
     base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "kg" / "secret"
+    return Path(base) / "kg"
+
+
+def _secret_path() -> Path:
+    return user_cache_dir() / "secret"
 
 
 def user_secret() -> bytes | None:

@@ -323,3 +323,28 @@ def test_a_build_on_two_jobs_validates_in_a_child_and_reports_the_same(project, 
         assert "20:5: Violation: The end date 2022-01 is before" in outputs[0]
     finally:
         profile.write_text(text, encoding="utf-8")
+
+
+def test_a_sparql_constraints_analysis_is_kept_signed_in_the_users_cache(tmp_path, monkeypatch):
+    """The second analysis of a text is read from the user's cache (no SPARQL parse); an
+    entry another user's kg signed is a miss, and a text that fails is never kept."""
+    import rdflib.plugins.sparql.parser as parser
+
+    from kg.validate.sparql import analyse
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    monkeypatch.setenv("KG_CACHE_SECRET", "a" * 40)
+    text = "SELECT $this WHERE { $this <http://schema.org/name> ?n . FILTER (?n = '') }"
+    parses = []
+    real = parser.parseQuery
+    monkeypatch.setattr(parser, "parseQuery", lambda q: parses.append(q) or real(q))
+    first = analyse(text, "shape x")
+    assert analyse(text, "shape x") == first and len(parses) == 1
+    assert first.predicates == frozenset({("http://schema.org/name", None)})
+    monkeypatch.setenv("KG_CACHE_SECRET", "b" * 40)  # another user's entry: parsed again
+    assert analyse(text, "shape x") == first and len(parses) == 2
+    with pytest.raises(ProjectError):
+        analyse("SELECT ?x WHERE { ?x ?p ?o }", "shape y")
+    with pytest.raises(ProjectError):
+        analyse("SELECT ?x WHERE { ?x ?p ?o }", "shape y")
+    assert len(parses) == 4
