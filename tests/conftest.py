@@ -67,6 +67,14 @@ def project(tmp_path) -> Path:
     return target
 
 
+def seed_project(root: Path) -> Path:
+    """A writable project at `root` (made) holding the repository's seeds and kg.toml."""
+    root.mkdir(parents=True)
+    shutil.copytree(REPO / "data", root / "data")
+    shutil.copy(REPO / "kg.toml", root / "kg.toml")
+    return root
+
+
 def write(path: Path, text: str) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text, encoding="utf-8")

@@ -9,7 +9,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from conftest import REPO
+from conftest import seed_project
 
 from kg.cache import SignedCache, digest
 from kg.config import load_config
@@ -34,10 +34,7 @@ def _assert_same_tree(got: Path, want: Path) -> None:
 @pytest.fixture(scope="module")
 def warm_project(tmp_path_factory) -> Path:
     """The seed project, built once: its caches are warm."""
-    root = tmp_path_factory.mktemp("warm") / "project"
-    root.mkdir()
-    shutil.copytree(REPO / "data", root / "data")
-    shutil.copy(REPO / "kg.toml", root / "kg.toml")
+    root = seed_project(tmp_path_factory.mktemp("warm") / "project")
     result = build(load_config(root), root / "dist")
     assert result.published
     return root

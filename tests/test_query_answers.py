@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import REPO
+from conftest import REPO, seed_project
 
 from kg.config import load_config
 from kg.pipeline import build
@@ -30,16 +30,9 @@ QUERIES = {
 WITHOUT_PARAMETERS = sorted(n for n, q in QUERIES.items() if "?_" not in q.text)
 
 
-def _project(root: Path) -> Path:
-    root.mkdir(parents=True)
-    shutil.copytree(REPO / "data", root / "data")
-    shutil.copy(REPO / "kg.toml", root / "kg.toml")
-    return root
-
-
 @pytest.fixture(scope="module")
 def built(tmp_path_factory) -> Path:
-    root = _project(tmp_path_factory.mktemp("answers") / "project")
+    root = seed_project(tmp_path_factory.mktemp("answers") / "project")
     assert build(load_config(root)).published
     return root
 
@@ -223,7 +216,7 @@ def test_a_query_that_never_ends_does_not_hold_up_the_build(tmp_path, monkeypatc
 
     from kg.query import answers
 
-    root = _project(tmp_path / "project")
+    root = seed_project(tmp_path / "project")
     (root / "queries").mkdir()
     spin = "SELECT (COUNT(*) AS ?n) WHERE { ?a ?b ?c . ?d ?e ?f . ?g ?h ?i }\n"
     (root / "queries" / "zzz-spin.rq").write_text(spin, encoding="utf-8")

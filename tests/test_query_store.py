@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import REPO
+from conftest import REPO, seed_project
 from rdflib.compare import isomorphic
 
 from kg.config import load_config
@@ -23,16 +23,9 @@ from kg.query.stored import load_queries, run_embedded
 QUERIES = load_queries(REPO / "queries")
 
 
-def _project(root: Path) -> Path:
-    root.mkdir(parents=True)
-    shutil.copytree(REPO / "data", root / "data")
-    shutil.copy(REPO / "kg.toml", root / "kg.toml")
-    return root
-
-
 @pytest.fixture(scope="module")
 def built(tmp_path_factory) -> Path:
-    root = _project(tmp_path_factory.mktemp("store") / "project")
+    root = seed_project(tmp_path_factory.mktemp("store") / "project")
     assert build(load_config(root)).published
     return root
 

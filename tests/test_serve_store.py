@@ -8,14 +8,13 @@ from __future__ import annotations
 import http.client
 import json
 import os
-import shutil
 import subprocess
 import sys
 import time
 import urllib.parse
 
 import pytest
-from conftest import REPO
+from conftest import REPO, seed_project
 from sparql_server import free_port
 
 from kg.config import load_config
@@ -32,10 +31,7 @@ JSON = "application/sparql-results+json"
 @pytest.fixture(scope="module")
 def served(tmp_path_factory):
     """`kg serve` on a built copy of the seeds: (base URL, project root, server pid)."""
-    root = tmp_path_factory.mktemp("served") / "project"
-    root.mkdir()
-    shutil.copytree(REPO / "data", root / "data")
-    shutil.copy(REPO / "kg.toml", root / "kg.toml")
+    root = seed_project(tmp_path_factory.mktemp("served") / "project")
     assert build(load_config(root)).published
     port = free_port()
     command = [sys.executable, "-m", "kg", "--project", str(root), "serve", "--port", str(port)]
