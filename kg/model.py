@@ -210,6 +210,27 @@ VENUE_KINDS = ("conference", "journal", "workshop", "preprint-server", "report-s
 
 
 @dataclass(frozen=True, kw_only=True)
+class PrintedDetails:
+    """What a paper's page shows beyond its citation, as printed (al-folio's and Hugo
+    Blox's fields): the one list of them for an importer's record, a resolved publication
+    and a citation, which inherit it (a profile's `Publication` declares the same fields
+    with their documentation)."""
+
+    abstract: str | None = None
+    pdf: str | None = None
+    code: str | None = None
+    slides: str | None = None
+    video: str | None = None
+    pages: str | None = None
+    volume: str | None = None
+    issue: str | None = None
+    publisher: str | None = None
+
+
+PRINTED_DETAILS = tuple(PrintedDetails.__dataclass_fields__)
+
+
+@dataclass(frozen=True, kw_only=True)
 class PersonRef:
     """A person as printed in a list (author, advisor, mentor).
 

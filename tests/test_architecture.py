@@ -158,3 +158,12 @@ def test_the_cycle_finder_finds_a_cycle(monkeypatch):
     fake = {"kg.a": {("kg.b", "f")}, "kg.b": {("kg.c", "g")}, "kg.c": {("kg.a", "h")}}
     monkeypatch.setitem(globals(), "_imports", lambda: fake)
     assert _cycle() == ["kg.a", "kg.b", "kg.c", "kg.a"]
+
+
+def test_a_profiles_publication_declares_every_printed_detail():
+    """kg.model.PrintedDetails is the one list the importers' records, resolved
+    publications and citations inherit; a profile's Publication declares the same fields
+    (with their documentation), so a detail added to one reaches the other."""
+    from kg.model import PRINTED_DETAILS, Publication
+
+    assert set(PRINTED_DETAILS) <= set(Publication.__dataclass_fields__)

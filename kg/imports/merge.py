@@ -17,10 +17,10 @@ from typing import Any
 
 from ruamel.yaml.comments import CommentedMap
 
-from kg.imports.record import GENERIC_VENUE, MEDIA_FIELDS, Affiliation, Work, squash
+from kg.imports.record import GENERIC_VENUE, Affiliation, Work, squash
 from kg.imports.yamledit import dump, styled
 from kg.ingest.names import name_key, slugify, text_key
-from kg.model import Education, Position, Profile, Publication
+from kg.model import PRINTED_DETAILS, Education, Position, Profile, Publication
 from kg.publish.citation import publication_type
 from kg.resolve.identity import Resolution
 
@@ -217,7 +217,7 @@ def media(work: Work) -> dict[str, str]:
     the record gives (an address that is not http(s), such as al-folio's local file
     name, is left out: the profile's field takes a web address)."""
     found = {}
-    for name in MEDIA_FIELDS:
+    for name in PRINTED_DETAILS:  # a profile keeps them under the same names
         value = getattr(work, name)
         if value and (name not in ADDRESS_FIELDS or WEB_ADDRESS.match(value)):
             found[name] = value

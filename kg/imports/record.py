@@ -12,7 +12,7 @@ import unicodedata
 from dataclasses import dataclass, field
 
 from kg.errors import InputError, Problem
-from kg.model import PartialDate, Source
+from kg.model import PartialDate, PrintedDetails, Source
 
 
 @dataclass(frozen=True, order=True)
@@ -42,7 +42,7 @@ class Author:
 
 
 @dataclass(frozen=True)
-class Work:
+class Work(PrintedDetails):
     """A publication as a source describes it."""
 
     title: str
@@ -61,30 +61,8 @@ class Work:
     selected: bool = False
     equal_contribution_note: str | None = None
     truncated: bool = False  # the author list ended with "and others"
-    # what a paper's page shows (al-folio's and Hugo Blox's fields), as printed
-    abstract: str | None = None
-    pdf: str | None = None
-    code: str | None = None
-    slides: str | None = None
-    video: str | None = None
-    pages: str | None = None
-    volume: str | None = None
-    issue: str | None = None
-    publisher: str | None = None
 
 
-# Work fields a profile keeps under the same name (filled when the profile lacks them)
-MEDIA_FIELDS = (
-    "abstract",
-    "pdf",
-    "code",
-    "slides",
-    "video",
-    "pages",
-    "volume",
-    "issue",
-    "publisher",
-)
 # al-folio's BibTeX link fields that the model keeps as labelled links
 LINK_FIELDS = {
     "html": "HTML",

@@ -18,7 +18,14 @@ from dataclasses import dataclass
 
 from kg.ingest.names import text_key
 from kg.iri import arxiv_address, doi_address
-from kg.model import STATUS_SYNONYMS, Profile, Publication, inferred_publication_type
+from kg.model import (
+    PRINTED_DETAILS,
+    STATUS_SYNONYMS,
+    PrintedDetails,
+    Profile,
+    Publication,
+    inferred_publication_type,
+)
 from kg.resolve.identity import PublicationEntity, Resolution
 
 STOP_WORDS = frozenset({"a", "an", "the", "on", "of", "in", "for", "to", "and", "towards", "how"})
@@ -75,7 +82,7 @@ class CiteAuthor:
 
 
 @dataclass(frozen=True)
-class Citable:
+class Citable(PrintedDetails):
     """One publication as a person lists it (or as the graph merges it)."""
 
     key: str
@@ -91,18 +98,8 @@ class Citable:
     links: tuple[tuple[str, str | None], ...]
     selected: bool = False
     equal_contribution_note: str | None = None
-    abstract: str | None = None
-    pdf: str | None = None
-    code: str | None = None
-    slides: str | None = None
-    video: str | None = None
-    pages: str | None = None
-    volume: str | None = None
-    issue: str | None = None
-    publisher: str | None = None
 
 
-MEDIA = ("abstract", "pdf", "code", "slides", "video", "pages", "volume", "issue", "publisher")
 # al-folio's BibTeX fields for links kg keeps with these labels
 FOLIO_LINKS = {"HTML": "html", "Website": "website", "Poster": "poster", "Supplement": "supp"}
 FOLIO_LINKS["Blog"] = "blog"
@@ -192,7 +189,7 @@ def citable(
         links=tuple((link.label, link.url) for link in source.links),
         selected=own and source.selected,
         equal_contribution_note=source.equal_contribution_note,
-        **{name: getattr(source if own else pub, name) for name in MEDIA},
+        **{name: getattr(source if own else pub, name) for name in PRINTED_DETAILS},
     )
 
 

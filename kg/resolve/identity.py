@@ -23,11 +23,13 @@ from kg import scheme
 from kg.errors import InputError, Problem
 from kg.ingest.names import clean_person_name, honorific_of, name_key, slugify, text_key
 from kg.model import (
+    PRINTED_DETAILS,
     STATUS_SYNONYMS,
     Dataset,
     KnownPerson,
     Organization,
     PersonRef,
+    PrintedDetails,
     Profile,
     Project,
     Publication,
@@ -67,7 +69,7 @@ class AuthorSlot:
 
 
 @dataclass(frozen=True)
-class PublicationEntity:
+class PublicationEntity(PrintedDetails):
     key: str
     title: str
     authors: tuple[AuthorSlot, ...]
@@ -81,15 +83,6 @@ class PublicationEntity:
     equal_contribution_note: str | None = None
     arxiv: str | None = None
     doi: str | None = None
-    abstract: str | None = None
-    pdf: str | None = None
-    code: str | None = None
-    slides: str | None = None
-    video: str | None = None
-    pages: str | None = None
-    volume: str | None = None
-    issue: str | None = None
-    publisher: str | None = None
 
 
 @dataclass(frozen=True)
@@ -838,15 +831,10 @@ def _merge_listings(key, listings, person_of, venues, problems) -> PublicationEn
         ),
         arxiv=next((p.arxiv for _, p in listings if p.arxiv), None),
         doi=next((p.doi for _, p in listings if p.doi), None),
-        abstract=next((p.abstract for _, p in listings if p.abstract), None),
-        pdf=next((p.pdf for _, p in listings if p.pdf), None),
-        code=next((p.code for _, p in listings if p.code), None),
-        slides=next((p.slides for _, p in listings if p.slides), None),
-        video=next((p.video for _, p in listings if p.video), None),
-        pages=next((p.pages for _, p in listings if p.pages), None),
-        volume=next((p.volume for _, p in listings if p.volume), None),
-        issue=next((p.issue for _, p in listings if p.issue), None),
-        publisher=next((p.publisher for _, p in listings if p.publisher), None),
+        **{
+            name: next((getattr(p, name) for _, p in listings if getattr(p, name)), None)
+            for name in PRINTED_DETAILS
+        },
     )
 
 
