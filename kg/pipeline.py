@@ -369,17 +369,14 @@ def with_build_record(
     from kg.publish.export import Written
     from kg.query.graph_store import BUILD_RECORD, GRAPH_FILES, build_record
 
-    graph_path, text = "graph.nt", None
-    ntriples: str | Path = ""
+    graph_path, graph = "graph.nt", None
     for part in parts:
         found = [path for path in GRAPH_FILES if path in part]
         if found:  # the first of the places a layout may put it
             graph_path = found[0]
-            text = part[graph_path]
-            ntriples = str(text)  # text, or (Written) read back below
+            graph = part[graph_path]
         yield part
-    if isinstance(text, Written) and staging is not None:
-        ntriples = staging / graph_path
+    ntriples = staging / graph_path if isinstance(graph, Written) and staging else str(graph or "")
     counts = report.count("Violation"), report.count("Warning")
     yield {BUILD_RECORD: build_record(report.conforms, *counts, graph_path, ntriples)}
 

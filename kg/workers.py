@@ -23,6 +23,7 @@ from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from functools import partial
 from itertools import islice
 from typing import Any, Protocol, TypeVar
 
@@ -103,18 +104,26 @@ def _take(taken: Any, total: int) -> int | None:
 
 def _helper(function: Callable[[T], R], items: Sequence[T], taken: Any, results: Any) -> None:
     """A forked helper: take items until none is left; send (index, ok, result or error)."""
+    while (index := _take(taken, len(items))) is not None:
+        ok, data = _outcome(partial(function, items[index]), index)
+        results.put(data)  # pickled here, not in the queue's thread: a failure is reported
+        if not ok:
+            return
+
+
+def _outcome(call: Callable[[], R], *head: object) -> tuple[bool, bytes]:
+    """`(*head, True, call())` pickled, or `(*head, False, the error)`: an error that
+    cannot be pickled goes as a RuntimeError naming it. The other process raises it."""
     import pickle
 
-    while (index := _take(taken, len(items))) is not None:
-        try:  # pickled here, not in the queue's thread, so that a failure is reported
-            results.put(pickle.dumps((index, True, function(items[index])), protocol=5))
-        except BaseException as exc:  # the parent raises it
-            try:
-                results.put(pickle.dumps((index, False, exc), protocol=5))
-            except Exception:  # an error that cannot be pickled
-                error = RuntimeError(f"{type(exc).__name__}: {exc}")
-                results.put(pickle.dumps((index, False, error), protocol=5))
-            return
+    try:
+        return True, pickle.dumps((*head, True, call()), protocol=5)
+    except BaseException as exc:
+        try:
+            return False, pickle.dumps((*head, False, exc), protocol=5)
+        except Exception:
+            error = RuntimeError(f"{type(exc).__name__}: {exc}")
+            return False, pickle.dumps((*head, False, error), protocol=5)
 
 
 def _gather(
@@ -175,16 +184,7 @@ def in_child(function: Callable[[], R]) -> R:
 
 
 def _send_result(function: Callable[[], R], sender: Any) -> None:
-    import pickle
-
-    try:
-        data = pickle.dumps((True, function()), protocol=5)
-    except BaseException as exc:  # the parent raises it
-        try:
-            data = pickle.dumps((False, exc), protocol=5)
-        except Exception:  # an error that cannot be pickled
-            data = pickle.dumps((False, RuntimeError(f"{type(exc).__name__}: {exc}")))
-    sender.send_bytes(data)
+    sender.send_bytes(_outcome(function)[1])
     sender.close()
 
 
