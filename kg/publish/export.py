@@ -410,12 +410,27 @@ def serialize_chunks(
 ) -> Iterator[str]:
     """`serialize` in pieces, for writing a whole-graph dump without holding its text;
     `terms`: every distinct term of `graph` (Turtle names its prefixes first)."""
-    name = next(f.name for f in RDF_FORMATS if f.ext == ext)
-    if name == TURTLE.name:
-        return turtle_chunks(graph, blocks, terms)
-    if name == JSONLD.name:
-        return jsonld_chunks(graph, blocks)
-    return iter([serialize(ext, graph, blocks)])
+    return STREAMERS[ext](graph, blocks, terms)
+
+
+def _ntriples_chunks(
+    graph: Iterable[Triple], blocks: NodeBlocks | None, terms: Iterable[Node]
+) -> Iterator[str]:
+    yield _ntriples(graph, blocks)  # the build writes graph.nt from its subject chunks
+
+
+def _jsonld_chunks(
+    graph: Iterable[Triple], blocks: NodeBlocks | None, terms: Iterable[Node]
+) -> Iterator[str]:
+    return jsonld_chunks(graph, blocks)  # its context does not depend on the terms
+
+
+Streamer = Callable[[Iterable[Triple], "NodeBlocks | None", Iterable[Node]], Iterator[str]]
+# The streaming writer of each format of kg.formats.RDF_FORMATS, by extension.
+STREAMERS: dict[str, Streamer] = {
+    f.ext: {"turtle": turtle_chunks, "json-ld": _jsonld_chunks, "nt": _ntriples_chunks}[f.name]
+    for f in RDF_FORMATS
+}
 
 
 def serialize(ext: str, graph: Iterable[Triple], blocks: NodeBlocks | None = None) -> str:
