@@ -11,8 +11,7 @@ document declaring entities is refused (no entity expansion).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field, replace
-from xml.parsers import expat
+from dataclasses import replace
 
 from kg.imports.record import (
     Author,
@@ -28,6 +27,7 @@ from kg.imports.record import (
     title_text,
     year_of,
 )
+from kg.imports.xmltree import Element, parse_xml
 
 KINDS = {
     "inproceedings": "conference-paper",
@@ -40,68 +40,14 @@ KINDS = {
     "www": None,
     "data": None,
 }
-MAX_XML_DEPTH = 64
 HOMONYM = re.compile(r"\s+\d{4}$")
 
 
-@dataclass
-class _Element:
-    tag: str
-    attrs: dict[str, str]
-    line: int
-    children: list[_Element] = field(default_factory=list)
-    text: list[str] = field(default_factory=list)
-
-    def all_text(self) -> str:
-        return "".join(self.text) + "".join(c.all_text() + c.tail for c in self.children)
-
-    tail: str = ""
-
-    def find(self, tag: str) -> _Element | None:
-        return next((c for c in self.children if c.tag == tag), None)
-
-    def findall(self, tag: str) -> list[_Element]:
-        return [c for c in self.children if c.tag == tag]
-
-
-def _parse_xml(text: str, file: str) -> _Element:
-    """A small element tree with line numbers (ElementTree keeps none)."""
-    if "<!ENTITY" in text:
-        raise file_error(file, 1, "the XML declares entities; expected dblp's plain XML")
-    parser = expat.ParserCreate()
-    stack: list[_Element] = []
-    roots: list[_Element] = []
-
-    def start(tag: str, attrs: dict[str, str]) -> None:
-        if len(stack) >= MAX_XML_DEPTH:  # dblp nests 4 deep; a title's markup a few more
-            line = parser.CurrentLineNumber
-            raise file_error(file, line, f"elements nested more than {MAX_XML_DEPTH} deep")
-        element = _Element(tag, attrs, parser.CurrentLineNumber)
-        (stack[-1].children if stack else roots).append(element)
-        stack.append(element)
-
-    def end(tag: str) -> None:
-        stack.pop()
-
-    def data(chunk: str) -> None:
-        if not stack:
-            return
-        top = stack[-1]
-        if top.children:
-            top.children[-1].tail += chunk
-        else:
-            top.text.append(chunk)
-
-    parser.StartElementHandler, parser.EndElementHandler = start, end
-    parser.CharacterDataHandler = data
-    try:
-        parser.Parse(text.encode("utf-8"), True)
-    except expat.ExpatError as exc:
-        reason = expat.errors.messages[exc.code]
-        raise file_error(file, exc.lineno, f"not well-formed XML: {reason}") from None
-    if not roots or roots[0].tag != "dblpperson":
+def _parse_xml(text: str, file: str) -> Element:
+    root = parse_xml(text, file, "dblp's plain XML")
+    if root.tag != "dblpperson":
         raise file_error(file, 1, "expected a dblp person file (<dblpperson>)")
-    return roots[0]
+    return root
 
 
 def parse_dblp_xml(text: str, file: str) -> Parsed:
@@ -147,8 +93,8 @@ def _split(name: str) -> dict:
     return {"name": author.name, "disambiguation": author.disambiguation}
 
 
-def _work(entry: _Element, origin: Origin) -> Work:
-    title = title_text(squash((entry.find("title") or _Element("", {}, 0)).all_text()), dblp=True)
+def _work(entry: Element, origin: Origin) -> Work:
+    title = title_text(squash((entry.find("title") or Element("", {}, 0)).all_text()), dblp=True)
     if not title:
         raise ValueError("no <title>")
     authors = tuple(dblp_author(a.all_text()) for a in entry.findall("author"))
