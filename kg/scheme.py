@@ -47,7 +47,7 @@ PAGE_SEGMENTS = {
 def path(*parts: str | int) -> str:
     """The path of a node below the base: `path("person", "x", "award", 1)` is
     `person/x/award/1`."""
-    return "/".join(str(p) for p in parts)
+    return "/".join(map(str, parts))
 
 
 def mint(base: str, *parts: str | int) -> str:

@@ -113,6 +113,7 @@ class _Mapper:
         self.graph = Triples()
         self.sources: dict[URIRef, Source] = {}
         self.iris: dict[str, URIRef] = {}
+        self.literals: dict[tuple[type, str | int | bool], Literal] = {}
         self.topics = topic_slugs(_topic_labels(resolution), topic_key)
 
     @cached_property
@@ -137,15 +138,22 @@ class _Mapper:
     def add(self, s: URIRef, p: URIRef, o: Node | str | int | bool | None) -> None:
         if o is None or o == "":
             return
-        if isinstance(o, Node):
-            pass
-        elif isinstance(o, bool):
-            o = Literal(o)
-        elif isinstance(o, int):
-            o = Literal(o, datatype=XSD.integer)
-        elif isinstance(o, str):
-            o = Literal(o)
+        if not isinstance(o, Node):
+            o = self.literal(o)
         self.graph.add((s, p, o))
+
+    def literal(self, value: str | int | bool) -> Literal:
+        """One term per plain value, however often it is written (years, names, counts
+        repeat: rdflib builds a literal slowly and each costs about 200 bytes)."""
+        key = (type(value), value)
+        found = self.literals.get(key)
+        if found is None:
+            if isinstance(value, bool) or not isinstance(value, int):
+                found = Literal(value)
+            else:
+                found = Literal(value, datatype=XSD.integer)
+            self.literals[key] = found
+        return found
 
     def add_date(self, s: URIRef, p: URIRef, value: PartialDate | Present | None) -> None:
         if isinstance(value, PartialDate):

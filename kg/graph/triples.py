@@ -18,17 +18,20 @@ from rdflib.term import Node
 from kg.graph.namespaces import PREFIXES
 
 Triple = tuple[Node, Node, Node]
+Objects = tuple[Node] | dict[Node, None]  # see Triples
 
 
 class Triples:
     """A set of triples: subject -> predicate -> objects, plus a lazy reverse index.
 
-    Objects are the keys of a dict (an insertion-ordered set: membership is a hash
-    lookup, where a list made adding to a node with many objects quadratic).
+    A predicate's objects are, in the order they were added, a 1-tuple when there is one
+    (nine in ten: a dict costs four times the memory), else the keys of a dict (an
+    insertion-ordered set: membership is a hash lookup, where a list made adding to a
+    node with many objects quadratic). Either is a read-only collection to callers.
     """
 
     def __init__(self, triples: Iterable[Triple] = ()) -> None:
-        self._spo: dict[Node, dict[Node, dict[Node, None]]] = {}
+        self._spo: dict[Node, dict[Node, Objects]] = {}
         self._reverse: dict[Node, list[tuple[Node, Node]]] | None = None
         self._size = 0
         for triple in triples:
@@ -36,12 +39,21 @@ class Triples:
 
     def add(self, triple: Triple) -> None:
         s, p, o = triple
-        objects = self._spo.setdefault(s, {}).setdefault(p, {})
-        if o not in objects:
+        predicates = self._spo.get(s)
+        if predicates is None:
+            predicates = self._spo[s] = {}
+        objects = predicates.get(p)
+        if objects is None:  # most predicates of a node have one object: a 1-tuple
+            predicates[p] = (o,)
+        elif o in objects:
+            return
+        elif isinstance(objects, dict):
             objects[o] = None
-            self._size += 1
-            if self._reverse is not None and isinstance(o, URIRef):
-                self._reverse.setdefault(o, []).append((s, p))
+        else:
+            predicates[p] = {objects[0]: None, o: None}
+        self._size += 1
+        if self._reverse is not None and isinstance(o, URIRef):
+            self._reverse.setdefault(o, []).append((s, p))
 
     def __len__(self) -> int:
         return self._size
@@ -102,8 +114,8 @@ class Triples:
         """Who points at `obj` (IRIs only: literals are not indexed)."""
         yield from self.reverse().get(obj, ())
 
-    def describe(self, subject: Node) -> dict[Node, dict[Node, None]]:
-        """The predicates and objects of one subject (a read-only view; objects are keys)."""
+    def describe(self, subject: Node) -> dict[Node, Objects]:
+        """One subject's predicates and objects (a read-only view; see the class)."""
         return self._spo.get(subject, {})
 
     def reverse(self) -> dict[Node, list[tuple[Node, Node]]]:
