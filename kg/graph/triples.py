@@ -32,7 +32,9 @@ class Triples:
 
     def __init__(self, triples: Iterable[Triple] = ()) -> None:
         self._spo: dict[Node, dict[Node, Objects]] = {}
-        self._reverse: dict[Node, list[tuple[Node, Node]]] | None = None
+        # IRI object -> its subjects and predicates, interleaved (s1, p1, s2, p2, ...):
+        # a list of pairs would cost a tuple per triple
+        self._reverse: dict[Node, list[Node]] | None = None
         self._size = 0
         for triple in triples:
             self.add(triple)
@@ -53,7 +55,7 @@ class Triples:
             predicates[p] = {objects[0]: None, o: None}
         self._size += 1
         if self._reverse is not None and isinstance(o, URIRef):
-            self._reverse.setdefault(o, []).append((s, p))
+            self._reverse.setdefault(o, []).extend((s, p))
 
     def __len__(self) -> int:
         return self._size
@@ -76,7 +78,7 @@ class Triples:
             return
         if obj is not None:
             seen = set()
-            for s, p in self.reverse().get(obj, ()):
+            for s, p in self.subject_predicates(obj):
                 if (predicate is None or p == predicate) and s not in seen:
                     seen.add(s)
                     yield s
@@ -112,19 +114,21 @@ class Triples:
 
     def subject_predicates(self, obj: Node) -> Iterator[tuple[Node, Node]]:
         """Who points at `obj` (IRIs only: literals are not indexed)."""
-        yield from self.reverse().get(obj, ())
+        pointers = iter(self.reverse().get(obj, ()))
+        yield from zip(pointers, pointers, strict=True)
 
     def describe(self, subject: Node) -> dict[Node, Objects]:
         """One subject's predicates and objects (a read-only view; see the class)."""
         return self._spo.get(subject, {})
 
-    def reverse(self) -> dict[Node, list[tuple[Node, Node]]]:
-        """IRI object -> (subject, predicate) pairs, built on first use."""
+    def reverse(self) -> dict[Node, list[Node]]:
+        """IRI object -> its subjects and predicates, interleaved; built on first use
+        (`subject_predicates` reads it as pairs)."""
         if self._reverse is None:
-            reverse: dict[Node, list[tuple[Node, Node]]] = {}
+            reverse: dict[Node, list[Node]] = {}
             for s, p, o in self:
                 if isinstance(o, URIRef):
-                    reverse.setdefault(o, []).append((s, p))
+                    reverse.setdefault(o, []).extend((s, p))
             self._reverse = reverse
         return self._reverse
 
