@@ -117,6 +117,16 @@ class Triples:
         pointers = iter(self.reverse().get(obj, ()))
         yield from zip(pointers, pointers, strict=True)
 
+    def by_subject(self) -> Iterator[tuple[Node, dict[Node, Objects]]]:
+        """Each subject with its predicates and objects (read-only views)."""
+        return iter(self._spo.items())
+
+    def remove_subjects(self, subjects: set[Node]) -> None:
+        """Forget every triple whose subject is one of `subjects`."""
+        for s in subjects & self._spo.keys():
+            self._size -= sum(map(len, self._spo.pop(s).values()))
+        self._reverse = None  # rebuilt on next use
+
     def describe(self, subject: Node) -> dict[Node, Objects]:
         """One subject's predicates and objects (a read-only view; see the class)."""
         return self._spo.get(subject, {})

@@ -12,49 +12,57 @@ publisher); nothing else is removed, so every IRI left still dereferences.
 from __future__ import annotations
 
 from rdflib import URIRef
+from rdflib.term import Node
 
 from kg import scheme
 from kg.graph.mapping import Mapped
-from kg.graph.triples import Triples
 
 SECTIONS = ("org/", "venue/")
 
 
 def drop_unused(mapped: Mapped, base: str) -> Mapped:
-    """`mapped` without the registry entries nothing refers to."""
+    """`mapped` without the registry entries nothing refers to (removed in place)."""
     prefixes = tuple(scheme.mint(base, section) for section in SECTIONS)
 
     def entry(node: object) -> str | None:
-        text = str(node)
-        if not isinstance(node, URIRef) or not text.startswith(prefixes):
+        if not isinstance(node, URIRef) or not str.startswith(node, prefixes):
             return None
-        section, _, rest = text[len(base) :].partition("/")
+        section, _, rest = node[len(base) :].partition("/")
         return f"{section}/{rest.split('/', 1)[0]}"
 
-    entries: set[str] = set()
+    owners: dict[Node, str] = {}  # registry node -> its entry
     used: set[str] = set()
     edges: dict[str, set[str]] = {}
-    for s, _, o in mapped.triples:
+    for s, predicates in mapped.triples.by_subject():
         owner = entry(s)
         if owner is not None:
-            entries.add(owner)
-        target = entry(o)
-        if target == owner:
-            continue
-        if owner is None:
-            if target is not None:
-                used.add(target)
-        elif target is not None:
-            edges.setdefault(owner, set()).add(target)
-        elif isinstance(o, URIRef) and str(o).startswith(base):
-            used.add(owner)  # a role on a venue names a person of the graph
-    used = _reachable(used, edges)
-    unused = entries - used
+            owners[s] = owner
+        for objects in predicates.values():
+            for o in objects:
+                if isinstance(o, URIRef):
+                    _link(owner, entry(o), o.startswith(base), used, edges)
+    unused = set(owners.values()) - _reachable(used, edges)
     if not unused:
         return mapped
-    kept = Triples(t for t in mapped.triples if entry(t[0]) not in unused)
-    sources = {s: where for s, where in mapped.sources.items() if entry(s) not in unused}
-    return Mapped(kept, sources)
+    dropped = {s for s, owner in owners.items() if owner in unused}
+    mapped.triples.remove_subjects(dropped)
+    sources = {s: where for s, where in mapped.sources.items() if s not in dropped}
+    return Mapped(mapped.triples, sources)
+
+
+def _link(
+    owner: str | None, target: str | None, local: bool, used: set[str], edges: dict[str, set[str]]
+) -> None:
+    """Record what a triple from `owner`'s node to `target`'s says about use."""
+    if target == owner:
+        return
+    if owner is None:
+        if target is not None:
+            used.add(target)
+    elif target is not None:
+        edges.setdefault(owner, set()).add(target)
+    elif local:
+        used.add(owner)  # a role on a venue names a person of the graph
 
 
 def _reachable(start: set[str], edges: dict[str, set[str]]) -> set[str]:
