@@ -38,6 +38,22 @@ def test_triples_answer_like_an_rdflib_graph(items):
             )
 
 
+@given(triples, st.sets(iris, max_size=3))
+def test_removing_subjects_leaves_what_an_rdflib_graph_leaves(items, gone):
+    ours, graph = Triples(items), Graph()
+    for t in items:
+        graph.add(t)
+    ours.subject_predicates(URIRef("https://e.org/a"))  # the reverse index, built before
+    ours.remove_subjects(gone)
+    for s in gone:
+        graph.remove((s, None, None))
+    assert len(ours) == len(graph)
+    assert set(ours) == set(graph)
+    assert {s for s, _ in ours.by_subject()} == set(graph.subjects())
+    for node in {o for _, _, o in items if isinstance(o, URIRef)}:
+        assert set(ours.subject_predicates(node)) == set(graph.subject_predicates(node))
+
+
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.text(),
     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(), inner, max_size=4),
