@@ -98,6 +98,10 @@ class QueryStore:
         except (OSError, ValueError) as exc:
             raise QueryError(f"query {name!r} failed: {exc}") from None
 
+    def has_graph(self, iri: str) -> bool:
+        """Whether the store has the named graph `iri` (an index of kg.query.persist)."""
+        return self._owner_index and self._store.contains_named_graph(ox.NamedNode(iri))
+
     def owner_graph(self, iri: str) -> Graph | None:
         """The triples of page owner `iri` and of every subject it describes (those minted
         under its IRI), read by index from a persistent store (kg.query.persist); None
