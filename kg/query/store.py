@@ -28,8 +28,8 @@ class Precomputed(Protocol):
     """The precomputed answers of a build (kg.query.answers.Answers; a protocol here, so
     that the store imports neither the answers nor the stored queries)."""
 
-    def find(self, query: Any, live: Callable[[], Any]) -> Any:
-        """The answer to `query` without parameter values, or None."""
+    def find(self, query: Any, live: Callable[[], Any], values: dict[str, str]) -> Any:
+        """The answer to `query` with parameter `values`, or None."""
 
 
 FILE_FORMATS = {

@@ -83,6 +83,9 @@ class StoredQuery:
     form: str
     path: Path | None = None
     owner_graph: str | None = None  # `#+ owner-graph: NAME` (see `owner_iri`)
+    # `#+ precompute: SELECT ...`: the parameter values `kg build` answers the query for
+    # ahead of time (kg.query.answers), one row of values (named as the parameters) each
+    precompute: str | None = None
 
     def owner_iri(self, values: dict[str, str]) -> str | None:
         """`#+ owner-graph: person` on a CONSTRUCT query says that its answer is the page
@@ -145,6 +148,7 @@ def parse_query(text: str, name: str, path: Path | None = None) -> StoredQuery:
         form=form.group(1).upper(),
         path=path,
         owner_graph=str(meta["owner-graph"]) if meta.get("owner-graph") else None,
+        precompute=str(meta["precompute"]) if meta.get("precompute") else None,
     )
 
 
@@ -225,8 +229,9 @@ def run_embedded(
     Parameters are bound as terms in one pass (`with_values`; pyoxigraph's own
     `substitutions` drop values used in BIND expressions, see docs/decisions/0009); a
     query that uses SERVICE is refused unless `allow_service` (it would reach the network).
-    A query without parameters on a build's store may be answered by `kg build`'s
-    precomputed answer (kg.query.answers), unless `precomputed` is False.
+    A query on a build's store may be answered by `kg build`'s precomputed answer
+    (kg.query.answers: a query without parameters, or one with the values its
+    `#+ precompute:` lists), unless `precomputed` is False.
     """
     from kg.query.store import QueryStore, solutions, triples_graph
 
@@ -236,9 +241,11 @@ def run_embedded(
             "pass --allow-service to run it"
         )
     store = source if isinstance(source, QueryStore) else QueryStore.from_graph(source)
-    if precomputed and store.answers is not None and not query.parameters and not values:
+    if precomputed and store.answers is not None:
         known = store.answers.find(
-            query, lambda: run_embedded(store, query, values, allow_service, precomputed=False)
+            query,
+            lambda: run_embedded(store, query, values, allow_service, precomputed=False),
+            values or {},
         )
         if isinstance(known, Answer):
             return known
