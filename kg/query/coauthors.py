@@ -4,10 +4,10 @@ Invariant: in a store written by `kg.query.persist.write_store` or patched by
 `kg.query.patch.patch_store`, the named graph COAUTHORS holds `<x> COAUTHOR <y>` exactly
 when x and y are different IRIs and some subject of the default graph has both
 `schema:author x` and `schema:author y`. It is kg's own graph, like the page-owner index:
-`kg serve`'s /sparql never sees it (decision 0031), and `shared-coauthors` reads it only
-when the query is kg's own text (`store_form`), so the index turns "the co-authors of a
-person" into one index lookup instead of every author of every paper of that person
-(12,833 papers for the 10k corpus's busiest author; decision 0033).
+`kg serve`'s /sparql never sees it (decision 0031), and `shared-coauthors` reads it
+only when the query is kg's own text (`kg.query.stored.store_form`), so the index turns
+"the co-authors of a person" into one index lookup instead of every author of every
+paper of that person (12,833 papers for the 10k corpus's busiest author; decision 0033).
 
 Literal authors are not indexed: a literal is never the subject of `schema:name`, so it is
 never a row of the query. kg's graph has no blank nodes (kg.query.persist).
@@ -15,16 +15,9 @@ never a row of the query. kg's graph has no blank nodes (kg.query.persist).
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Iterable, Iterator
-from functools import lru_cache
-from typing import TYPE_CHECKING
 
 import pyoxigraph as ox
-
-if TYPE_CHECKING:
-    from kg.query.store import QueryStore
-    from kg.query.stored import StoredQuery
 
 COAUTHORS = "urn:kg:coauthors"
 COAUTHOR = "urn:kg:coauthor"
@@ -129,32 +122,3 @@ def _share_a_subject(store: ox.Store, x: ox.NamedNode, y: ox.NamedNode) -> bool:
     default = ox.DefaultGraph()
     of_x = {q.subject for q in store.quads_for_pattern(None, _AUTHOR_NODE, x, default)}
     return any(q.subject in of_x for q in store.quads_for_pattern(None, _AUTHOR_NODE, y, default))
-
-
-def store_form(store: QueryStore, query: StoredQuery) -> StoredQuery | None:
-    """kg's faster text of `query` for a store with the co-author index (same parameters,
-    same answer), or None: another query, a project's own text of the same name, or a
-    store without the index (an in-memory graph, a graph with no co-authors)."""
-    if query.name != QUERY or query.text not in _kg_texts():
-        return None
-    if not store.has_graph(COAUTHORS):
-        return None
-    return dataclasses.replace(query, text=STORE_TEXT)
-
-
-@lru_cache(maxsize=1)
-def _kg_texts() -> frozenset[str]:
-    """kg's own text of the query, as written and with kg's prefixes declared."""
-    from kg.config import PACKAGE_DIR
-    from kg.errors import KgError
-    from kg.query.lookup import with_kg_prefixes
-    from kg.query.stored import load_queries
-
-    for folder in (PACKAGE_DIR / "_resources" / "queries", PACKAGE_DIR.parent / "queries"):
-        if folder.is_dir():  # as kg.config.Config.builtin_queries_dir finds kg's queries
-            try:
-                query = load_queries(folder)[QUERY]
-            except (KgError, KeyError):
-                return frozenset()
-            return frozenset({query.text, with_kg_prefixes(query).text})
-    return frozenset()

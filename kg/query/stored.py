@@ -15,10 +15,12 @@ refuse `SERVICE` (it makes the process fetch from the network) unless allowed.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import urllib.parse
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
@@ -27,7 +29,7 @@ from rdflib import Graph, Literal, URIRef
 from rdflib.namespace import XSD
 from rdflib.term import Node
 
-from kg.errors import QueryError, RemoteError, UsageError
+from kg.errors import KgError, QueryError, RemoteError, UsageError
 from kg.iri import iri_problem
 
 if TYPE_CHECKING:
@@ -253,8 +255,6 @@ def run_embedded(
     found = store.owner_graph(owner) if owner else None
     if found is not None:  # read by the store's page-owner index (kg.query.persist)
         return Answer(query.form, graph=found)
-    from kg.query.coauthors import store_form
-
     text = (store_form(store, query) or query).text  # kg's faster text on its own store
     result = store.query(with_values(query, query.bindings(values or {}), text), query.name)
     try:  # answers are computed while they are read
@@ -267,6 +267,49 @@ def run_embedded(
         raise QueryError(f"query {query.name!r} failed: {_first_line(exc)}") from None
     return Answer("SELECT", variables, tuple(rows))
 
+
+def store_form(store: QueryStore, query: StoredQuery) -> StoredQuery | None:
+    """kg's faster text of `query` for its persistent store, or None: shared-coauthors
+    reads the store's co-author index (kg.query.coauthors; same parameters, same answer)
+    when the query is kg's own text (not a project's query of the same name) and the
+    store has the index (not an in-memory graph, not a graph without co-authors)."""
+    from kg.query import coauthors
+
+    if query.name != coauthors.QUERY or query.text not in _kg_texts(coauthors.QUERY):
+        return None
+    if not store.has_graph(coauthors.COAUTHORS):
+        return None
+    return dataclasses.replace(query, text=coauthors.STORE_TEXT)
+
+
+@lru_cache(maxsize=4)
+def _kg_texts(name: str) -> frozenset[str]:
+    """kg's own text of a stored query, as written and with kg's prefixes declared."""
+    from kg.config import PACKAGE_DIR
+
+    for folder in (PACKAGE_DIR / "_resources" / "queries", PACKAGE_DIR.parent / "queries"):
+        if folder.is_dir():  # where kg.config.Config.builtin_queries_dir finds them
+            try:
+                query = parse_query(read_query_file(folder / f"{name}.rq"), name)
+            except KgError:
+                return frozenset()
+            return frozenset({query.text, with_kg_prefixes(query).text})
+    return frozenset()
+
+
+def with_kg_prefixes(query: StoredQuery) -> StoredQuery:
+    """The query with kg's prefixes (schema, foaf, kg, rdf, xsd, ...) declared, unless the
+    text declares them itself; written on the first line, so line numbers stay the same."""
+    from kg.graph.namespaces import PREFIXES
+
+    declared = set(_DECLARED.findall(query.text))
+    missing = [f"PREFIX {p}: <{ns}>" for p, ns in PREFIXES.items() if p not in declared]
+    if not missing:
+        return query
+    return dataclasses.replace(query, text=" ".join(missing) + " " + query.text)
+
+
+_DECLARED = re.compile(r"\bPREFIX\s+([A-Za-z][\w.-]*)?:", re.I)
 
 # Tokens that can hold text which is not syntax: comments, strings (long forms first),
 # IRIs; and the variables we look for. One regex, one pass.
