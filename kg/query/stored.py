@@ -255,8 +255,9 @@ def run_embedded(
     found = store.owner_graph(owner) if owner else None
     if found is not None:  # read by the store's page-owner index (kg.query.persist)
         return Answer(query.form, graph=found)
-    text = (store_form(store, query) or query).text  # kg's faster text on its own store
-    result = store.query(with_values(query, query.bindings(values or {}), text), query.name)
+    bindings = query.bindings(values or {})
+    text = store_form(store, query, bindings)  # kg's faster text on its own store
+    result = store.query(with_values(query, bindings, text), query.name)
     try:  # answers are computed while they are read
         if query.form == "ASK":
             return Answer("ASK", boolean=bool(result))
@@ -268,7 +269,7 @@ def run_embedded(
     return Answer("SELECT", variables, tuple(rows))
 
 
-def store_form(store: QueryStore, query: StoredQuery) -> StoredQuery | None:
+def store_form(store: QueryStore, query: StoredQuery, bindings: Mapping[str, Node]) -> str | None:
     """kg's faster text of `query` for its persistent store, or None: shared-coauthors
     reads the store's co-author index (kg.query.coauthors; same parameters, same answer)
     when the query is kg's own text (not a project's query of the same name) and the
@@ -277,9 +278,12 @@ def store_form(store: QueryStore, query: StoredQuery) -> StoredQuery | None:
 
     if query.name != coauthors.QUERY or query.text not in _kg_texts(coauthors.QUERY):
         return None
+    a, b = bindings.get("_a_iri"), bindings.get("_b_iri")
+    if not isinstance(a, URIRef) or not isinstance(b, URIRef):
+        return None
     if not store.has_graph(coauthors.COAUTHORS):
         return None
-    return dataclasses.replace(query, text=coauthors.STORE_TEXT)
+    return coauthors.store_text(str(a), str(b), store.oxigraph)
 
 
 @lru_cache(maxsize=4)
