@@ -22,6 +22,7 @@ import pyoxigraph as ox
 COAUTHORS = "urn:kg:coauthors"
 COAUTHOR = "urn:kg:coauthor"
 _AUTHOR = b"<http://schema.org/author>"
+_AUTHOR_IN_LINE = b"> " + _AUTHOR + b" <"
 _AUTHOR_NODE = ox.NamedNode("http://schema.org/author")
 
 # The stored query that has a faster text on a store with the index, and that text: the
@@ -88,6 +89,8 @@ class Collector:
         self.authors: dict[bytes, set[bytes]] = {}
 
     def see(self, line: bytes) -> None:
+        if _AUTHOR_IN_LINE not in line:  # most lines: one substring test, no split
+            return
         found = author_of(line)
         if found is not None:
             self.authors.setdefault(found[0], set()).add(found[1])
