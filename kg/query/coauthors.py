@@ -145,5 +145,9 @@ def _authors(store: ox.Store, subject: ox.NamedNode) -> set[ox.NamedNode]:
 
 def _share_a_subject(store: ox.Store, x: ox.NamedNode, y: ox.NamedNode) -> bool:
     default = ox.DefaultGraph()
-    of_x = {q.subject for q in store.quads_for_pattern(None, _AUTHOR_NODE, x, default)}
+    of_x = {
+        q.subject
+        for q in store.quads_for_pattern(None, _AUTHOR_NODE, x, default)
+        if isinstance(q.subject, ox.NamedNode)  # as the index is written (`author_of`)
+    }
     return any(q.subject in of_x for q in store.quads_for_pattern(None, _AUTHOR_NODE, y, default))
