@@ -257,3 +257,22 @@ def test_a_projects_precompute_is_bounded_and_must_be_a_select(tmp_path):
     )
     sizes = sorted(len(e["bound"]) for e in entries.values())
     assert sizes == [0, 16]  # ASK gives no values; at most MOST_BOUND rows of values
+
+
+def test_random_author_edits_patch_the_index_as_a_full_write_does(seeds, tmp_path):
+    """Several author lines removed and added at once, between random subjects and
+    people (seeded): the patched index equals a fully written one."""
+    import random
+
+    _, graph_nt, _, base = seeds
+    lines = graph_nt.read_text(encoding="utf-8").splitlines(keepends=True)
+    author = f" <{AUTHOR}> <"
+    authored = [x for x in lines if author in x]
+    rnd = random.Random(24)
+    gone = set(rnd.sample(authored, 12))
+    subjects = sorted({x.split(" ", 1)[0] for x in authored})
+    people = sorted({x.split(" ")[2] for x in authored})
+    new = {f"{rnd.choice(subjects)}{author}{rnd.choice(people)[1:]} .\n" for _ in range(12)}
+    after = sorted({*lines, *new} - gone)
+    patched = _patch(graph_nt, "".join(after), tmp_path, base)
+    assert patched != index_of(seeds[2])
