@@ -203,29 +203,28 @@ def _ranks(graph: Graph) -> list[tuple[str, str]]:
     )
 
 
-def test_ranked_venue_papers_is_answered_ahead_for_every_list_and_rank(seeds, tmp_path):
-    graph, _, path, base = seeds
+@pytest.mark.parametrize("corpus", ["seeds", "synthetic"])
+def test_ranked_venue_papers_is_answered_ahead_for_every_list_and_rank(
+    corpus, seeds, synthetic, tmp_path
+):
+    from kg.query.answers import Answers
+
+    graph, path = (seeds[0], seeds[2]) if corpus == "seeds" else synthetic
+    base = seeds[3] if corpus == "seeds" else "https://bench.example.org/"
     ranks = _ranks(graph)
     assert ("CCF", "A") in ranks and len(ranks) >= 2
     store = QueryStore(ox.Store.read_only(str(path)), owner_index=True)
     entries = write_answers(store, [RANKED], tmp_path / "answers", base)
-    from kg.query.answers import Answers
-
-    ahead = QueryStore(
-        store.oxigraph, owner_index=True, answers=Answers(tmp_path / "answers", entries)
-    )
-    for values in [
-        {},
-        *({"list": x, "rank": r} for x, r in ranks),
-        {"rank": "Z"},
-        {"list": "none"},
-    ]:
+    known = Answers(tmp_path / "answers", entries)
+    ahead = QueryStore(store.oxigraph, owner_index=True, answers=known)
+    each = [{"list": x, "rank": r} for x, r in ranks]
+    for values in [{}, *each, {"rank": "Z"}, {"list": "none"}]:
         found = run_embedded(ahead, RANKED, values)
         live = run_embedded(store, RANKED, values)
         assert not isinstance(live, PrecomputedAnswer)
-        known = values == {} or ("Z" not in values.values() and "none" not in values.values())
-        assert isinstance(found, PrecomputedAnswer) == known, values
-        assert bool(live.rows) == known, values
+        answered = values == {} or ("Z" not in values.values() and "none" not in values.values())
+        assert isinstance(found, PrecomputedAnswer) == answered, values
+        assert bool(live.rows) == answered, values
         for fmt in FORMATS:
             assert render(found, fmt, base) == render(live, fmt, base), (values, fmt)
     reference = run_rdflib(graph, RANKED, {"rank": ranks[-1][1]})
