@@ -46,9 +46,32 @@ def _kg(root: Path, *args: str) -> subprocess.CompletedProcess:
 
 
 def test_the_parameterless_queries_are_the_ones_precomputed(built):
+    """And those whose header names values to answer ahead (decision 0033)."""
     assert len(WITHOUT_PARAMETERS) >= 8  # people, coauthor-network, top-venues, ...
+    ahead = sorted(n for n, q in QUERIES.items() if "\n#+ precompute:" in q.text)
+    assert ahead == ["ranked-venue-papers"]
     chosen = sorted(q.name for q in precomputable(load_config(built)))
-    assert chosen == WITHOUT_PARAMETERS
+    assert chosen == sorted(WITHOUT_PARAMETERS + ahead)
+
+
+def test_ranked_venue_papers_is_answered_ahead_by_kg_build(built):
+    """Its default values and every other rank of the seeds (CCF A and B); a rank no
+    venue has (C, Z) runs."""
+    store = open_built_store(load_config(built))
+    assert store is not None
+    for values in ({}, {"rank": "B"}, {"list": "CCF", "rank": "A"}):
+        found = run_embedded(store, QUERIES["ranked-venue-papers"], values)
+        assert isinstance(found, PrecomputedAnswer), values
+        live = run_embedded(store, QUERIES["ranked-venue-papers"], values, precomputed=False)
+        assert found.text("csv", None) == render(live, "csv") and live.rows
+    for rank in ("C", "Z"):
+        found = run_embedded(store, QUERIES["ranked-venue-papers"], {"rank": rank})
+        assert not isinstance(found, PrecomputedAnswer) and not found.rows
+    done = _kg(built, "query", "ranked-venue-papers", "--format", "csv")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.decode() == render(
+        run_embedded(store, QUERIES["ranked-venue-papers"]), "csv"
+    )
 
 
 @pytest.mark.parametrize("name", WITHOUT_PARAMETERS)

@@ -18,6 +18,7 @@ sha256}}`.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import hashlib
 import os
 import stat
@@ -37,6 +38,7 @@ if TYPE_CHECKING:
     from kg.query.store import QueryStore
 
 MOST_BYTES = 256 * 1024 * 1024  # a query whose renderings are larger is not precomputed
+MOST_BOUND = 16  # rows of values a query's `#+ precompute:` may name
 SECONDS = 120.0  # wall time a build may spend precomputing answers
 MEMORY = 2 * 1024 * 1024 * 1024  # address space the precomputing process may add
 _HEX = frozenset("0123456789abcdef")
@@ -67,7 +69,8 @@ def precomputable(config: Config) -> list[StoredQuery]:
             check_prefixes(query)
         except KgError:
             continue
-        if not query.parameters and not uses_service(query.text):
+        ahead = not query.parameters or query.precompute is not None  # values named ahead
+        if ahead and not uses_service(query.text):
             chosen.append(query)
     return chosen
 
@@ -82,7 +85,6 @@ def write_answers(
     """Answer each query on `store`, write its renderings into `folder` (made here) and
     return the manifest entries by key (each also given to `done` as it is written); a
     query that fails or is too large is left out."""
-    from kg.query.stored import run_embedded
 
     try:
         os.mkdir(folder, 0o700)
@@ -90,17 +92,67 @@ def write_answers(
         return {}
     entries: dict[str, dict] = {}
     for query in queries:
+        if query.parameters:
+            entry: dict | None = _write_bound(store, query, folder, base)
+        else:
+            entry = _write_one(store, query, folder, base)
+        if entry is not None:
+            key = answer_key(query.text)
+            entries[key] = entry
+            if done is not None:
+                done((key, entry))
+    return entries
+
+
+def _write_one(store: QueryStore, query: StoredQuery, folder: Path, base: str) -> dict | None:
+    from kg.query.stored import run_embedded
+
+    try:
+        answer = run_embedded(store, query, {}, precomputed=False)
+    except KgError:
+        return None
+    files = _write_renderings(answer, folder, base)
+    return None if files is None else _entry(answer, base, files)
+
+
+def _write_bound(store: QueryStore, query: StoredQuery, folder: Path, base: str) -> dict:
+    """A query with parameters, answered for each row of values its `#+ precompute:` query
+    gives (at most MOST_BOUND): `{"bound": {key of the text with those values bound:
+    entry}}` (the text as `with_values` binds it, so the answer is the query's own)."""
+    from kg.query.stored import with_values
+
+    bound: dict[str, dict] = {}
+    for values in _precompute_values(store, query):
         try:
-            answer = run_embedded(store, query, {}, precomputed=False)
+            text = with_values(query, query.bindings(values))
         except KgError:
             continue
-        files = _write_renderings(answer, folder, base)
-        if files is not None:
-            key = answer_key(query.text)
-            entries[key] = _entry(answer, base, files)
-            if done is not None:
-                done((key, entries[key]))
-    return entries
+        alone = dataclasses.replace(query, text=text, parameters=(), precompute=None)
+        entry = _write_one(store, alone, folder, base)
+        if entry is not None:
+            bound[answer_key(text)] = entry
+    return {"form": query.form, "bound": bound}
+
+
+def _precompute_values(store: QueryStore, query: StoredQuery) -> list[dict[str, str]]:
+    """The rows of the query's `#+ precompute:` SELECT, as values of its parameters (a
+    variable named as a parameter; IRIs and literals by their text), at most MOST_BOUND."""
+    from kg.query.lookup import with_kg_prefixes
+    from kg.query.stored import parse_query, run_embedded, uses_service
+
+    names = {p.name for p in query.parameters}
+    try:
+        ahead = with_kg_prefixes(parse_query(query.precompute or "", f"{query.name} precompute"))
+        if ahead.form != "SELECT" or ahead.parameters or uses_service(ahead.text):
+            return []
+        answer = run_embedded(store, ahead, {}, precomputed=False)
+    except KgError:
+        return []
+    rows = []
+    for row in answer.rows[:MOST_BOUND]:
+        values = {v: str(t) for v, t in zip(answer.variables, row, strict=True) if t is not None}
+        rows.append({k: v for k, v in values.items() if k in names})
+    return rows
 
 
 def write_answers_bounded(
@@ -251,10 +303,19 @@ class Answers:
         self.folder = folder
         self.entries = entries
 
-    def find(self, query: StoredQuery, live: Callable[[], Answer]) -> Answer | None:
-        """The precomputed answer to `query` (no parameter values), or None; `live` runs
-        the query, for a reader that needs terms or a file that fails its check."""
+    def find(
+        self, query: StoredQuery, live: Callable[[], Answer], values: dict[str, str]
+    ) -> Answer | None:
+        """The precomputed answer to `query` with `values` (its parameters' defaults for
+        the others), or None; `live` runs the query, for a reader that needs terms or a
+        file that fails its check."""
         entry = self.entries.get(answer_key(query.text))
+        if query.parameters and isinstance(entry, dict) and isinstance(entry.get("bound"), dict):
+            from kg.query.stored import with_values
+
+            entry = entry["bound"].get(answer_key(with_values(query, query.bindings(values))))
+        elif query.parameters or values:
+            return None
         if not isinstance(entry, dict) or entry.get("form") != query.form:
             return None
         try:

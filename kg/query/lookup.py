@@ -8,7 +8,6 @@ that `kg.query.stored` binds as an RDF term like any other value.
 
 from __future__ import annotations
 
-import dataclasses
 import re
 from collections.abc import Callable
 from pathlib import Path
@@ -16,6 +15,7 @@ from pathlib import Path
 from kg.errors import QueryError, UsageError
 from kg.graph.namespaces import PREFIXES
 from kg.query.stored import Answer, Parameter, StoredQuery, load_queries, parse_query
+from kg.query.stored import with_kg_prefixes as with_kg_prefixes  # moved to stored; kept here
 
 Ask = Callable[[StoredQuery, dict[str, str]], Answer]
 
@@ -24,8 +24,8 @@ SLUG_KINDS = ("person", "org", "venue", "publication")
 _KIND_OF_PARAMETER = {"org": "org", "organization": "org", "venue": "venue"}
 _KIND_OF_PARAMETER |= {"publication": "publication", "paper": "publication"}
 _ABSOLUTE = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
-_SLUG = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
 _DECLARED = re.compile(r"\bPREFIX\s+([A-Za-z][\w.-]*)?:", re.I)
+_SLUG = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
 _STRIP = re.compile(
     r'<[^<>\s]*>|"""[\s\S]*?"""|\'\'\'[\s\S]*?\'\'\'|"(?:[^"\\\n]|\\.)*"'
     r"|'(?:[^'\\\n]|\\.)*'|#[^\n]*"
@@ -40,16 +40,6 @@ def load_all_queries(builtin: Path | None, project: Path | None) -> dict[str, St
         if folder is not None and folder.is_dir():
             queries.update(load_queries(folder))
     return dict(sorted(queries.items()))
-
-
-def with_kg_prefixes(query: StoredQuery) -> StoredQuery:
-    """The query with kg's prefixes (schema, foaf, kg, rdf, xsd, ...) declared, unless the
-    text declares them itself; written on the first line, so line numbers stay the same."""
-    declared = set(_DECLARED.findall(query.text))
-    missing = [f"PREFIX {p}: <{ns}>" for p, ns in PREFIXES.items() if p not in declared]
-    if not missing:
-        return query
-    return dataclasses.replace(query, text=" ".join(missing) + " " + query.text)
 
 
 def check_prefixes(query: StoredQuery) -> None:

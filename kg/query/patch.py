@@ -6,7 +6,8 @@ caller then writes the store in full. It starts from a checkpoint of the previou
 (pyoxigraph's backup: hard links to its immutable files, so the copy is cheap and the
 previous store is never written) and applies the difference between the previous graph
 file and the new one: both are kg's sorted N-Triples (kg.publish.fingerprint), so the
-difference is one merge of the two files, line by line, in bounded memory.
+difference is one merge of the two files, line by line, in bounded memory. The
+co-author index (kg.query.coauthors) is patched from the same difference.
 
 Subjects that appear or disappear (a publication whose title, and so its IRI, changed)
 are patched too: the page-owner index is recomputed for them and for every subject under
@@ -23,6 +24,7 @@ from typing import BinaryIO
 
 import pyoxigraph as ox
 
+from kg.query.coauthors import patch_index
 from kg.query.store import OWNER, OWNERS
 
 MOST_CHANGED = 200_000  # lines: beyond this a full load is about as fast
@@ -41,10 +43,12 @@ def patch_store(previous: Path, previous_nt: Path, graph_nt: Path, target: Path,
         old.backup(str(target))
         del old
         store = ox.Store(str(target))
-        for quad in _quads(removed):
+        gone, new = list(_quads(removed)), list(_quads(added))
+        for quad in gone:
             store.remove(quad)
-        store.extend(_quads(added))
+        store.extend(new)
         _reindex_owners(store, before, after, base.encode())
+        patch_index(store, gone, new)
         store.flush()
         del store
     except (OSError, SyntaxError, ValueError):

@@ -39,6 +39,7 @@ import pyoxigraph as ox
 from kg.cache import package_digest, user_secret
 from kg.config import Config
 from kg.query.answers import Answers, answer_key, precomputable, write_answers_bounded
+from kg.query.coauthors import Collector
 from kg.query.patch import page_owner, patch_store
 from kg.query.store import OWNER, OWNERS, QueryStore
 
@@ -364,13 +365,16 @@ def _owners(graph_nt: Path, base: str) -> dict[bytes, bytes]:
 
 
 def _quad_chunks(graph_nt: Path, owners: dict[bytes, bytes]) -> Iterator[bytes]:
-    """graph.nt's lines (the default graph), and for every subject that is not a page,
-    `<subject> OWNER <owner>` in the graph OWNERS."""
+    """graph.nt's lines (the default graph), for every subject that is not a page,
+    `<subject> OWNER <owner>` in the graph OWNERS, and the co-author index
+    (kg.query.coauthors)."""
     chunk: list[bytes] = []
     last = b""
+    coauthors = Collector()
     with graph_nt.open("rb") as lines:
         for line in lines:
             chunk.append(line.rstrip(b"\r\n"))
+            coauthors.see(line)
             subject = _subject(line) or b""
             if subject != last and subject in owners:
                 chunk.append(b"<%s> <%s> <%s> <%s> ." % (subject, _OWNER, owners[subject], _OWNERS))
@@ -380,6 +384,15 @@ def _quad_chunks(graph_nt: Path, owners: dict[bytes, bytes]) -> Iterator[bytes]:
                 chunk = []
     if chunk:
         yield b"\n".join(chunk) + b"\n"
+    del chunk
+    index: list[bytes] = []
+    for quad in coauthors.quads():
+        index.append(quad)
+        if len(index) >= _CHUNK:
+            yield b"".join(index)
+            index = []
+    if index:
+        yield b"".join(index)
 
 
 def _remove(path: Path) -> None:

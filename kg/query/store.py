@@ -28,8 +28,8 @@ class Precomputed(Protocol):
     """The precomputed answers of a build (kg.query.answers.Answers; a protocol here, so
     that the store imports neither the answers nor the stored queries)."""
 
-    def find(self, query: Any, live: Callable[[], Any]) -> Any:
-        """The answer to `query` without parameter values, or None."""
+    def find(self, query: Any, live: Callable[[], Any], values: dict[str, str]) -> Any:
+        """The answer to `query` with parameter `values`, or None."""
 
 
 FILE_FORMATS = {
@@ -97,6 +97,10 @@ class QueryStore:
             raise QueryError(f"query {name!r} is not valid SPARQL: {exc}") from None
         except (OSError, ValueError) as exc:
             raise QueryError(f"query {name!r} failed: {exc}") from None
+
+    def has_graph(self, iri: str) -> bool:
+        """Whether the store has the named graph `iri` (an index of kg.query.persist)."""
+        return self._owner_index and self._store.contains_named_graph(ox.NamedNode(iri))
 
     def owner_graph(self, iri: str) -> Graph | None:
         """The triples of page owner `iri` and of every subject it describes (those minted

@@ -15,10 +15,12 @@ refuse `SERVICE` (it makes the process fetch from the network) unless allowed.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import urllib.parse
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
@@ -27,7 +29,7 @@ from rdflib import Graph, Literal, URIRef
 from rdflib.namespace import XSD
 from rdflib.term import Node
 
-from kg.errors import QueryError, RemoteError, UsageError
+from kg.errors import KgError, QueryError, RemoteError, UsageError
 from kg.iri import iri_problem
 
 if TYPE_CHECKING:
@@ -83,6 +85,9 @@ class StoredQuery:
     form: str
     path: Path | None = None
     owner_graph: str | None = None  # `#+ owner-graph: NAME` (see `owner_iri`)
+    # `#+ precompute: SELECT ...`: the parameter values `kg build` answers the query for
+    # ahead of time (kg.query.answers), one row of values (named as the parameters) each
+    precompute: str | None = None
 
     def owner_iri(self, values: dict[str, str]) -> str | None:
         """`#+ owner-graph: person` on a CONSTRUCT query says that its answer is the page
@@ -145,6 +150,7 @@ def parse_query(text: str, name: str, path: Path | None = None) -> StoredQuery:
         form=form.group(1).upper(),
         path=path,
         owner_graph=str(meta["owner-graph"]) if meta.get("owner-graph") else None,
+        precompute=str(meta["precompute"]) if meta.get("precompute") else None,
     )
 
 
@@ -225,8 +231,9 @@ def run_embedded(
     Parameters are bound as terms in one pass (`with_values`; pyoxigraph's own
     `substitutions` drop values used in BIND expressions, see docs/decisions/0009); a
     query that uses SERVICE is refused unless `allow_service` (it would reach the network).
-    A query without parameters on a build's store may be answered by `kg build`'s
-    precomputed answer (kg.query.answers), unless `precomputed` is False.
+    A query on a build's store may be answered by `kg build`'s precomputed answer
+    (kg.query.answers: a query without parameters, or one with the values its
+    `#+ precompute:` lists), unless `precomputed` is False.
     """
     from kg.query.store import QueryStore, solutions, triples_graph
 
@@ -236,9 +243,11 @@ def run_embedded(
             "pass --allow-service to run it"
         )
     store = source if isinstance(source, QueryStore) else QueryStore.from_graph(source)
-    if precomputed and store.answers is not None and not query.parameters and not values:
+    if precomputed and store.answers is not None:
         known = store.answers.find(
-            query, lambda: run_embedded(store, query, values, allow_service, precomputed=False)
+            query,
+            lambda: run_embedded(store, query, values, allow_service, precomputed=False),
+            values or {},
         )
         if isinstance(known, Answer):
             return known
@@ -246,7 +255,9 @@ def run_embedded(
     found = store.owner_graph(owner) if owner else None
     if found is not None:  # read by the store's page-owner index (kg.query.persist)
         return Answer(query.form, graph=found)
-    result = store.query(with_values(query, query.bindings(values or {})), query.name)
+    bindings = query.bindings(values or {})
+    text = store_form(store, query, bindings)  # kg's faster text on its own store
+    result = store.query(with_values(query, bindings, text), query.name)
     try:  # answers are computed while they are read
         if query.form == "ASK":
             return Answer("ASK", boolean=bool(result))
@@ -257,6 +268,52 @@ def run_embedded(
         raise QueryError(f"query {query.name!r} failed: {_first_line(exc)}") from None
     return Answer("SELECT", variables, tuple(rows))
 
+
+def store_form(store: QueryStore, query: StoredQuery, bindings: Mapping[str, Node]) -> str | None:
+    """kg's faster text of `query` for its persistent store, or None: shared-coauthors
+    reads the store's co-author index (kg.query.coauthors; same parameters, same answer)
+    when the query is kg's own text (not a project's query of the same name) and the
+    store has the index (not an in-memory graph, not a graph without co-authors)."""
+    from kg.query import coauthors
+
+    if query.name != coauthors.QUERY or query.text not in _kg_texts(coauthors.QUERY):
+        return None
+    a, b = bindings.get("_a_iri"), bindings.get("_b_iri")
+    if not isinstance(a, URIRef) or not isinstance(b, URIRef):
+        return None
+    if not store.has_graph(coauthors.COAUTHORS):
+        return None
+    return coauthors.store_text(str(a), str(b), store.oxigraph)
+
+
+@lru_cache(maxsize=4)
+def _kg_texts(name: str) -> frozenset[str]:
+    """kg's own text of a stored query, as written and with kg's prefixes declared."""
+    from kg.config import PACKAGE_DIR
+
+    for folder in (PACKAGE_DIR / "_resources" / "queries", PACKAGE_DIR.parent / "queries"):
+        if folder.is_dir():  # where kg.config.Config.builtin_queries_dir finds them
+            try:
+                query = parse_query(read_query_file(folder / f"{name}.rq"), name)
+            except KgError:
+                return frozenset()
+            return frozenset({query.text, with_kg_prefixes(query).text})
+    return frozenset()
+
+
+def with_kg_prefixes(query: StoredQuery) -> StoredQuery:
+    """The query with kg's prefixes (schema, foaf, kg, rdf, xsd, ...) declared, unless the
+    text declares them itself; written on the first line, so line numbers stay the same."""
+    from kg.graph.namespaces import PREFIXES
+
+    declared = set(_DECLARED.findall(query.text))
+    missing = [f"PREFIX {p}: <{ns}>" for p, ns in PREFIXES.items() if p not in declared]
+    if not missing:
+        return query
+    return dataclasses.replace(query, text=" ".join(missing) + " " + query.text)
+
+
+_DECLARED = re.compile(r"\bPREFIX\s+([A-Za-z][\w.-]*)?:", re.I)
 
 # Tokens that can hold text which is not syntax: comments, strings (long forms first),
 # IRIs; and the variables we look for. One regex, one pass.
@@ -334,10 +391,11 @@ def _as_graph(triples: Graph | None) -> Graph:
     return g
 
 
-def with_values(query: StoredQuery, bindings: Mapping[str, Node]) -> str:
+def with_values(query: StoredQuery, bindings: Mapping[str, Node], text: str | None = None) -> str:
     """The query text for a remote endpoint, every parameter replaced by its term in
     one pass over the tokens (strings, IRIs and comments are never changed; the head
-    before the first `{` -- prologue and projection -- is left as written)."""
+    before the first `{` -- prologue and projection -- is left as written). `text`: another
+    text of the same query to bind instead (kg.query.coauthors.store_form)."""
     terms = {name: sparql_term(term) for name, term in bindings.items()}
     in_body = False
 
@@ -351,7 +409,7 @@ def with_values(query: StoredQuery, bindings: Mapping[str, Node]) -> str:
             return terms[var[1:]]
         return match.group()
 
-    return _TOKENS.sub(replace, query.text)
+    return _TOKENS.sub(replace, query.text if text is None else text)
 
 
 def _verbatim(text: str) -> Callable[[re.Match[str]], str]:
