@@ -37,6 +37,7 @@ FOUNDATION = {
     "scheme",
     "formats",
     "workers",
+    "gcpolicy",
     "__init__",
 }
 
