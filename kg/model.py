@@ -14,7 +14,7 @@ from typing import Any
 # --------------------------------------------------------------------------- helpers
 
 
-@dataclass(frozen=True, order=True)
+@dataclass(frozen=True, order=True, slots=True)
 class Source:
     """Where a value was written: file, 1-based line and column."""
 
@@ -55,7 +55,7 @@ SOURCE = field(default=None, compare=False, repr=False, metadata={"internal": Tr
 _DATE = re.compile(r"^(\d{4})(?:-(\d{2})(?:-(\d{2}))?)?$")
 
 
-@dataclass(frozen=True, order=True)
+@dataclass(frozen=True, order=True, slots=True)
 class PartialDate:
     """A date written with year, year-month or full precision: 2024, 2024-05, 2024-05-03."""
 
@@ -91,7 +91,7 @@ class PartialDate:
         return "day" if self.day else "month" if self.month else "year"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Present:
     """The open end of a period, written `present`."""
 
@@ -209,7 +209,7 @@ VENUE_KINDS = ("conference", "journal", "workshop", "preprint-server", "report-s
 # --------------------------------------------------------------------------- shared parts
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, slots=True)
 class PrintedDetails:
     """What a paper's page shows beyond its citation, as printed (al-folio's and Hugo
     Blox's fields): the one list of them for an importer's record, a resolved publication
@@ -230,7 +230,7 @@ class PrintedDetails:
 PRINTED_DETAILS = tuple(PrintedDetails.__dataclass_fields__)
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, slots=True)
 class PersonRef:
     """A person as printed in a list (author, advisor, mentor).
 
@@ -259,7 +259,7 @@ class PersonRef:
     source: Source | None = SOURCE
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, slots=True)
 class Link:
     """A link the document gives (or names without an address)."""
 
@@ -269,7 +269,7 @@ class Link:
     source: Source | None = SOURCE
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, slots=True)
 class Account:
     """An account on an online service."""
 
@@ -285,7 +285,7 @@ class Account:
     source: Source | None = SOURCE
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, slots=True)
 class LocalizedName:
     """A name in another script, with its BCP 47 language tag."""
 
@@ -297,7 +297,7 @@ class LocalizedName:
 # --------------------------------------------------------------------------- profile sections
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, slots=True)
 class Education:
     """A degree programme at an institution."""
 
@@ -331,7 +331,7 @@ class Education:
     source: Source | None = SOURCE
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, slots=True)
 class Position:
     """A job, internship or assistantship."""
 
@@ -363,7 +363,7 @@ class Position:
     source: Source | None = SOURCE
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, slots=True)
 class Publication:
     """A paper, article, preprint, report or thesis."""
 
@@ -418,7 +418,7 @@ class Publication:
     source: Source | None = SOURCE
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, slots=True)
 class Project:
     """A project, system or piece of software."""
 
@@ -443,7 +443,7 @@ class Project:
     source: Source | None = SOURCE
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, slots=True)
 class Award:
     """An award, prize, scholarship or honour."""
 
@@ -454,7 +454,7 @@ class Award:
     source: Source | None = SOURCE
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, slots=True)
 class Teaching:
     """A course the person taught or assisted."""
 
@@ -469,7 +469,7 @@ class Teaching:
     source: Source | None = SOURCE
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, slots=True)
 class Service:
     """A service role for a venue: reviewer, committee member, editor."""
 
@@ -482,7 +482,7 @@ class Service:
     source: Source | None = SOURCE
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, slots=True)
 class TalkEvent:
     """One occasion a talk was given."""
 
@@ -493,7 +493,7 @@ class TalkEvent:
     source: Source | None = SOURCE
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, slots=True)
 class Talk:
     """An invited talk, given at one or more events."""
 
@@ -502,7 +502,7 @@ class Talk:
     source: Source | None = SOURCE
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, slots=True)
 class SkillGroup:
     """Skills under one heading."""
 
@@ -511,7 +511,7 @@ class SkillGroup:
     source: Source | None = SOURCE
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, slots=True)
 class Profile:
     """One researcher: `data/profiles/<slug>.yaml`. The slug is the file name."""
 
@@ -579,7 +579,7 @@ class Profile:
 # --------------------------------------------------------------------------- registries
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, slots=True)
 class Organization:
     """An entry of `data/organizations.yaml` (the key is its slug)."""
 
@@ -606,7 +606,7 @@ class Organization:
     source: Source | None = SOURCE
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, slots=True)
 class Edition:
     """One yearly edition of a conference series."""
 
@@ -616,7 +616,7 @@ class Edition:
     source: Source | None = SOURCE
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, slots=True)
 class Venue:
     """An entry of `data/venues.yaml` (the key is its slug)."""
 
@@ -656,7 +656,7 @@ class Venue:
     source: Source | None = SOURCE
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, slots=True)
 class KnownPerson:
     """An entry of `data/people.yaml`: a person without a profile who needs a name."""
 
@@ -688,7 +688,7 @@ class KnownPerson:
     source: Source | None = SOURCE
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, slots=True)
 class NewsItem:
     """One news item of the group (shown on the site's front page, newest first)."""
 
@@ -698,7 +698,7 @@ class NewsItem:
     source: Source | None = SOURCE
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, slots=True)
 class News:
     """`data/news.yaml` (optional): the group's news."""
 
@@ -706,7 +706,7 @@ class News:
     source: Source | None = SOURCE
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, slots=True)
 class Dataset:
     """Everything under `data/`, loaded."""
 
