@@ -270,3 +270,36 @@ def test_model_is_frozen(mini_build):
     with pytest.raises(dataclasses.FrozenInstanceError):
         profile.name = "other"  # type: ignore[misc]
     assert isinstance(profile, model.Profile)
+
+
+def _records(value, seen):
+    """Every model or resolved record reachable from `value`."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        if id(value) not in seen:
+            seen[id(value)] = value
+            for f in dataclasses.fields(value):
+                _records(getattr(value, f.name), seen)
+    elif isinstance(value, list | tuple):
+        for v in value:
+            _records(v, seen)
+    elif isinstance(value, dict):
+        for k, v in value.items():
+            _records(k, seen)
+            _records(v, seen)
+    return seen
+
+
+def test_records_are_slotted_and_pickle_equal(seed_build):
+    """No record carries a per-object __dict__ (a 10k build holds millions of them), and
+    the parse cache's pickles give equal records back."""
+    import pickle
+
+    resolution = seed_build[0]
+    parts = (resolution.dataset, resolution.persons, resolution.publications)
+    records = _records(parts, {}).values()
+    kinds = {type(r).__name__ for r in records}
+    assert {"Profile", "Publication", "PersonRef", "Source", "PublicationEntity"} <= kinds
+    assert {"AuthorSlot", "PersonEntity", "PartialDate", "Venue", "Organization"} <= kinds
+    assert not [type(r).__name__ for r in records if hasattr(r, "__dict__")]
+    for part in parts:
+        assert pickle.loads(pickle.dumps(part, protocol=5)) == part
