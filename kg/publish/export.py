@@ -296,7 +296,9 @@ def _node_id(node: Node) -> str:
 
 
 def _json_value(o: Node, context: dict) -> object:
-    if isinstance(o, URIRef | BNode):
+    if isinstance(o, URIRef):  # the term itself (a str): no copy of its text in the memo
+        return {"@id": o}
+    if isinstance(o, BNode):
         return {"@id": _node_id(o)}
     assert isinstance(o, Literal)
     if o.language:
