@@ -83,6 +83,33 @@ def test_shared_node_texts_give_the_same_per_person_files(seed_build):
     assert "ElasticFlow" in whole.turtle[paper][0]
 
 
+def test_two_node_blocks_share_one_table_of_term_texts(seed_build):
+    """The people's files (node texts kept) and the things' files (not kept) use one
+    table of each format's term texts: the same files as with none, each term once."""
+    from kg.formats import RDF_FORMATS
+    from kg.publish.export import described, serialize
+
+    resolution, mapped = seed_build
+    graph = mapped.triples
+    base = "https://kg.example.org/"
+    people = [URIRef(f"{base}person/{p.slug}") for p in resolution.dataset.profiles]
+    owned = owned_nodes(graph, people)
+    blocks, things, memo = NodeBlocks(graph), NodeBlocks(graph), {}
+    things.keep = False
+    things.share_terms(blocks, memo)
+    papers = sorted(s for s in graph.subjects() if "/publication/" in str(s))[:20]
+    subsets = [(blocks, person_subset(graph, p, owned[p])) for p in people]
+    subsets += [(things, described(graph, {paper})) for paper in papers]
+    for shared, subset in subsets:
+        for fmt in RDF_FORMATS:
+            assert serialize(fmt.ext, subset, shared) == serialize(fmt.ext, subset), fmt.ext
+    assert things.turtle_terms is blocks.turtle_terms and blocks.turtle_terms is not None
+    assert things.json_terms is blocks.json_terms and things.nt_terms is blocks.nt_terms is memo
+    paper = URIRef(f"{base}publication/elasticflow-an-elastic-serverless-training-platform-for")
+    assert memo[paper] == f"<{paper}>"  # N-Triples texts of terms from both kinds of files
+    assert papers[0] in blocks.turtle_terms.memo and not things.turtle
+
+
 def test_a_person_file_links_the_works_by_iri(seed_build):
     """data/profiles/yihao-zhao.yaml lists "ElasticFlow: ..." (ASPLOS 2023) with Yihao Zhao
     second of ten authors, Yinmin Zhong third: Yihao's file names the paper and says

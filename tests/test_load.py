@@ -270,3 +270,63 @@ def test_model_is_frozen(mini_build):
     with pytest.raises(dataclasses.FrozenInstanceError):
         profile.name = "other"  # type: ignore[misc]
     assert isinstance(profile, model.Profile)
+
+
+def _records(value, seen):
+    """Every model or resolved record reachable from `value`."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        if id(value) not in seen:
+            seen[id(value)] = value
+            for f in dataclasses.fields(value):
+                _records(getattr(value, f.name), seen)
+    elif isinstance(value, list | tuple):
+        for v in value:
+            _records(v, seen)
+    elif isinstance(value, dict):
+        for k, v in value.items():
+            _records(k, seen)
+            _records(v, seen)
+    return seen
+
+
+def test_records_are_slotted_and_pickle_equal(seed_build):
+    """No record carries a per-object __dict__ (a 10k build holds millions of them), and
+    the parse cache's pickles give equal records back."""
+    import pickle
+
+    resolution = seed_build[0]
+    parts = (resolution.dataset, resolution.persons, resolution.publications)
+    records = _records(parts, {}).values()
+    kinds = {type(r).__name__ for r in records}
+    assert {"Profile", "Publication", "PersonRef", "Source", "PublicationEntity"} <= kinds
+    assert {"AuthorSlot", "PersonEntity", "PartialDate", "Venue", "Organization"} <= kinds
+    assert not [type(r).__name__ for r in records if hasattr(r, "__dict__")]
+    for part in parts:
+        assert pickle.loads(pickle.dumps(part, protocol=5)) == part
+
+
+def _texts(value, found):
+    """Every text in records reachable from `value` (fields and list items)."""
+    if isinstance(value, str):
+        found.append(value)
+    elif dataclasses.is_dataclass(value) and not isinstance(value, type | model.Source):
+        for f in dataclasses.fields(value):
+            _texts(getattr(value, f.name), found)
+    elif isinstance(value, list | tuple):
+        for v in value:
+            _texts(v, found)
+    return found
+
+
+def test_equal_texts_of_different_files_are_one_object(repo_config):
+    """data/profiles/yihao-zhao.yaml and yinmin-zhong.yaml both list ElasticFlow with its
+    authors: after loading, each distinct text is one string, and each profile equals
+    the one read from its file alone."""
+    data = load_dataset(repo_config.data_dir)
+    texts = _texts(data, [])
+    assert texts.count("Yinmin Zhong") >= 3
+    assert len({id(t) for t in texts}) == len(set(texts))
+    for profile in data.profiles:
+        path = repo_config.data_dir / "profiles" / f"{profile.slug}.yaml"
+        alone = load_file(path, Profile, f"data/profiles/{profile.slug}.yaml")
+        assert dataclasses.replace(alone, slug=profile.slug) == profile

@@ -131,6 +131,16 @@ class NodeBlocks:
         self.collision_free = False
         self.keep = True  # False: share the terms' texts only, keep no node's text
 
+    def share_terms(self, other: NodeBlocks, nt_terms: dict[Node, str]) -> None:
+        """Use one table of each format's term texts with `other` (the texts are the same
+        whatever the file: one copy per process), and `nt_terms` (terms' N-Triples texts,
+        e.g. those the dump's chunks made) for both."""
+        if other.turtle_terms is None:
+            prefixes = {str(ns): p for p, ns in self.whole.namespaces() if p}
+            other.turtle_terms = _TurtleTerms(prefixes)
+        self.turtle_terms, self.json_terms = other.turtle_terms, other.json_terms
+        self.nt_terms = other.nt_terms = nt_terms
+
     def kept(self, ext: str) -> dict:
         """The texts kept for the writer of the format with extension `ext`."""
         tables: dict[str, dict] = {TURTLE.ext: self.turtle, JSONLD.ext: self.json}
@@ -286,7 +296,9 @@ def _node_id(node: Node) -> str:
 
 
 def _json_value(o: Node, context: dict) -> object:
-    if isinstance(o, URIRef | BNode):
+    if isinstance(o, URIRef):  # the term itself (a str): no copy of its text in the memo
+        return {"@id": o}
+    if isinstance(o, BNode):
         return {"@id": _node_id(o)}
     assert isinstance(o, Literal)
     if o.language:

@@ -181,6 +181,7 @@ def _make_state(
     blocks.collision_free = not colliding_prefixes(chunks.terms)
     terms = NodeBlocks(graph)  # things' files: each node is in one file, keep no text
     terms.collision_free, terms.keep = blocks.collision_free, False
+    terms.share_terms(blocks, chunks.memo)  # each term's texts once, not three times
     return _State(
         config,
         resolution,

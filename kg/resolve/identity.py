@@ -43,7 +43,7 @@ STATUS_ORDER = ("submitted", "preprint", "report", "accepted", "published")
 _YEAR_SUFFIX = re.compile(r"^(?P<base>.*?[^\s'’‘`-])[\s'’‘`]+(?P<year>\d{4}|\d{2})$")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class PersonEntity:
     key: str
     name: str
@@ -55,7 +55,7 @@ class PersonEntity:
     basis: tuple[str, ...] = ()  # how its mentions were merged (see `identity_basis`)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class AuthorSlot:
     rank: int
     person: str | None
@@ -68,7 +68,7 @@ class AuthorSlot:
     marked_by: tuple[str, ...] = ()  # the profiles whose listing carries the marks
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class PublicationEntity(PrintedDetails):
     key: str
     title: str
@@ -85,7 +85,7 @@ class PublicationEntity(PrintedDetails):
     doi: str | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Note:
     """A line of the merge report."""
 
