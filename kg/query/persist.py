@@ -39,7 +39,7 @@ import pyoxigraph as ox
 from kg.cache import package_digest, user_secret
 from kg.config import Config
 from kg.query.answers import Answers, answer_key, precomputable, write_answers_bounded
-from kg.query.patch import page_owner, patch_store
+from kg.query.patch import Patch, page_owner, patch_store
 from kg.query.store import OWNER, OWNERS, QueryStore
 
 STORE_DIR = ".kg-cache/store"
@@ -144,9 +144,10 @@ def _save(config: Config, out_dir: Path, folder: Path, sha: str, secret: bytes) 
 
 def _patched(
     folder: Path, sha: str, secret: bytes, graph_nt: Path, target: Path, base: str
-) -> bool:
-    """Whether `target` was made by patching the store of an earlier build (kg.query.patch)
-    that may be trusted: signed manifest, every file as written, its graph file kept."""
+) -> tuple[Patch, dict] | None:
+    """The patch and the manifest of the earlier build whose trusted store (signed
+    manifest, every file as written, its graph file kept) `target` was made from by
+    patching it (kg.query.patch); None where none was."""
     for entry in sorted(os.scandir(folder), key=lambda e: e.name):
         name = entry.name
         if len(name) != 64 or not set(name) <= _HEX or name == sha:
@@ -157,8 +158,9 @@ def _patched(
         if not isinstance(files, list) or files != _file_stamps(previous):
             continue
         if any(row[0] == SOURCE and len(row) == 4 for row in files):  # a regular file
-            return patch_store(previous, previous / SOURCE, graph_nt, target, base)
-    return False
+            patch = patch_store(previous, previous / SOURCE, graph_nt, target, base)
+            return (patch, manifest) if patch is not None and manifest else None
+    return None
 
 
 def _keep_source(graph_nt: Path, store: Path) -> None:
