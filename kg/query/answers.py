@@ -79,13 +79,17 @@ def write_answers(
     base: str,
     done: Callable[[tuple[str, dict]], None] | None = None,
 ) -> dict[str, dict]:
-    """Answer each query on `store`, write its renderings into `folder` (made here) and
+    """Answer each query on `store`, write its renderings into `folder` (made here, or a
+    folder, not a link, made by the caller) and
     return the manifest entries by key (each also given to `done` as it is written); a
     query that fails or is too large is left out."""
     from kg.query.stored import run_embedded
 
     try:
         os.mkdir(folder, 0o700)
+    except FileExistsError:  # made by the caller, with answers kept from a build before
+        if not stat.S_ISDIR(os.lstat(folder).st_mode):
+            return {}
     except OSError:
         return {}
     entries: dict[str, dict] = {}
