@@ -41,9 +41,10 @@ from kg.cache import package_digest, user_secret
 from kg.config import Config
 from kg.query.answers import (
     Answers,
+    Earlier,
     answer_key,
+    link_files,
     precomputable,
-    read_verified,
     write_answers_bounded,
 )
 from kg.query.footprint import Change, change_of, footprint
@@ -236,7 +237,8 @@ def _precompute(
             if isinstance(entry, dict) and _still_true(query.text, entry, reuse, base, folder):
                 kept[key] = entry
     todo = [q for q, k in zip(queries, keys, strict=True) if k not in kept]
-    entries = write_answers_bounded(path, todo, folder, config.base_iri) if todo else {}
+    before = Earlier(reuse.folder, reuse.entries) if reuse is not None else None
+    entries = write_answers_bounded(path, todo, folder, config.base_iri, before) if todo else {}
     return {k: kept.get(k) or entries.get(k) for k in keys}
 
 
@@ -244,27 +246,9 @@ def _still_true(text: str, entry: dict, reuse: _Reuse, base: str, folder: Path) 
     """Whether an earlier answer holds for this build's graph (the change cannot touch
     what its query reads, it was rendered with the same base IRI) and its files are now
     in `folder` (hard links, checked)."""
-    files = entry.get("files")
-    if entry.get("base") != base:
+    if entry.get("base") != base or footprint(text).touched_by(reuse.change):
         return False
-    if not isinstance(files, dict) or footprint(text).touched_by(reuse.change):
-        return False
-    return all(_link_answer(reuse.folder, folder, str(sha)) for sha in set(files.values()))
-
-
-def _link_answer(source: Path, folder: Path, sha: str) -> bool:
-    """The file `sha` of an earlier answers folder, linked into `folder` (never through
-    a link) and read back with the SHA-256 its name says."""
-    if read_verified(source / sha, sha) is None:
-        return False
-    target = folder / sha
-    try:
-        os.link(source / sha, target, follow_symlinks=False)
-    except FileExistsError:
-        pass
-    except OSError:
-        return False
-    return read_verified(target, sha) is not None
+    return link_files(entry, reuse.folder, folder)
 
 
 def _built_triples(out_dir: Path) -> int | None:
