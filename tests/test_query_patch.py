@@ -82,12 +82,15 @@ def test_a_file_out_of_order_is_not_patched(before, tmp_path):
     assert not (tmp_path / "patched").exists()
 
 
-def test_the_merge_skips_shared_blocks_and_finds_exactly_the_changed_lines():
+def test_the_merge_skips_shared_blocks_and_finds_exactly_the_changed_lines(tmp_path, monkeypatch):
     """Random edits to a sorted file (lines dropped, added, changed, at either end, one
-    file without its last newline): the difference is the two sets' differences."""
+    file without its last newline): the difference is the two sets' differences, read
+    from bytes or from the files by offset (in steps of 7 bytes: lines cross them)."""
     import random
 
-    from kg.query.patch import _difference
+    from kg.query.patch import _difference, _Lines, _opened
+
+    monkeypatch.setattr(_Lines, "_STEP", 7)
 
     rng = random.Random(7)
     lines = sorted({f"<https://x.org/s{rng.randrange(10**6)}> <p> {i} .\n" for i in range(4000)})
@@ -106,6 +109,11 @@ def test_the_merge_skips_shared_blocks_and_finds_exactly_the_changed_lines():
             b = b[:-1]  # no newline after the last line
         diff = _difference(a, b)
         assert diff is not None
+        if trial % 4 == 0:
+            (tmp_path / "a").write_bytes(a)
+            (tmp_path / "b").write_bytes(b)
+            with _opened(tmp_path / "a") as by_offset, _opened(tmp_path / "b") as other:
+                assert _difference(by_offset, other) == diff
         removed = set(old) - set(new)
         added = set(new) - set(old)
         if trial % 3 == 0:  # the new file's last line is another line: no newline

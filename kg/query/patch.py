@@ -6,7 +6,7 @@ caller then writes the store in full. It starts from a checkpoint of the previou
 (pyoxigraph's backup: hard links to its immutable files, so the copy is cheap and the
 previous store is never written) and applies the difference between the previous graph
 file and the new one: both are kg's sorted N-Triples (kg.publish.fingerprint), so the
-difference is one merge of the two files. The files are mapped, not read line by line:
+difference is one merge of the two files. The files are read by offset, not line by line:
 stretches that are the same bytes in both (at 10k people, all but a few lines of
 400 MB) are compared a block at a time and skipped, and only the lines where the files
 differ are merged, each checked to be in order after the line before it in its file.
@@ -20,12 +20,13 @@ found by bisection.
 
 from __future__ import annotations
 
-import mmap
+import os
 import shutil
 from collections.abc import Container, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import cast
+from typing import Protocol
 
 import pyoxigraph as ox
 
@@ -52,7 +53,7 @@ def patch_store(
     nothing at `target`, when the files are not sorted, the difference is too big, or
     anything fails."""
     try:
-        with _mapped(previous_nt) as old_lines, _mapped(graph_nt) as new_lines:
+        with _opened(previous_nt) as old_lines, _opened(graph_nt) as new_lines:
             diff = _difference(old_lines, new_lines)
             if diff is None:
                 return None
@@ -71,23 +72,61 @@ def patch_store(
     return diff
 
 
-class _mapped:
-    """A file's bytes, mapped read-only (an empty file is b"")."""
+class _Bytes(Protocol):
+    """What the merge reads of a file: bytes, or a `_Lines` reading one by offset."""
 
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self._map: mmap.mmap | None = None
+    def __len__(self) -> int: ...
+    def __getitem__(self, key: slice, /) -> bytes: ...
+    def find(self, sub: bytes, start: int, /) -> int: ...
+    def rfind(self, sub: bytes, start: int, end: int, /) -> int: ...
 
-    def __enter__(self) -> bytes:
-        with self.path.open("rb") as file:
-            if file.seek(0, 2) == 0:
-                return b""
-            self._map = mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ)
-        return cast(bytes, self._map)  # a buffer with bytes' methods
 
-    def __exit__(self, *exc: object) -> None:
-        if self._map is not None:
-            self._map.close()
+class _Lines:
+    """A file's bytes read by offset (`os.pread`) where they are needed: neither read
+    whole nor mapped, so the process does not grow with the file (480 MB at 10k)."""
+
+    _STEP = 1 << 16
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+        self.size = os.fstat(fd).st_size
+
+    def __len__(self) -> int:
+        return self.size
+
+    def __getitem__(self, key: slice, /) -> bytes:
+        start = max(key.start or 0, 0)
+        stop = self.size if key.stop is None else min(key.stop, self.size)
+        return os.pread(self.fd, stop - start, start) if stop > start else b""
+
+    def find(self, sub: bytes, start: int, /) -> int:
+        at = start
+        while at < self.size:
+            chunk = os.pread(self.fd, self._STEP, at)
+            found = chunk.find(sub)
+            if found != -1:
+                return at + found
+            at += len(chunk) - len(sub) + 1
+        return -1
+
+    def rfind(self, sub: bytes, start: int, end: int, /) -> int:
+        high = min(end, self.size)
+        while high > start:
+            low = max(start, high - self._STEP)
+            found = os.pread(self.fd, high - low, low).rfind(sub)
+            if found != -1:
+                return low + found
+            high = low + len(sub) - 1 if low > start else low
+        return -1
+
+
+@contextmanager
+def _opened(path: Path) -> Iterator[_Lines]:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        yield _Lines(fd)
+    finally:
+        os.close(fd)
 
 
 def page_owner(subject: bytes, subjects: Container[bytes], prefix: bytes) -> bytes | None:
@@ -117,7 +156,7 @@ class _Subjects:
 
 
 def _reindex_owners(
-    store: ox.Store, old: ox.Store, diff: Patch, new_lines: bytes, prefix: bytes
+    store: ox.Store, old: ox.Store, diff: Patch, new_lines: _Bytes, prefix: bytes
 ) -> None:
     """The owner index for the subjects that appeared or disappeared and every subject
     under one of them (whose top-most subject ancestor may have changed)."""
@@ -144,7 +183,7 @@ def _subject_of(line: bytes) -> bytes:
     return line[1 : line.find(b"> ")]
 
 
-def _subjects_under(lines: bytes, subject: bytes) -> Iterator[bytes]:
+def _subjects_under(lines: _Bytes, subject: bytes) -> Iterator[bytes]:
     """The subjects minted under `subject` (`<subject/…>`) in a sorted N-Triples file:
     one range of its lines, found by bisection."""
     head = b"<" + subject + b"/"
@@ -160,7 +199,7 @@ def _subjects_under(lines: bytes, subject: bytes) -> Iterator[bytes]:
         at = end
 
 
-def _first_line_at_least(lines: bytes, key: bytes) -> int:
+def _first_line_at_least(lines: _Bytes, key: bytes) -> int:
     """The offset of the first line of a sorted file that is >= `key`."""
     low, high = 0, len(lines)  # invariant: every line starting before `low` is < key
     while low < high:
@@ -175,7 +214,7 @@ def _first_line_at_least(lines: bytes, key: bytes) -> int:
     return low
 
 
-def _difference(before: bytes, after: bytes) -> Patch | None:
+def _difference(before: _Bytes, after: _Bytes) -> Patch | None:
     """The lines only in `before` and only in `after` (both sorted files); None when the
     difference is too big to be worth a patch. ValueError where a line read is out of
     order or its subject is not an IRI."""
@@ -204,7 +243,7 @@ class _Cursor:
     """A position at the start of a line of a sorted file; each line read is checked to
     come after the one before it."""
 
-    def __init__(self, data: bytes) -> None:
+    def __init__(self, data: _Bytes) -> None:
         self.data = data
         self.at = 0
         self.last = b""
@@ -235,7 +274,7 @@ class _Cursor:
         return line
 
 
-def _same_lines(a: bytes, i: int, b: bytes, j: int) -> int:
+def _same_lines(a: _Bytes, i: int, b: _Bytes, j: int) -> int:
     """How many bytes from `a[i:]` and `b[j:]` are the same whole lines: blocks growing
     while they agree, shrinking where they do not."""
     size, block = 0, 256
