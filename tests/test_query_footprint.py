@@ -13,7 +13,7 @@ from conftest import seed_project
 from kg.config import load_config
 from kg.pipeline import build
 from kg.query.answers import PrecomputedAnswer, answer_key, precomputable
-from kg.query.footprint import RDF_TYPE, Change, change_of, footprint
+from kg.query.footprint import RDF_TYPE, Change, Footprint, change_of, footprint
 from kg.query.persist import STORE_DIR, open_built_store
 from kg.query.results import FORMATS, render
 from kg.query.stored import run_embedded
@@ -70,6 +70,13 @@ def test_a_change_touches_a_query_through_a_predicate_or_a_class_it_reads():
     assert people.touched_by(change_of([b'<https://e.org/a> <http://schema.org/name> "A" .\n']))
     assert people.touched_by(change_of([b"not a triple\n"]))  # unread: everything
     assert not people.touched_by(Change())
+
+
+def test_a_footprint_read_back_from_a_manifest_is_checked():
+    found = footprint(PREFIX + "SELECT ?x WHERE { ?x a s:Person ; s:name ?n }")
+    assert Footprint.from_json(found.as_json()) == found
+    for bad in (None, [], {"everything": "no"}, {**found.as_json(), "predicates": [1]}):
+        assert Footprint.from_json(bad) is None
 
 
 # ---------------------------------------------------------------- rebuilds of the seeds
@@ -150,6 +157,13 @@ def test_an_email_edit_keeps_the_answers_that_do_not_read_email(project, monkeyp
     # by hand from the query files: people reads schema:email; the co-author network,
     # venues and years read authors, names, types, venues and dates only
     assert entries["people"] is None
+    # kept with the answer, read back instead of parsing the query again; by hand from
+    # queries/coauthor-network.rq (schema:colleague is only written)
+    assert entries["coauthor-network"]["footprint"] == {
+        "everything": False,
+        "predicates": [f"{S}author", f"{S}name", RDF_TYPE],
+        "classes": [f"{S}Person"],
+    }
     for name in ("coauthor-network", "top-venues", "publications-per-year"):
         inode = os.stat(store.answers.folder / entries[name]["files"]["table"]).st_ino
         assert inode == before[name], name  # the same file, linked

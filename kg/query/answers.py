@@ -124,14 +124,17 @@ def _answered(
     earlier: Earlier | None,
     key: str,
 ) -> dict | None:
-    """The manifest entry of one query's answer, its files in `folder`."""
+    """The manifest entry of one query's answer, its files in `folder`, with what the
+    query reads (kg.query.footprint) and its result's digest."""
+    from kg.query.footprint import footprint
     from kg.query.stored import run_embedded
 
     raw = _raw(store, query)
+    reads = {"footprint": footprint(query.text).as_json()}  # for the next build's reuse
     if raw is None:  # ASK, or a query read by the page-owner index: answered as asked
         answer = run_embedded(store, query, {}, precomputed=False)
         files = _write_renderings(answer, folder, base)
-        return None if files is None else _entry(answer, base, files)
+        return None if files is None else {**_entry(answer, base, files), **reads}
     sha = hashlib.sha256(raw).hexdigest()
     previous = earlier.entries.get(key) if earlier is not None else None
     if (
@@ -144,7 +147,7 @@ def _answered(
         return previous
     answer = _from_raw(query.form, raw)
     files = _write_renderings(answer, folder, base)
-    return None if files is None else {**_entry(answer, base, files), "raw": sha}
+    return None if files is None else {**_entry(answer, base, files), **reads, "raw": sha}
 
 
 def _raw(store: QueryStore, query: StoredQuery) -> bytes | None:

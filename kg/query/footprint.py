@@ -57,6 +57,26 @@ class Footprint:
             return False
         return ANY_CLASS in self.classes or bool(self.classes & changed.classes)
 
+    def as_json(self) -> dict:
+        """The footprint as the store's manifest keeps it beside the answer."""
+        return {
+            "everything": self.everything,
+            "predicates": sorted(self.predicates),
+            "classes": sorted(self.classes),
+        }
+
+    @classmethod
+    def from_json(cls, data: object) -> Footprint | None:
+        """`as_json`'s form read back (from a signed manifest); None where malformed."""
+        if not isinstance(data, dict) or not isinstance(data.get("everything"), bool):
+            return None
+        predicates, classes = data.get("predicates"), data.get("classes")
+        if not isinstance(predicates, list) or not isinstance(classes, list):
+            return None
+        if not all(isinstance(x, str) for x in [*predicates, *classes]):
+            return None
+        return cls(data["everything"], frozenset(predicates), frozenset(classes))
+
 
 EVERYTHING = Footprint(everything=True)
 

@@ -47,7 +47,7 @@ from kg.query.answers import (
     precomputable,
     write_answers_bounded,
 )
-from kg.query.footprint import Change, change_of, footprint
+from kg.query.footprint import Change, Footprint, change_of, footprint
 from kg.query.patch import Patch, page_owner, patch_store
 from kg.query.store import OWNER, OWNERS, QueryStore
 
@@ -244,9 +244,10 @@ def _precompute(
 
 def _still_true(text: str, entry: dict, reuse: _Reuse, base: str, folder: Path) -> bool:
     """Whether an earlier answer holds for this build's graph (the change cannot touch
-    what its query reads, it was rendered with the same base IRI) and its files are now
-    in `folder` (hard links, checked)."""
-    if entry.get("base") != base or footprint(text).touched_by(reuse.change):
+    what its query reads, as its signed entry says, it was rendered with the same base
+    IRI) and its files are now in `folder` (hard links, checked)."""
+    reads = Footprint.from_json(entry.get("footprint")) or footprint(text)
+    if entry.get("base") != base or reads.touched_by(reuse.change):
         return False
     return link_files(entry, reuse.folder, folder)
 
