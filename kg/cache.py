@@ -30,12 +30,11 @@ CACHE_FOLDER = ".kg-cache"
 
 def digest(*parts: str | bytes) -> str:
     """A hex SHA-256 over the parts, each length-prefixed (so ("ab", "c") != ("a", "bc"))."""
-    h = hashlib.sha256()
-    for part in parts:
+    chunks: list[bytes] = []
+    for part in parts:  # hashed at once: one update per part costs more than a join
         data = part.encode("utf-8", "surrogatepass") if isinstance(part, str) else part
-        h.update(b"%d:" % len(data))
-        h.update(data)
-    return h.hexdigest()
+        chunks += (b"%d:" % len(data), data)
+    return hashlib.sha256(b"".join(chunks)).hexdigest()
 
 
 @cache

@@ -14,6 +14,7 @@ import os
 import sys
 import traceback
 from pathlib import Path
+from typing import NoReturn
 
 from kg import __version__
 from kg.config import DEFAULT_BASE_IRI, load_config
@@ -553,7 +554,10 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_OK
     tune_collector()
     try:
-        return _run(args)
+        code = _run(args)
+        if argv is None and args.command == "build":  # the command line, not a caller
+            _exit_at_once(code)
+        return code
     except InputError as exc:
         _print_problems(exc.problems, (), _problem_format(args))
         if isinstance(exc, BadRecordsError):
@@ -581,6 +585,18 @@ def main(argv: list[str] | None = None) -> int:
             file=sys.stderr,
         )
         return EXIT_BUG
+
+
+def _exit_at_once(code: int) -> NoReturn:
+    """End a `kg build` process without the interpreter's teardown, which frees the
+    build's millions of objects one by one (about 10 s at 10k people). Exit handlers
+    still run and the standard streams are flushed; every file was closed by then."""
+    import atexit
+
+    atexit._run_exitfuncs()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
 
 
 MAX_PROBLEMS = 200

@@ -80,3 +80,47 @@ def test_a_file_out_of_order_is_not_patched(before, tmp_path):
     after.write_text("".join(reversed(lines)), encoding="utf-8")
     assert not patch_store(store, graph_nt, after, tmp_path / "patched", base)
     assert not (tmp_path / "patched").exists()
+
+
+def test_the_merge_skips_shared_blocks_and_finds_exactly_the_changed_lines(tmp_path, monkeypatch):
+    """Random edits to a sorted file (lines dropped, added, changed, at either end, one
+    file without its last newline): the difference is the two sets' differences, read
+    from bytes or from the files by offset (in steps of 7 bytes: lines cross them)."""
+    import random
+
+    from kg.query.patch import _difference, _Lines, _opened
+
+    monkeypatch.setattr(_Lines, "_STEP", 7)
+
+    rng = random.Random(7)
+    lines = sorted({f"<https://x.org/s{rng.randrange(10**6)}> <p> {i} .\n" for i in range(4000)})
+    for trial in range(40):
+        old = list(lines)
+        new = [x for x in old if rng.random() > 0.01 * (trial % 4)]
+        extra = rng.randrange(0, 30)
+        new += [f"<https://x.org/t{rng.randrange(10**6)}> <q> 1 .\n" for _ in range(extra)]
+        if trial % 5 == 0:
+            new.insert(0, "<a> <p> 1 .\n")
+        if trial % 7 == 0:
+            new.append("<zz> <p> 1 .\n")
+        new = sorted(set(new))
+        a, b = "".join(old).encode(), "".join(new).encode()
+        if trial % 3 == 0:
+            b = b[:-1]  # no newline after the last line
+        diff = _difference(a, b)
+        assert diff is not None
+        if trial % 4 == 0:
+            (tmp_path / "a").write_bytes(a)
+            (tmp_path / "b").write_bytes(b)
+            with _opened(tmp_path / "a") as by_offset, _opened(tmp_path / "b") as other:
+                assert _difference(by_offset, other) == diff
+        removed = set(old) - set(new)
+        added = set(new) - set(old)
+        if trial % 3 == 0:  # the new file's last line is another line: no newline
+            last = new[-1]
+            added = (added - {last}) | {last[:-1]}
+            removed = removed | ({last} & set(old))
+        assert {x.decode() for x in diff.removed} == removed
+        assert {x.decode() for x in diff.added} == added
+    with pytest.raises(ValueError):  # a line read out of order
+        _difference(b"<a> <p> 1 .\n<b> <p> 1 .\n", b"<b> <p> 1 .\n<a> <p> 1 .\n")

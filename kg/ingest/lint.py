@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import unicodedata
 from collections.abc import Iterator
+from functools import lru_cache
 
 from kg.errors import Problem
 from kg.model import ACCOUNT_SERVICES, Dataset, PersonRef, Profile, Source
@@ -82,6 +83,8 @@ def mixed_script_letters(name: str) -> list[str]:
     """The letters of `name` outside the main script of their word, where a word mixes
     look-alike scripts (Latin with Cyrillic or Greek, ...); [] for a clean name."""
     odd: list[str] = []
+    if name.isascii():  # ASCII letters are all Latin: the common case, at no cost
+        return odd
     for word in name.split():
         scripts = [(_script(c), c) for c in word if c.isalpha()]
         kinds = [k for k, _ in scripts if k in CONFUSABLE_SCRIPTS]
@@ -91,5 +94,6 @@ def mixed_script_letters(name: str) -> list[str]:
     return odd
 
 
+@lru_cache(maxsize=4096)  # names use few letters: each is looked up once per process
 def _script(char: str) -> str:
     return unicodedata.name(char, "UNKNOWN").split(" ", 1)[0]

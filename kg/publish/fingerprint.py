@@ -117,7 +117,8 @@ class Fingerprints:
         self.chunks = chunks
         self.href = href
         self._views: dict[Node, str] = {}
-        self._pubs: dict[str, str] = {}
+        self._reached: dict[Node, str] = {}
+        self._pubs: dict[str, tuple[str, ...]] = {}
         self.citation_keys = citation_keys
 
     @cached_property
@@ -151,10 +152,19 @@ class Fingerprints:
                     links.append(f"{term(s2)} {term(p)} {term(s)}")
                     reached.add(s2)
         yield _text_digest("\n".join(sorted(links)))
+        lines = self._reached
         for node in sorted(reached, key=str):
-            link = self.href(str(node))  # the node itself, or the page of its owner
-            owner = URIRef(scheme.mint(self.config.base_iri, link)) if link != str(node) else node
-            yield f"{node}\t{self._view(node)}\t{link}\t{self._view(owner)}"
+            found = lines.get(node)
+            yield found if found is not None else self._reached_line(node)
+
+    def _reached_line(self, node: Node) -> str:
+        """What a description shows of a node it reaches: its view, where it links to
+        (the node itself, or the page of its owner) and that owner's view; once per
+        node (an organization or a venue is reached from thousands of pages)."""
+        link = self.href(str(node))
+        owner = URIRef(scheme.mint(self.config.base_iri, link)) if link != str(node) else node
+        found = self._reached[node] = f"{node}\t{self._view(node)}\t{link}\t{self._view(owner)}"
+        return found
 
     def _facts(self, node: Node) -> str:
         """The digest of all of `node`'s triples."""
@@ -194,16 +204,21 @@ class Fingerprints:
             found.setdefault(source.file, []).append(f"{source}\t{key}")
         return {file: sorted(refs) for file, refs in found.items()}
 
-    def _publication(self, pub: PublicationEntity) -> Iterable[str]:
+    def _publication(self, pub: PublicationEntity) -> tuple[str, ...]:
+        """The resolved record, its citation key and its authors' records (once per
+        publication and process)."""
         found = self._pubs.get(pub.key)
         if found is None:
-            found = self._pubs[pub.key] = _pickled(pub)
-        yield found
-        yield self.citation_keys.get(pub.key, "")
-        for slot in pub.authors:
-            if slot.person:
-                yield self._person_digests.get(slot.person, "-")
-                yield self._profile_digests.get(slot.person, "-")
+            people, profiles = self._person_digests, self._profile_digests
+            authors = [
+                part
+                for slot in pub.authors
+                if slot.person
+                for part in (people.get(slot.person, "-"), profiles.get(slot.person, "-"))
+            ]
+            found = (_pickled(pub), self.citation_keys.get(pub.key, ""), *authors)
+            self._pubs[pub.key] = found
+        return found
 
     def thing(self, thing: URIRef, owned: set[Node], pub: PublicationEntity | None) -> str:
         parts = self._publication(pub) if pub is not None else ()

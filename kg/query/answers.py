@@ -23,11 +23,12 @@ import hashlib
 import os
 import stat
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
-from kg.errors import KgError
+from kg.errors import KgError, QueryError
 from kg.query.stored import Answer, StoredQuery
 
 if TYPE_CHECKING:
@@ -75,29 +76,46 @@ def precomputable(config: Config) -> list[StoredQuery]:
     return chosen
 
 
+@dataclass(frozen=True)
+class Earlier:
+    """The answers of an earlier build's store: their folder and manifest entries."""
+
+    folder: Path
+    entries: dict
+
+
 def write_answers(
     store: QueryStore,
     queries: Iterable[StoredQuery],
     folder: Path,
     base: str,
     done: Callable[[tuple[str, dict]], None] | None = None,
+    earlier: Earlier | None = None,
 ) -> dict[str, dict]:
-    """Answer each query on `store`, write its renderings into `folder` (made here) and
-    return the manifest entries by key (each also given to `done` as it is written); a
-    query that fails or is too large is left out."""
-
+    """Answer each query on `store`, write its renderings into `folder` (made here, or a
+    folder, not a link, made by the caller) and return the manifest entries by key
+    (each also given to `done` as it is written); a query that fails or is too large is
+    left out. Where `earlier` has an answer whose query gave the same result bytes
+    (`raw`: the SHA-256 of pyoxigraph's own serialization, rows or triples in order),
+    its renderings are linked instead of made again."""
     try:
         os.mkdir(folder, 0o700)
+    except FileExistsError:  # made by the caller, with answers kept from a build before
+        if not stat.S_ISDIR(os.lstat(folder).st_mode):
+            return {}
     except OSError:
         return {}
     entries: dict[str, dict] = {}
     for query in queries:
-        if query.parameters:
-            entry: dict | None = _write_bound(store, query, folder, base)
-        else:
-            entry = _write_one(store, query, folder, base)
+        key = answer_key(query.text)
+        try:
+            if query.parameters:
+                entry: dict | None = _write_bound(store, query, folder, base)
+            else:
+                entry = _answered(store, query, folder, base, earlier, key)
+        except KgError:
+            continue
         if entry is not None:
-            key = answer_key(query.text)
             entries[key] = entry
             if done is not None:
                 done((key, entry))
@@ -155,8 +173,102 @@ def _precompute_values(store: QueryStore, query: StoredQuery) -> list[dict[str, 
     return rows
 
 
+def _answered(
+    store: QueryStore,
+    query: StoredQuery,
+    folder: Path,
+    base: str,
+    earlier: Earlier | None,
+    key: str,
+) -> dict | None:
+    """The manifest entry of one query's answer, its files in `folder`, with what the
+    query reads (kg.query.footprint) and its result's digest."""
+    from kg.query.footprint import footprint
+    from kg.query.stored import run_embedded
+
+    raw = _raw(store, query)
+    reads = {"footprint": footprint(query.text).as_json()}  # for the next build's reuse
+    if raw is None:  # ASK, or a query read by the page-owner index: answered as asked
+        answer = run_embedded(store, query, {}, precomputed=False)
+        files = _write_renderings(answer, folder, base)
+        return None if files is None else {**_entry(answer, base, files), **reads}
+    sha = hashlib.sha256(raw).hexdigest()
+    previous = earlier.entries.get(key) if earlier is not None else None
+    if (
+        earlier is not None
+        and isinstance(previous, dict)
+        and previous.get("raw") == sha
+        and previous.get("base") == base
+        and link_files(previous, earlier.folder, folder)
+    ):
+        return previous
+    answer = _from_raw(query.form, raw)
+    files = _write_renderings(answer, folder, base)
+    return None if files is None else {**_entry(answer, base, files), **reads, "raw": sha}
+
+
+def _raw(store: QueryStore, query: StoredQuery) -> bytes | None:
+    """The answer of a SELECT, CONSTRUCT or DESCRIBE without parameters as pyoxigraph
+    writes it (SPARQL JSON results; N-Triples), lossless and in the order given."""
+    import pyoxigraph as ox
+
+    from kg.query.stored import with_values
+
+    if query.form == "ASK" or query.owner_iri({}) is not None:
+        return None
+    result = store.query(with_values(query, query.bindings({})), query.name)
+    try:
+        if isinstance(result, ox.QuerySolutions):
+            return result.serialize(format=ox.QueryResultsFormat.JSON) or b""
+        if isinstance(result, ox.QueryTriples):
+            return result.serialize(format=ox.RdfFormat.N_TRIPLES) or b""
+    except (OSError, ValueError, RuntimeError) as exc:
+        raise QueryError(f"query {query.name!r} failed: {exc}") from None
+    return None
+
+
+def _from_raw(form: str, raw: bytes) -> Answer:
+    """The answer `run_embedded` gives, read back from `_raw`'s bytes."""
+    import pyoxigraph as ox
+
+    from kg.query.store import solutions, triples_graph
+
+    if form in ("CONSTRUCT", "DESCRIBE"):
+        triples = ox.parse(raw, format=ox.RdfFormat.N_TRIPLES)
+        return Answer(form, graph=triples_graph(cast("ox.QueryTriples", triples)))
+    parsed = ox.parse_query_results(raw, format=ox.QueryResultsFormat.JSON)
+    variables, rows = solutions(cast("ox.QuerySolutions", parsed))
+    return Answer("SELECT", variables, tuple(rows))
+
+
+def link_files(entry: dict, source: Path, folder: Path) -> bool:
+    """Every file of an earlier answer's entry, linked from its folder `source` into
+    `folder` (never through a link) and read back with the SHA-256 its name says."""
+    files = entry.get("files")
+    if not isinstance(files, dict):
+        return False
+    return all(_link_file(source, folder, str(sha)) for sha in set(files.values()))
+
+
+def _link_file(source: Path, folder: Path, sha: str) -> bool:
+    if read_verified(source / sha, sha) is None:
+        return False
+    target = folder / sha
+    try:
+        os.link(source / sha, target, follow_symlinks=False)
+    except FileExistsError:
+        pass
+    except OSError:
+        return False
+    return read_verified(target, sha) is not None
+
+
 def write_answers_bounded(
-    store_path: Path, queries: list[StoredQuery], folder: Path, base: str
+    store_path: Path,
+    queries: list[StoredQuery],
+    folder: Path,
+    base: str,
+    earlier: Earlier | None = None,
 ) -> dict[str, dict]:
     """`write_answers` in a new Python process that opens the store at `store_path`
     itself, may add at most MEMORY bytes of address space and is killed after SECONDS: a
@@ -199,7 +311,7 @@ def write_answers_bounded(
     try:
         assert child.stdin is not None
         with contextlib.suppress(OSError), child.stdin:
-            child.stdin.write(pickle.dumps((store_path, queries, folder, base)))
+            child.stdin.write(pickle.dumps((store_path, queries, folder, base, earlier)))
         child.wait(timeout=SECONDS)
     except subprocess.TimeoutExpired:
         child.kill()
@@ -220,7 +332,7 @@ def _answer_all() -> None:
 
     from kg.query.store import QueryStore
 
-    store_path, queries, folder, base = pickle.load(sys.stdin.buffer)
+    store_path, queries, folder, base, earlier = pickle.load(sys.stdin.buffer)
     with contextlib.suppress(OSError, ValueError):
         with open("/proc/self/statm", encoding="ascii") as statm:
             size = int(statm.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
@@ -233,7 +345,7 @@ def _answer_all() -> None:
 
     with contextlib.suppress(Exception):  # what fails runs when asked instead
         store = QueryStore(ox.Store.read_only(str(store_path)), owner_index=True)
-        write_answers(store, queries, folder, base, send)
+        write_answers(store, queries, folder, base, send, earlier)
 
 
 def _write_renderings(answer: Answer, folder: Path, base: str) -> dict[str, str] | None:

@@ -32,15 +32,24 @@ import shutil
 import stat
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 import pyoxigraph as ox
 
 from kg.cache import package_digest, user_secret
 from kg.config import Config
-from kg.query.answers import Answers, answer_key, precomputable, write_answers_bounded
+from kg.query.answers import (
+    Answers,
+    Earlier,
+    answer_key,
+    link_files,
+    precomputable,
+    write_answers_bounded,
+)
 from kg.query.coauthors import Collector
-from kg.query.patch import page_owner, patch_store
+from kg.query.footprint import Change, Footprint, change_of, footprint
+from kg.query.patch import Patch, page_owner, patch_store
 from kg.query.store import OWNER, OWNERS, QueryStore
 
 STORE_DIR = ".kg-cache/store"
@@ -129,6 +138,7 @@ def _save(config: Config, out_dir: Path, folder: Path, sha: str, secret: bytes) 
     path = folder / sha
     manifest = _read_manifest(folder / f"{sha}.json", secret)
     kept = manifest is not None and manifest.get("files") == _file_stamps(path)
+    reuse = None
     if not kept:
         _remove(path)
         graph_nt = out_dir / "graph.nt"
@@ -136,7 +146,9 @@ def _save(config: Config, out_dir: Path, folder: Path, sha: str, secret: bytes) 
         if not patched and not write_store(graph_nt, path, config.base_iri):
             return None
         _keep_source(graph_nt, path)
-    answers = _precompute(config, path, manifest.get("answers") if kept and manifest else None)
+        reuse = _reusable(patched)
+    earlier = manifest.get("answers") if kept and manifest else None
+    answers = _precompute(config, path, earlier, reuse)
     extra = {"answers": answers, "triples": _built_triples(out_dir)}
     _write_manifest(folder / f"{sha}.json", secret, config, path, out_dir, extra)
     _remove_others(folder, sha)
@@ -145,9 +157,10 @@ def _save(config: Config, out_dir: Path, folder: Path, sha: str, secret: bytes) 
 
 def _patched(
     folder: Path, sha: str, secret: bytes, graph_nt: Path, target: Path, base: str
-) -> bool:
-    """Whether `target` was made by patching the store of an earlier build (kg.query.patch)
-    that may be trusted: signed manifest, every file as written, its graph file kept."""
+) -> tuple[Patch, Path, dict] | None:
+    """The patch, the store and the manifest of the earlier build whose trusted store (signed
+    manifest, every file as written, its graph file kept) `target` was made from by
+    patching it (kg.query.patch); None where none was."""
     for entry in sorted(os.scandir(folder), key=lambda e: e.name):
         name = entry.name
         if len(name) != 64 or not set(name) <= _HEX or name == sha:
@@ -158,8 +171,9 @@ def _patched(
         if not isinstance(files, list) or files != _file_stamps(previous):
             continue
         if any(row[0] == SOURCE and len(row) == 4 for row in files):  # a regular file
-            return patch_store(previous, previous / SOURCE, graph_nt, target, base)
-    return False
+            patch = patch_store(previous, previous / SOURCE, graph_nt, target, base)
+            return (patch, previous, manifest) if patch is not None and manifest else None
+    return None
 
 
 def _keep_source(graph_nt: Path, store: Path) -> None:
@@ -173,18 +187,70 @@ def _answers_folder(store: Path) -> Path:
     return store.with_name(f"{store.name}.answers")
 
 
-def _precompute(config: Config, path: Path, earlier: object) -> dict[str, dict | None]:
+def _reusable(patched: tuple[Patch, Path, dict] | None) -> _Reuse | None:
+    """The answers of the store a patched one was made from, with the graph change."""
+    if patched is None:
+        return None
+    patch, previous, manifest = patched
+    answers, folder = manifest.get("answers"), _answers_folder(previous)
+    try:
+        real = stat.S_ISDIR(os.lstat(folder).st_mode)  # kg's folder, not a link
+    except OSError:
+        return None
+    if not isinstance(answers, dict) or not real:
+        return None
+    return _Reuse(folder, answers, change_of([*patch.removed, *patch.added]))
+
+
+@dataclass(frozen=True)
+class _Reuse:
+    """The precomputed answers of an earlier build's store (their folder and manifest
+    entries) and how this build's graph differs from that store's."""
+
+    folder: Path
+    entries: dict
+    change: Change
+
+
+def _precompute(
+    config: Config, path: Path, earlier: object, reuse: _Reuse | None = None
+) -> dict[str, dict | None]:
     """The manifest's answers: those of an earlier manifest of the same store when it has
-    every query's key, else every query answered again (a query that could not be
-    precomputed has None)."""
+    every query's key; else, where the store was patched, the earlier build's answer to
+    each query the change cannot touch (kg.query.footprint, decision 0034), linked into
+    this store's folder, and every other query answered again (a query that could not
+    be precomputed has None)."""
     queries = precomputable(config)
     keys = [answer_key(q.text) for q in queries]
     if isinstance(earlier, dict) and all(k in earlier for k in keys):
         return {k: earlier[k] for k in keys}
     folder = _answers_folder(path)
     _remove(folder)
-    entries = write_answers_bounded(path, queries, folder, config.base_iri)
-    return {k: entries.get(k) for k in keys}
+    try:
+        os.mkdir(folder, 0o700)
+    except OSError:
+        return dict.fromkeys(keys)
+    kept: dict[str, dict] = {}
+    if reuse is not None:
+        for query, key in zip(queries, keys, strict=True):
+            entry = reuse.entries.get(key)
+            base = config.base_iri
+            if isinstance(entry, dict) and _still_true(query.text, entry, reuse, base, folder):
+                kept[key] = entry
+    todo = [q for q, k in zip(queries, keys, strict=True) if k not in kept]
+    before = Earlier(reuse.folder, reuse.entries) if reuse is not None else None
+    entries = write_answers_bounded(path, todo, folder, config.base_iri, before) if todo else {}
+    return {k: kept.get(k) or entries.get(k) for k in keys}
+
+
+def _still_true(text: str, entry: dict, reuse: _Reuse, base: str, folder: Path) -> bool:
+    """Whether an earlier answer holds for this build's graph (the change cannot touch
+    what its query reads, as its signed entry says, it was rendered with the same base
+    IRI) and its files are now in `folder` (hard links, checked)."""
+    reads = Footprint.from_json(entry.get("footprint")) or footprint(text)
+    if entry.get("base") != base or reads.touched_by(reuse.change):
+        return False
+    return link_files(entry, reuse.folder, folder)
 
 
 def _built_triples(out_dir: Path) -> int | None:
