@@ -91,6 +91,7 @@ class _Run:
         self.program = program
         self.data = data
         self._rows: dict[str, dict[Term, list[Row]]] = {}
+        self._conforms: dict[tuple[int, Term], bool] = {}
 
     def findings(self) -> list[Finding]:
         out: list[Finding] = []
@@ -119,9 +120,16 @@ class _Run:
         return found
 
     def conforms(self, shape: object, node: Term) -> bool:
-        out: list[Finding] = []
-        self.evaluate(shape, node, out)  # type: ignore[arg-type]
-        return not out
+        """Whether `node` conforms to `shape`; asked once per pair (the data never changes
+        during a run, so the answer is a function of the two: literals such as dates
+        recur across thousands of nodes)."""
+        key = (id(shape), node)
+        found = self._conforms.get(key)
+        if found is None:
+            out: list[Finding] = []
+            self.evaluate(shape, node, out)  # type: ignore[arg-type]
+            found = self._conforms[key] = not out
+        return found
 
     def evaluate(self, shape: Shape, focus: Term, out: list[Finding]) -> None:
         """Append the findings of `shape` on `focus` to `out`."""
