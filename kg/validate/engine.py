@@ -175,11 +175,13 @@ class _Run:
             for v in values:
                 self.evaluate(prop, v, out)
         for query in shape.sparql:
-            out.extend(self._sparql(shape, query, focus))
+            found = self.rows(query).get(focus)
+            if found:  # most focus nodes have no row
+                out.extend(self._sparql(shape, found, focus))
 
-    def _sparql(self, shape: Shape, query: Query, focus: Term) -> Iterator[Finding]:
+    def _sparql(self, shape: Shape, found: list[Row], focus: Term) -> Iterator[Finding]:
         seen = set()
-        for row in self.rows(query).get(focus, ()):
+        for row in found:
             value = row.get("value", focus)
             path = row.get("path")
             key = tuple(sorted(row.items()))
