@@ -69,18 +69,23 @@ def read_triples(triples: Triples, reads: Collection[str] | None) -> Iterator[Pl
     all), walked subject by subject: a predicate is tested once per subject."""
     from rdflib import URIRef
 
-    keep = None if reads is None else {URIRef(p) for p in reads}
     shared: dict[Term, Term] = {}
+    # each predicate decided once: kept as its plain text, or None (the mapper's
+    # predicates are shared objects, so this lookup seldom needs rdflib's __eq__)
+    decided: dict[object, Term | None] = {}
     for s in triples.subjects():
         subject: Term | None = None
         for p, objects in triples.describe(s).items():
-            if keep is not None and p not in keep:
+            predicate = decided.get(p, "")
+            if predicate == "":
+                text = str(p)
+                keep = reads is None or text in reads
+                predicate = decided[p] = shared.setdefault(text, text) if keep else None
+            if predicate is None:
                 continue
             if subject is None:
                 subject = str(s) if type(s) is URIRef else from_rdflib(s)
                 subject = shared.setdefault(subject, subject)
-            predicate: Term = str(p)
-            predicate = shared.setdefault(predicate, predicate)
             for node in objects:
                 o = str(node) if type(node) is URIRef else from_rdflib(node)
                 yield subject, predicate, shared.setdefault(o, o)  # type: ignore[misc]
