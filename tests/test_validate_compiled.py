@@ -31,10 +31,28 @@ from kg.graph.triples import Triples
 from kg.pipeline import build_graph
 from kg.validate.compiler import compile_graph
 from kg.validate.data import Data
-from kg.validate.engine import ontology_triples, plain_triples, run, validate_ntriples
+from kg.validate.engine import (
+    ontology_triples,
+    plain_triples,
+    read_triples,
+    run,
+    validate_ntriples,
+    validate_triples,
+)
 from kg.validate.pyshacl_tuning import constraint_lookup_by_set, owner_shape, parsed_once
 from kg.validate.shacl import shapes_graph
-from kg.validate.terms import RDF_LANGSTRING, XSD_STRING, Lit, nt, parse_ntriples, to_rdflib
+from kg.validate.terms import (
+    RDF_LANGSTRING,
+    RDF_TYPE,
+    XSD_STRING,
+    Lit,
+    nt,
+    parse_ntriples,
+    to_rdflib,
+)
+
+SCHEMA = "http://schema.org/"
+KG = "https://w3id.org/kg-profiles/vocab#"
 
 PARAMETERS = {  # constraint parameter -> the component pySHACL reports
     "class": "Class", "datatype": "Datatype", "nodeKind": "NodeKind", "minCount": "MinCount",
@@ -219,6 +237,22 @@ def test_ntriples_lines_and_blocks_give_the_same_findings(corpus, program, ontol
     assert compiled(validate_ntriples(lines, program, ontology)) == from_triples
     blocks = ["".join(lines[i : i + 50]) for i in range(0, len(lines), 50)]
     assert compiled(validate_ntriples(blocks, program, ontology)) == from_triples
+
+
+def test_only_the_predicates_the_shapes_read_are_indexed_with_the_same_findings(
+    corpus, program, ontology
+):
+    _, broken, _ = corpus
+    from_all = compiled(run(program, Data([*broken, *ontology])))
+    triples = Triples((to_rdflib(s), to_rdflib(p), to_rdflib(o)) for s, p, o in broken)
+    assert compiled(validate_triples(triples, program, ontology)) == from_all
+    read = {p for _, p, _ in read_triples(triples, program.reads)}
+    # read by paths, targets, sh:equals/disjoint, SPARQL, class tests; FOAF mirrors are not
+    assert {SCHEMA + "roleName", SCHEMA + "worksFor", KG + "current", KG + "listing"} <= read
+    assert {RDF_TYPE, SCHEMA + "endDate"} <= read
+    present = {p for _, p, _ in broken}
+    assert {"http://xmlns.com/foaf/0.1/made", "http://xmlns.com/foaf/0.1/maker"} <= present
+    assert not read & {"http://xmlns.com/foaf/0.1/made", "http://xmlns.com/foaf/0.1/maker"}
 
 
 TRICKY = [

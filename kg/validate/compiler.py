@@ -58,6 +58,7 @@ class Shape:
 class Program:
     roots: tuple[Shape, ...]  # the shapes with targets
     predicates: Wanted | None  # what the SPARQL queries read (None: anything)
+    reads: frozenset[str] | None = None  # every predicate the program reads (None: any)
 
 
 def compile_dir(shapes_dir: Path) -> Program:
@@ -87,7 +88,8 @@ def compile_graph(g: Graph) -> Program:
         if q.predicates is None:
             return Program(tuple(roots), None)
         wanted |= q.predicates
-    return Program(tuple(roots), frozenset(wanted))
+    reads = compiler.reads | {p for p, _ in wanted} | {str(RDF.type), str(RDFS.subClassOf)}
+    return Program(tuple(roots), frozenset(wanted), frozenset(reads))
 
 
 def _require_messages(shape: Shape, seen: set[int]) -> None:
@@ -106,6 +108,7 @@ class _Compiler:
     def __init__(self, g: Graph) -> None:
         self.g = g
         self.compiled: dict[Node, Shape] = {}
+        self.reads: set[str] = set()  # the predicates of paths, targets, equals, disjoint
 
     def fail(self, node: Node, what: str) -> ProjectError:
         what = what.replace(f"<{SH}", "sh:").replace(">", "")
@@ -170,6 +173,7 @@ class _Compiler:
         found += [("node", from_rdflib(t)) for t in g.objects(node, SH.targetNode)]
         found += [("subjects", str(p)) for p in g.objects(node, SH.targetSubjectsOf)]
         found += [("objects", str(p)) for p in g.objects(node, SH.targetObjectsOf)]
+        self.reads |= {str(arg) for kind, arg in found if kind in ("subjects", "objects")}
         for target in g.objects(node, SH.target):
             select = self.one(target, SH.select)
             if (target, RDF.type, SH.SPARQLTarget) not in g or select is None:
@@ -203,6 +207,8 @@ class _Compiler:
         name = str(p).removeprefix(str(SH))
         simple = _SIMPLE.get(name)
         if simple is not None and value is not None:
+            if name in ("equals", "disjoint"):
+                self.reads.add(str(value))
             return simple(value)
         if name in ("or", "and", "xone"):
             shapes = [self.shape(s) for s in self.items(node, value)]
@@ -241,6 +247,7 @@ class _Compiler:
     def path(self, node: Node, path: Node, inverse: bool = False) -> PathFn:
         g = self.g
         if isinstance(path, URIRef):
+            self.reads.add(str(path))
             return _inverse_step(str(path)) if inverse else _step(str(path))
         if (path, RDF.first, None) in g:  # a sequence
             steps = [self.path(node, p, inverse) for p in RdfList(g, path)]

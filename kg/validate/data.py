@@ -38,6 +38,7 @@ class Data:
                 objects[o] = None
         self.spo = spo
         self._inverse: dict[str, dict[Term, list[str]]] = {}
+        self._having: dict[str, list[str]] | None = None
         self._superclasses: dict[str, frozenset[str]] = {}
         self._stores: dict[Wanted | None, pyoxigraph.Store] = {}
 
@@ -54,14 +55,28 @@ class Data:
         found = self._inverse.get(predicate)
         if found is None:
             found = {}
-            for s, predicates in self.spo.items():
-                for o in predicates.get(predicate, ()):
+            spo = self.spo
+            for s in self.subjects_of(predicate):
+                for o in spo[s][predicate]:
                     found.setdefault(o, []).append(s)
             self._inverse[predicate] = found
         return found
 
     def subjects_of(self, predicate: str) -> list[str]:
-        return [s for s, predicates in self.spo.items() if predicate in predicates]
+        """The subjects with `predicate`, in index order (one pass over the index finds
+        them for every predicate at once: each target or inverse lookup then costs what it
+        finds, not a scan of the graph)."""
+        if self._having is None:
+            having: dict[str, list[str]] = {}
+            for s, predicates in self.spo.items():
+                for p in predicates:
+                    found = having.get(p)
+                    if found is None:
+                        having[p] = [s]
+                    else:
+                        found.append(s)
+            self._having = having
+        return self._having.get(predicate, [])
 
     def objects_of(self, predicate: str) -> list[Term]:
         return list(self.inverse(predicate))
@@ -111,9 +126,9 @@ class Data:
             for line in self._lines(predicates):  # in chunks: the text is never whole
                 chunk.append(line)
                 if len(chunk) == CHUNK:
-                    found.bulk_load("".join(chunk).encode(), format=ox.RdfFormat.N_TRIPLES)
+                    _load(found, chunk)
                     chunk.clear()
-            found.bulk_load("".join(chunk).encode(), format=ox.RdfFormat.N_TRIPLES)
+            _load(found, chunk)
         return found
 
     def _lines(self, predicates: Wanted | None) -> Iterable[str]:
@@ -134,3 +149,12 @@ class Data:
                         if text is None:
                             text = written[o] = nt(o)
                         yield f"{subject} <{p}> {text} .\n"
+
+
+def _load(store: pyoxigraph.Store, lines: list[str]) -> None:
+    """Lines kg wrote from terms it had read (`nt`) into the store. Leniently: pyoxigraph
+    then does not check the IRIs and language tags a second time, and pySHACL, the
+    reference, does not refuse what the mapping let through either."""
+    import pyoxigraph as ox
+
+    store.bulk_load("".join(lines).encode(), format=ox.RdfFormat.N_TRIPLES, lenient=True)

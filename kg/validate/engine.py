@@ -8,7 +8,7 @@ ontology merged into the data graph, no inference), as a multiset; the order is 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Collection, Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -44,8 +44,13 @@ def validate_ntriples(
 def validate_triples(
     triples: Triples, program: Program, ontology: Iterable[PlainTriple] = ()
 ) -> list[Finding]:
-    """Findings for the pipeline's `Triples` (rdflib terms, converted once each)."""
-    return run(program, Data(_chain(plain_triples(triples), ontology)))
+    """Findings for the pipeline's `Triples` (rdflib terms, converted once each). Only
+    the triples of predicates the program reads are converted and indexed (a fifth of
+    kg's graph is read by no shape: names given twice, FOAF mirrors, back links)."""
+    reads = program.reads
+    if reads is not None:
+        ontology = [t for t in ontology if t[1] in reads]
+    return run(program, Data(_chain(read_triples(triples, reads), ontology)))
 
 
 def plain_triples(triples: Iterable[tuple]) -> Iterator[PlainTriple]:
@@ -57,6 +62,33 @@ def plain_triples(triples: Iterable[tuple]) -> Iterator[PlainTriple]:
         s = str(s) if type(s) is URIRef else from_rdflib(s)
         o = str(o) if type(o) is URIRef else from_rdflib(o)
         yield shared.setdefault(s, s), shared.setdefault(p, str(p)), shared.setdefault(o, o)  # type: ignore[misc]
+
+
+def read_triples(triples: Triples, reads: Collection[str] | None) -> Iterator[PlainTriple]:
+    """`plain_triples` of a `Triples`, only those of the predicates in `reads` (None:
+    all), walked subject by subject: a predicate is tested once per subject."""
+    from rdflib import URIRef
+
+    shared: dict[Term, Term] = {}
+    # each predicate decided once: kept as its plain text, or None (the mapper's
+    # predicates are shared objects, so this lookup seldom needs rdflib's __eq__)
+    decided: dict[object, Term | None] = {}
+    for s in triples.subjects():
+        subject: Term | None = None
+        for p, objects in triples.describe(s).items():
+            predicate = decided.get(p, "")
+            if predicate == "":
+                text = str(p)
+                keep = reads is None or text in reads
+                predicate = decided[p] = shared.setdefault(text, text) if keep else None
+            if predicate is None:
+                continue
+            if subject is None:
+                subject = str(s) if type(s) is URIRef else from_rdflib(s)
+                subject = shared.setdefault(subject, subject)
+            for node in objects:
+                o = str(node) if type(node) is URIRef else from_rdflib(node)
+                yield subject, predicate, shared.setdefault(o, o)  # type: ignore[misc]
 
 
 def _chain(*parts: Iterable[PlainTriple]) -> Iterator[PlainTriple]:
@@ -91,6 +123,7 @@ class _Run:
         self.program = program
         self.data = data
         self._rows: dict[str, dict[Term, list[Row]]] = {}
+        self._conforms: dict[tuple[int, Term], bool] = {}
 
     def findings(self) -> list[Finding]:
         out: list[Finding] = []
@@ -119,9 +152,16 @@ class _Run:
         return found
 
     def conforms(self, shape: object, node: Term) -> bool:
-        out: list[Finding] = []
-        self.evaluate(shape, node, out)  # type: ignore[arg-type]
-        return not out
+        """Whether `node` conforms to `shape`; asked once per pair (the data never changes
+        during a run, so the answer is a function of the two: literals such as dates
+        recur across thousands of nodes)."""
+        key = (id(shape), node)
+        found = self._conforms.get(key)
+        if found is None:
+            out: list[Finding] = []
+            self.evaluate(shape, node, out)  # type: ignore[arg-type]
+            found = self._conforms[key] = not out
+        return found
 
     def evaluate(self, shape: Shape, focus: Term, out: list[Finding]) -> None:
         """Append the findings of `shape` on `focus` to `out`."""
@@ -140,11 +180,13 @@ class _Run:
             for v in values:
                 self.evaluate(prop, v, out)
         for query in shape.sparql:
-            out.extend(self._sparql(shape, query, focus))
+            found = self.rows(query).get(focus)
+            if found:  # most focus nodes have no row
+                out.extend(self._sparql(shape, found, focus))
 
-    def _sparql(self, shape: Shape, query: Query, focus: Term) -> Iterator[Finding]:
+    def _sparql(self, shape: Shape, found: list[Row], focus: Term) -> Iterator[Finding]:
         seen = set()
-        for row in self.rows(query).get(focus, ()):
+        for row in found:
             value = row.get("value", focus)
             path = row.get("path")
             key = tuple(sorted(row.items()))
