@@ -17,7 +17,6 @@ from kg import scheme
 from kg.cache import SignedCache, digest
 from kg.config import Config
 from kg.errors import InputError, Problem
-from kg.gcpolicy import rarely_collecting
 from kg.graph.mapping import Mapped, map_graph
 from kg.graph.used import drop_unused
 from kg.ingest.load import load_dataset_partially
@@ -225,11 +224,6 @@ OUTPUTS_DIR = ".kg-cache/outputs"  # per output folder: the stamps of its files
 def build_graph(
     config: Config, progress: Progress = _quiet, cache: bool = True
 ) -> tuple[Resolution, Mapped]:
-    with rarely_collecting():
-        return _build_graph(config, progress, cache)
-
-
-def _build_graph(config: Config, progress: Progress, cache: bool) -> tuple[Resolution, Mapped]:
     progress("loading data/")
     parse_cache = SignedCache(config.root / PARSE_CACHE_DIR) if cache else None
     data = local_files(config, redact(load_project(config, parse_cache)))
@@ -301,7 +295,7 @@ def build(
     validation and rendering run on `executor` (forked processes, or dask), which is
     opened first: an unreachable scheduler fails before any work.
     """
-    with rarely_collecting(), session(executor, jobs) as opened:
+    with session(executor, jobs) as opened:
         return _build(config, out, progress, allow_violations, cache, opened, engine)
 
 

@@ -37,7 +37,6 @@ FOUNDATION = {
     "scheme",
     "formats",
     "workers",
-    "gcpolicy",
     "__init__",
 }
 

@@ -3,12 +3,14 @@ errors raised here, a helper's death an error and never a hang."""
 
 from __future__ import annotations
 
+import gc
 import os
 import time
+import weakref
 
 import pytest
 
-from kg.workers import ForkPool, fork_map, in_child
+from kg.workers import ForkPool, fork_map, in_child, tune_collector
 
 PARENT = os.getpid()
 
@@ -91,3 +93,23 @@ def test_in_child_raises_the_childs_error_here_and_a_death_is_an_error():
         in_child(_raises)
     with pytest.raises(RuntimeError, match="exit code 9"):
         in_child(_dies)
+
+
+class _Node:
+    pass
+
+
+def test_the_tuned_collector_runs_young_passes_rarely_and_still_frees_cycles():
+    before = gc.get_threshold()
+    try:
+        tune_collector()
+        assert gc.isenabled()
+        assert gc.get_threshold()[0] >= 50_000  # Python's default: 700
+        a, b = _Node(), _Node()
+        a.other, b.other = b, a  # type: ignore[attr-defined]
+        alive = weakref.ref(a)
+        del a, b
+        gc.collect(0)  # a young pass, as the raised threshold still triggers
+        assert alive() is None
+    finally:
+        gc.set_threshold(*before)
