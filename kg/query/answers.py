@@ -122,17 +122,6 @@ def write_answers(
     return entries
 
 
-def _write_one(store: QueryStore, query: StoredQuery, folder: Path, base: str) -> dict | None:
-    from kg.query.stored import run_embedded
-
-    try:
-        answer = run_embedded(store, query, {}, precomputed=False)
-    except KgError:
-        return None
-    files = _write_renderings(answer, folder, base)
-    return None if files is None else _entry(answer, base, files)
-
-
 def _write_bound(store: QueryStore, query: StoredQuery, folder: Path, base: str) -> dict:
     """A query with parameters, answered for each row of values its `#+ precompute:` query
     gives (at most MOST_BOUND): `{"bound": {key of the text with those values bound:
@@ -146,7 +135,10 @@ def _write_bound(store: QueryStore, query: StoredQuery, folder: Path, base: str)
         except KgError:
             continue
         alone = dataclasses.replace(query, text=text, parameters=(), precompute=None)
-        entry = _write_one(store, alone, folder, base)
+        try:
+            entry = _answered(store, alone, folder, base, None, answer_key(text))
+        except KgError:
+            continue
         if entry is not None:
             bound[answer_key(text)] = entry
     return {"form": query.form, "bound": bound}
