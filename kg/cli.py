@@ -786,12 +786,13 @@ def _cv(config, args: argparse.Namespace) -> int:
 def _query(config, args: argparse.Namespace) -> int:
     from kg.query import lookup as querytools
     from kg.query.results import render
+    from kg.query.stored import with_kg_prefixes
 
     queries = querytools.load_all_queries(config.builtin_queries_dir, config.project_queries_dir)
     if args.list:
         _list_queries(queries, config)
         return EXIT_OK
-    query = querytools.with_kg_prefixes(_pick_query(args, queries))
+    query = with_kg_prefixes(_pick_query(args, queries))
     querytools.check_prefixes(query)
     values = _params(args.param)
     ask = _asker(config, args)

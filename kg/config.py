@@ -87,10 +87,7 @@ class Config:
     @property
     def builtin_queries_dir(self) -> Path | None:
         """The stored queries shipped with kg."""
-        for candidate in (PACKAGE_DIR / "_resources" / "queries", PACKAGE_DIR.parent / "queries"):
-            if candidate.is_dir():
-                return candidate
-        return None
+        return builtin_queries_dir()
 
     @property
     def project_queries_dir(self) -> Path | None:
@@ -113,6 +110,14 @@ def resource_dir(root: Path, name: str) -> Path:
         if candidate.is_dir():
             return candidate
     raise ProjectError(f"no {name}/ directory in {root} and none shipped with kg")
+
+
+def builtin_queries_dir() -> Path | None:
+    """The stored queries shipped with kg (installed, or beside the package in a checkout)."""
+    for candidate in (PACKAGE_DIR / "_resources" / "queries", PACKAGE_DIR.parent / "queries"):
+        if candidate.is_dir():
+            return candidate
+    return None
 
 
 def find_root(start: Path) -> Path:

@@ -18,10 +18,10 @@ from conftest import REPO, seed_project
 from kg.config import load_config
 from kg.pipeline import build
 from kg.query.answers import PrecomputedAnswer, answer_key, precomputable
-from kg.query.lookup import load_all_queries, with_kg_prefixes
+from kg.query.lookup import load_all_queries
 from kg.query.persist import STORE_DIR, open_built_store
 from kg.query.results import FORMATS, render
-from kg.query.stored import run_embedded
+from kg.query.stored import run_embedded, with_kg_prefixes
 
 QUERIES = {
     name: with_kg_prefixes(q) for name, q in load_all_queries(REPO / "queries", None).items()

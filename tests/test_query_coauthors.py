@@ -25,12 +25,12 @@ from kg.pipeline import build_graph
 from kg.publish.fingerprint import SubjectChunks
 from kg.query.answers import PrecomputedAnswer, precomputable, write_answers
 from kg.query.coauthors import COAUTHOR, COAUTHORS
-from kg.query.lookup import load_all_queries, with_kg_prefixes
+from kg.query.lookup import load_all_queries
 from kg.query.patch import patch_store
 from kg.query.persist import write_store
 from kg.query.results import FORMATS, render
 from kg.query.store import QueryStore
-from kg.query.stored import parse_query, run_embedded, run_rdflib, store_form
+from kg.query.stored import parse_query, run_embedded, run_rdflib, store_form, with_kg_prefixes
 
 QUERIES = {
     name: with_kg_prefixes(q) for name, q in load_all_queries(REPO / "queries", None).items()

@@ -101,8 +101,8 @@ def test_every_cheat_sheet_pattern_matches_the_seed_graph(seed_build):
 
     from conftest import REPO
 
-    from kg.query.lookup import check_prefixes, with_kg_prefixes
-    from kg.query.stored import parse_query, run_embedded
+    from kg.query.lookup import check_prefixes
+    from kg.query.stored import parse_query, run_embedded, with_kg_prefixes
 
     guide = _section((REPO / "docs" / "queries.md").read_text(encoding="utf-8"), "## Writing")
     rows = [line for line in guide.splitlines() if line.startswith("| ") and "`" in line]

@@ -19,10 +19,10 @@ from sparql_server import free_port
 
 from kg.config import load_config
 from kg.pipeline import build
-from kg.query.lookup import load_all_queries, with_kg_prefixes
+from kg.query.lookup import load_all_queries
 from kg.query.persist import STORE_DIR, open_built_store
 from kg.query.results import render
-from kg.query.stored import run_embedded
+from kg.query.stored import run_embedded, with_kg_prefixes
 
 OWNERS = "urn:kg:page-owners"
 JSON = "application/sparql-results+json"

@@ -113,7 +113,7 @@ elif mode == "query":
         graph = Graph().parse(root / "graph.nt", format="nt")
     def size(answer):
         return answer.size
-    from kg.query.lookup import with_kg_prefixes
+    from kg.query.stored import with_kg_prefixes
     times, sizes = {}, {}
     for name, q in sorted(load_queries(config.queries_dir).items()):
         q = with_kg_prefixes(q)  # as `kg query` runs it

@@ -56,8 +56,8 @@ def answer_key(text: str) -> str:
 def precomputable(config: Config) -> list[StoredQuery]:
     """The stored queries (kg's and the project's, kg's prefixes declared as `kg query`
     declares them) whose answer depends only on the graph: no parameter, no SERVICE."""
-    from kg.query.lookup import check_prefixes, load_all_queries, with_kg_prefixes
-    from kg.query.stored import uses_service
+    from kg.query.lookup import check_prefixes, load_all_queries
+    from kg.query.stored import uses_service, with_kg_prefixes
 
     try:
         queries = load_all_queries(config.builtin_queries_dir, config.project_queries_dir)
@@ -147,8 +147,7 @@ def _write_bound(store: QueryStore, query: StoredQuery, folder: Path, base: str)
 def _precompute_values(store: QueryStore, query: StoredQuery) -> list[dict[str, str]]:
     """The rows of the query's `#+ precompute:` SELECT, as values of its parameters (a
     variable named as a parameter; IRIs and literals by their text), at most MOST_BOUND."""
-    from kg.query.lookup import with_kg_prefixes
-    from kg.query.stored import parse_query, run_embedded, uses_service
+    from kg.query.stored import parse_query, run_embedded, uses_service, with_kg_prefixes
 
     names = {p.name for p in query.parameters}
     try:

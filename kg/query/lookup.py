@@ -14,8 +14,14 @@ from pathlib import Path
 
 from kg.errors import QueryError, UsageError
 from kg.graph.namespaces import PREFIXES
-from kg.query.stored import Answer, Parameter, StoredQuery, load_queries, parse_query
-from kg.query.stored import with_kg_prefixes as with_kg_prefixes  # moved to stored; kept here
+from kg.query.stored import (
+    DECLARED_PREFIX,
+    Answer,
+    Parameter,
+    StoredQuery,
+    load_queries,
+    parse_query,
+)
 
 Ask = Callable[[StoredQuery, dict[str, str]], Answer]
 
@@ -24,7 +30,6 @@ SLUG_KINDS = ("person", "org", "venue", "publication")
 _KIND_OF_PARAMETER = {"org": "org", "organization": "org", "venue": "venue"}
 _KIND_OF_PARAMETER |= {"publication": "publication", "paper": "publication"}
 _ABSOLUTE = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
-_DECLARED = re.compile(r"\bPREFIX\s+([A-Za-z][\w.-]*)?:", re.I)
 _SLUG = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
 _STRIP = re.compile(
     r'<[^<>\s]*>|"""[\s\S]*?"""|\'\'\'[\s\S]*?\'\'\'|"(?:[^"\\\n]|\\.)*"'
@@ -44,7 +49,7 @@ def load_all_queries(builtin: Path | None, project: Path | None) -> dict[str, St
 
 def check_prefixes(query: StoredQuery) -> None:
     """One line naming an undeclared prefix, instead of the parser's list of expected tokens."""
-    declared = set(_DECLARED.findall(query.text))
+    declared = set(DECLARED_PREFIX.findall(query.text))
     used = {match.group(1) or "" for match in _USED.finditer(_STRIP.sub(" ", query.text))}
     unknown = sorted(used - declared - {""} - {"_"})
     if "" in used and "" not in declared:

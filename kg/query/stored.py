@@ -289,16 +289,16 @@ def store_form(store: QueryStore, query: StoredQuery, bindings: Mapping[str, Nod
 @lru_cache(maxsize=4)
 def _kg_texts(name: str) -> frozenset[str]:
     """kg's own text of a stored query, as written and with kg's prefixes declared."""
-    from kg.config import PACKAGE_DIR
+    from kg.config import builtin_queries_dir
 
-    for folder in (PACKAGE_DIR / "_resources" / "queries", PACKAGE_DIR.parent / "queries"):
-        if folder.is_dir():  # where kg.config.Config.builtin_queries_dir finds them
-            try:
-                query = parse_query(read_query_file(folder / f"{name}.rq"), name)
-            except KgError:
-                return frozenset()
-            return frozenset({query.text, with_kg_prefixes(query).text})
-    return frozenset()
+    folder = builtin_queries_dir()
+    if folder is None:
+        return frozenset()
+    try:
+        query = parse_query(read_query_file(folder / f"{name}.rq"), name)
+    except KgError:
+        return frozenset()
+    return frozenset({query.text, with_kg_prefixes(query).text})
 
 
 def with_kg_prefixes(query: StoredQuery) -> StoredQuery:
@@ -306,14 +306,14 @@ def with_kg_prefixes(query: StoredQuery) -> StoredQuery:
     text declares them itself; written on the first line, so line numbers stay the same."""
     from kg.graph.namespaces import PREFIXES
 
-    declared = set(_DECLARED.findall(query.text))
+    declared = set(DECLARED_PREFIX.findall(query.text))
     missing = [f"PREFIX {p}: <{ns}>" for p, ns in PREFIXES.items() if p not in declared]
     if not missing:
         return query
     return dataclasses.replace(query, text=" ".join(missing) + " " + query.text)
 
 
-_DECLARED = re.compile(r"\bPREFIX\s+([A-Za-z][\w.-]*)?:", re.I)
+DECLARED_PREFIX = re.compile(r"\bPREFIX\s+([A-Za-z][\w.-]*)?:", re.I)  # its prefix
 
 # Tokens that can hold text which is not syntax: comments, strings (long forms first),
 # IRIs; and the variables we look for. One regex, one pass.

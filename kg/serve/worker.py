@@ -174,9 +174,8 @@ def stored_answer(store, request: dict) -> tuple[dict, bytes]:
     """A stored query of the project (`queries_dir`) with the client's parameter values
     bound as terms, in `fmt` (json, csv; json is JSON-LD and ttl Turtle for graphs)."""
     from kg.errors import KgError, UsageError
-    from kg.query.lookup import with_kg_prefixes
     from kg.query.results import render
-    from kg.query.stored import load_queries, run_embedded
+    from kg.query.stored import load_queries, run_embedded, with_kg_prefixes
 
     # kg's prefixes declared as `kg query` declares them (one text, one precomputed answer)
     query = with_kg_prefixes(load_queries(Path(request["queries_dir"]))[request["stored"]])
