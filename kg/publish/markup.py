@@ -11,7 +11,7 @@ context would otherwise coerce dates to `schema:Date` (a page date is the graph'
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Collection, Iterator, Mapping
 from typing import cast
 
 from rdflib import Literal, URIRef
@@ -19,7 +19,7 @@ from rdflib.term import Identifier, Node
 
 from kg.display import BIDI_CONTROLS
 from kg.graph.namespaces import KG, RDF, SCHEMA, XSD
-from kg.graph.triples import GraphLike
+from kg.graph.triples import GraphLike, Triples
 from kg.publish.jsontext import dumps
 
 _JSON_IN_HTML = re.compile(f"[<>&\u2028\u2029{BIDI_CONTROLS}]")
@@ -49,10 +49,55 @@ def script_tag(document: dict) -> str:
     return f'<script type="application/ld+json">\n{body}\n</script>'
 
 
+_SCHEMA = str(SCHEMA)
+_AFTER = len(_SCHEMA)
+_XSD_STRING, _XSD_INTEGER, _XSD_BOOLEAN = str(XSD.string), str(XSD.integer), str(XSD.boolean)
+_SKIPPED = frozenset(map(str, SKIPPED))
+_REFERENCE_PROPS = (SCHEMA.name, SCHEMA.url)
+# one subject's predicates and their objects (rdflib's terms: strings with an order)
+Facts = Mapping[Identifier, Collection[Identifier]]
+
+
+class Referenced:
+    """What the markup of every page says alike about a node it refers to (its types,
+    name and address), made once per process and graph: a venue, an organization or a
+    co-author is looked up once, not again in every article that mentions it.
+
+    The memo belongs to one graph that does not change while it is used (a build's
+    `SiteBuilder`); its values are shared by the documents that contain them, and no
+    caller changes a reference once made (the documents are only serialized)."""
+
+    def __init__(self) -> None:
+        self.refs: dict[Node, dict] = {}
+
+
+def _facts(graph: GraphLike) -> Callable[[Node], Facts]:
+    """A subject's predicates -> objects: the index itself for `Triples`; rdflib's
+    graphs are read through `predicate_objects`."""
+    if isinstance(graph, Triples):
+        return cast("Callable[[Node], Facts]", graph.describe)
+
+    def facts(s: Node) -> Facts:
+        found: dict[Identifier, list[Identifier]] = {}
+        for p, o in cast("Iterator[tuple[Identifier, Identifier]]", graph.predicate_objects(s)):
+            found.setdefault(p, []).append(o)
+        return found
+
+    return facts
+
+
 class _Walker:
-    def __init__(self, graph: GraphLike, owner_prefix: str) -> None:
+    """Walks the graph as `node` describes. Predicates are ordered by their IRI (the
+    order rdflib gives two `URIRef`s, a string comparison), a predicate's objects by
+    rdflib's term order; only a predicate with several objects needs that sort."""
+
+    def __init__(
+        self, graph: GraphLike, owner_prefix: str, referenced: Referenced | None = None
+    ) -> None:
         self.graph = graph
         self.owner_prefix = owner_prefix
+        self.facts = _facts(graph)
+        self.refs = (referenced or Referenced()).refs
 
     def value(self, key: str, o: Node, depth: int) -> object:
         if isinstance(o, Literal):
@@ -60,53 +105,65 @@ class _Walker:
         assert isinstance(o, URIRef)
         if key in IRI_COERCED:  # coerced to @id by the official context
             return str(o)
-        if str(o).startswith(self.owner_prefix) and depth < 4:
+        if str.startswith(o, self.owner_prefix) and depth < 4:
             return self.node(o, depth + 1)
         return self.reference(o)
 
     def literal(self, key: str, o: Literal) -> object:
-        if o.language:
-            return {"@value": str(o), "@language": o.language}
-        if o.datatype in (None, XSD.string):
+        language = o.language
+        if language:
+            return {"@value": str(o), "@language": language}
+        datatype = o.datatype
+        if datatype is None or str.__eq__(datatype, _XSD_STRING):
             return {"@value": str(o)} if key in COERCED else str(o)
-        if o.datatype == XSD.integer:
+        if str.__eq__(datatype, _XSD_INTEGER):
             return int(o)
-        if o.datatype == XSD.boolean:
+        if str.__eq__(datatype, _XSD_BOOLEAN):
             return bool(o.toPython())
-        return {"@value": str(o), "@type": str(o.datatype)}
+        return {"@value": str(o), "@type": str(datatype)}
 
-    def types(self, s: URIRef) -> list[str]:
+    def types(self, facts: Facts) -> list[str]:
         return sorted(
-            str(t)[len(str(SCHEMA)) :]
-            for t in self.graph.objects(s, RDF.type)
-            if str(t).startswith(str(SCHEMA))
+            str(t)[_AFTER:] for t in facts.get(RDF.type, ()) if str.startswith(t, _SCHEMA)
         )
 
     def reference(self, s: URIRef) -> dict:
+        ref = self.refs.get(s)
+        if ref is None:
+            ref = self.refs[s] = self._reference(s)
+        return ref
+
+    def _reference(self, s: URIRef) -> dict:
+        facts = self.facts(s)
         ref: dict = {"@id": str(s)}
-        types = self.types(s)
+        types = self.types(facts)
         if types:
             ref["@type"] = types[0] if len(types) == 1 else types
-        for prop in (SCHEMA.name, SCHEMA.url):
-            values = sorted(cast("Iterator[Identifier]", self.graph.objects(s, prop)))
+        for prop in _REFERENCE_PROPS:
+            values = facts.get(prop)
             if values:
-                key = str(prop)[len(str(SCHEMA)) :]
-                ref[key] = self.value(key, values[0], 99)
+                key = str(prop)[_AFTER:]
+                first = next(iter(values)) if len(values) == 1 else sorted(values)[0]
+                ref[key] = self.value(key, first, 99)
         return ref
 
     def node(self, s: URIRef, depth: int = 0, skip: frozenset = frozenset()) -> dict:
+        facts = self.facts(s)
         out: dict = {"@id": str(s)}
-        types = self.types(s)
+        types = self.types(facts)
         if types:
             out["@type"] = types[0] if len(types) == 1 else types
-        grouped: dict[str, list] = {}
-        for p, o in sorted(self.graph.predicate_objects(s)):
-            if p == RDF.type or p in SKIPPED or p in skip or not str(p).startswith(str(SCHEMA)):
-                continue
-            key = str(p)[len(str(SCHEMA)) :]
-            grouped.setdefault(key, []).append(self.value(key, o, depth))
-        for key, values in grouped.items():
-            out[key] = values[0] if len(values) == 1 else values
+        skipped = _SKIPPED | {str(p) for p in skip} if skip else _SKIPPED
+        shown = sorted(
+            (str(p), p) for p in facts if str.startswith(p, _SCHEMA) and str(p) not in skipped
+        )
+        for iri, p in shown:
+            key = iri[_AFTER:]
+            objects = facts[p]
+            if len(objects) == 1:
+                out[key] = self.value(key, next(iter(objects)), depth)
+            else:
+                out[key] = [self.value(key, o, depth) for o in sorted(objects)]
         return out
 
 
@@ -119,9 +176,9 @@ def ordered_authors(graph: GraphLike, work: URIRef) -> list[URIRef]:
     return [agent for _, agent in sorted(ranked)]
 
 
-def article(graph: GraphLike, work: URIRef) -> dict:
+def article(graph: GraphLike, work: URIRef, referenced: Referenced | None = None) -> dict:
     """A ScholarlyArticle with every author in printed order (each a Person with name, url)."""
-    walker = _Walker(graph, str(work) + "/")
+    walker = _Walker(graph, str(work) + "/", referenced)
     out = walker.node(work, skip=frozenset({SCHEMA.author}))
     out["author"] = [walker.reference(a) for a in ordered_authors(graph, work)]
     return out
@@ -145,21 +202,27 @@ def works_of(graph: GraphLike, person: URIRef) -> list[URIRef]:
 
 
 def profile_markup(
-    graph: GraphLike, person: URIRef, page: URIRef, address: str | None = None
+    graph: GraphLike,
+    person: URIRef,
+    page: URIRef,
+    address: str | None = None,
+    referenced: Referenced | None = None,
 ) -> dict:
     """One JSON-LD document: the ProfilePage, the full Person, and every publication.
 
     `address`: the page that will carry the markup when it is not kg's own page (a
     person's homepage, for `kg embed`): the ProfilePage is then that page.
+    `referenced`: what a process has said of referenced nodes already (`Referenced`).
     """
-    walker = _Walker(graph, str(person) + "/")
+    referenced = referenced or Referenced()
+    walker = _Walker(graph, str(person) + "/", referenced)
     profile = walker.node(page, skip=frozenset({SCHEMA.mainEntity}))
     if address is not None:
         profile["@id"] = profile["url"] = address
     profile["mainEntity"] = walker.node(person)
-    items = [profile] + [article(graph, w) for w in works_of(graph, person)]
+    items = [profile] + [article(graph, w, referenced) for w in works_of(graph, person)]
     return {"@context": "https://schema.org", "@graph": items}
 
 
-def article_markup(graph: GraphLike, work: URIRef) -> dict:
-    return {"@context": "https://schema.org", **article(graph, work)}
+def article_markup(graph: GraphLike, work: URIRef, referenced: Referenced | None = None) -> dict:
+    return {"@context": "https://schema.org", **article(graph, work, referenced)}

@@ -61,7 +61,13 @@ from kg.publish.layout import (
     void_link,
 )
 from kg.publish.links import work_addresses
-from kg.publish.markup import article_markup, escape_json_for_html, profile_markup, script_tag
+from kg.publish.markup import (
+    Referenced,
+    article_markup,
+    escape_json_for_html,
+    profile_markup,
+    script_tag,
+)
 from kg.resolve.identity import PublicationEntity, Resolution
 
 STATUS_LABELS = {
@@ -305,6 +311,7 @@ class SiteBuilder:
         self.env = self._environment(_environment(self.settings.templates))
         self.profiled = {p.slug for p in resolution.dataset.profiles}
         self.citations = Citations(resolution)  # keys, works per person: once, before forks
+        self.referenced = Referenced()  # the markup's referenced nodes, once per process
 
     def _environment(self, env: Environment) -> Environment:
         env.globals["site"] = self.settings
@@ -458,7 +465,8 @@ class SiteBuilder:
         pubs = self.publications_of(profile.slug)
         views = [self.publication_view(p, profile.slug, "../") for p in pubs]
         person = URIRef(scheme.person(self.base, profile.slug))
-        markup = profile_markup(self.graph, person, URIRef(scheme.profile(self.base, profile.slug)))
+        profile_iri = URIRef(scheme.profile(self.base, profile.slug))
+        markup = profile_markup(self.graph, person, profile_iri, referenced=self.referenced)
         path = scheme.path(scheme.PERSON, profile.slug)
         return self.env.get_template("person.html.j2").render(
             p=profile,
@@ -482,7 +490,8 @@ class SiteBuilder:
         view = self.publication_view(pub, None, "../")
         bibtex, plain = self.citations.cite_block(pub)
         venue = self.r.venues[pub.venue] if pub.venue else None
-        markup = article_markup(self.graph, URIRef(scheme.publication(self.base, pub.key)))
+        work = URIRef(scheme.publication(self.base, pub.key))
+        markup = article_markup(self.graph, work, self.referenced)
         path = scheme.path(scheme.PUBLICATION, pub.key)
         return self.env.get_template("publication.html.j2").render(
             pub=view,
