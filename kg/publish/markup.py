@@ -168,11 +168,13 @@ class _Walker:
 
 
 def ordered_authors(graph: GraphLike, work: URIRef) -> list[URIRef]:
+    facts = _facts(graph)
     ranked: list[tuple[int, URIRef]] = []
-    for a in graph.objects(work, KG.authorship):
-        rank, agent = graph.value(a, KG.rank), graph.value(a, KG.author)
-        if rank is not None and agent is not None:  # an xsd:integer literal and an IRI
-            ranked.append((int(cast(Literal, rank)), cast(URIRef, agent)))
+    for a in facts(work).get(KG.authorship, ()):
+        slot = facts(a)
+        rank, agent = slot.get(KG.rank), slot.get(KG.author)
+        if rank and agent:  # an xsd:integer literal and an IRI (the first of each)
+            ranked.append((int(cast(Literal, next(iter(rank)))), cast(URIRef, next(iter(agent)))))
     return [agent for _, agent in sorted(ranked)]
 
 

@@ -424,10 +424,10 @@ def _person_files(state: _State, profile, person: URIRef, owned: set[Node]) -> d
 def cv_page(state: _State, slug: str) -> str:
     """The printable CV beside the person page (issue 29), through the site's template
     loader (the project's templates/cv/ first, also on a Dask worker)."""
-    from kg.publish.cv.build import build_cv
+    from kg.publish.cv.build import cv_of
     from kg.publish.cv.render import render_text
 
-    cv = build_cv(state.resolution, slug)
+    cv = cv_of(state.resolution, state.site.profiles[slug])
     loader = state.site.env.loader
     return render_text(cv, "html", loader=loader, back=f"../person/{slug}.html")
 

@@ -137,6 +137,7 @@ def _environment(
         lstrip_blocks=True,
         keep_trailing_newline=True,
         finalize=isolate,  # bidi controls in data cannot reorder the page (kg.display)
+        auto_reload=False,  # one build's templates: no file check on every page
     )
     env.filters["period"] = period
     return env
@@ -384,12 +385,20 @@ class SiteBuilder:
             venue_group,
         )
 
-    def listing_view(self, pub: PublicationEntity, own: Publication, me: str | None, prefix: str):
+    def listing_view(
+        self,
+        pub: PublicationEntity,
+        own: Publication,
+        me: str | None,
+        prefix: str,
+        merged: PublicationView | None = None,
+    ):
         """One document's version of a work: the merged view with that document's names
-        as printed, marks, venue wording (cleaned like list text), notes and legend."""
-        merged = self._merged_view(pub, me, prefix)
+        as printed, marks, venue wording (cleaned like list text), notes and legend
+        (`merged`: `_merged_view(pub, me, prefix)` when the caller has it)."""
+        merged = merged or self._merged_view(pub, me, prefix)
         authors = tuple(
-            replace(view, name=ref.name, equal=ref.equal_contribution, annotation=ref.annotation)
+            AuthorView(ref.name, view.href, ref.equal_contribution, view.is_self, ref.annotation)
             for view, ref in zip(merged.authors, own.authors, strict=True)
         )
         venue = clean_venue(own.venue_as_printed) if own.venue_as_printed else merged.venue
@@ -407,8 +416,9 @@ class SiteBuilder:
         disagree: one marks equal contributors, another does not)."""
         if len(pub.listings) < 2:
             return []
+        merged = self._merged_view(pub, None, "../")
         return [
-            (slug, self.r.persons[slug].name, self.listing_view(pub, own, None, "../"))
+            (slug, self.r.persons[slug].name, self.listing_view(pub, own, None, "../", merged))
             for slug, own in pub.listings
         ]
 
@@ -439,6 +449,11 @@ class SiteBuilder:
             return (year is None, -(year or 0), p.title.casefold())
 
         return sorted(pubs, key=key)
+
+    @cached_property
+    def profiles(self) -> dict[str, Profile]:
+        """Each profile by its slug (a page looks its person up, never searches)."""
+        return {p.slug: p for p in self.r.dataset.profiles}
 
     @cached_property
     def works(self) -> dict[str, dict[str, PublicationEntity]]:

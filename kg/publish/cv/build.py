@@ -177,9 +177,9 @@ def publication_groups(profile: Profile, names: Names, options: Options) -> tupl
     ordered: list[tuple[str, Publication]] = [
         ("Selected publications", p) for p in pubs if p.selected
     ]
-    rest = [p for p in pubs if not p.selected]
+    rest = [(status_of(p, names), p) for p in pubs if not p.selected]  # each once
     for status, heading in STATUS_GROUPS:
-        ordered += [(heading, p) for p in rest if status_of(p, names) == status]
+        ordered += [(heading, p) for found, p in rest if found == status]
     if options.max_publications is not None:
         ordered = ordered[: options.max_publications]
     groups: dict[str, list[Paper]] = {}
@@ -315,17 +315,22 @@ def sections(profile: Profile, names: Names, options: Options) -> dict[str, Sect
 
 def build_cv(r: Resolution, slug: str, options: Options | None = None) -> CV:
     """The CV of the profile `slug` (UsageError when there is none)."""
-    options = options or Options()
     profile = next((p for p in r.dataset.profiles if p.slug == slug), None)
     if profile is None:
         known = ", ".join(sorted(p.slug for p in r.dataset.profiles))
         raise UsageError(f"no profile {slug!r}; profiles: {known}")
+    return cv_of(r, profile, options)
+
+
+def cv_of(r: Resolution, profile: Profile, options: Options | None = None) -> CV:
+    """The CV of one of `r`'s profiles (the site has it at hand: no search by slug)."""
+    options = options or Options()
     names = Names(r, profile)
     found = sections(profile, names, options)
     chosen = tuple(found[k] for k in options.sections if k in found)
     papers = tuple(p for s in chosen for g in s.groups for p in g.papers)
     return CV(
-        slug,
+        profile.slug,
         profile.name,
         tuple((n.name, n.lang) for n in profile.native_names),
         profile.headline,
