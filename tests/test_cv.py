@@ -24,7 +24,7 @@ from kg.cli import main
 from kg.config import load_config
 from kg.model import PartialDate
 from kg.pipeline import render_cv, resolve_project
-from kg.publish.cv.build import build_cv
+from kg.publish.cv.build import build_cv, cv_of
 from kg.publish.cv.formats import render_cv as render
 from kg.publish.cv.model import Options
 from kg.publish.cv.pdf import compile_pdf, engine_for
@@ -676,6 +676,16 @@ def test_output_is_deterministic(resolution):
     assert render_text(build_cv(resolution, "yihao-zhao"), "md").startswith("# Yihao Zhao\n")
     tex = str(render(resolution, "yihao-zhao", "tex"))
     assert compile_pdf(tex) == compile_pdf(tex)  # a fixed SOURCE_DATE_EPOCH: same bytes
+
+
+def test_the_sites_cv_of_a_profile_is_kg_cvs(resolution):
+    """The site passes the profile it holds (`cv_of`), `kg cv` a slug (`build_cv`, which
+    searches): the same CV for every seed profile, in every text format."""
+    for profile in resolution.dataset.profiles:
+        at_hand, searched = cv_of(resolution, profile), build_cv(resolution, profile.slug)
+        assert at_hand == searched and at_hand.slug == profile.slug
+        for fmt in ("md", "html"):
+            assert render_text(at_hand, fmt) == render_text(searched, fmt)
 
 
 def test_site_has_a_printable_cv_linked_from_the_person_page(project):
