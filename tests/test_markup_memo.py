@@ -174,3 +174,20 @@ def test_a_reference_is_made_once_per_memo(corpus):
     article_markup(mapped.triples, URIRef(scheme.publication(config.base_iri, first)), shared)
     assert len(shared.refs) == made
     assert markup.Referenced().refs == {}  # a fresh memo knows nothing
+
+
+def test_a_pickled_site_starts_with_an_empty_memo(seed_build, repo_config):
+    """A dask worker receives the site pickled: the memo does not travel (a cache of this
+    process) and the pages it renders there are the same bytes."""
+    import pickle
+
+    from kg.publish.site import SiteBuilder
+
+    resolution, mapped = seed_build
+    site = SiteBuilder(resolution, mapped.triples, repo_config.base_iri)
+    profile = resolution.dataset.profiles[0]
+    page = site.person_page(profile)
+    assert site.referenced.refs
+    copy = pickle.loads(pickle.dumps(site))
+    assert copy.referenced.refs == {}
+    assert copy.person_page(profile) == page

@@ -329,8 +329,8 @@ class SiteBuilder:
     def __getstate__(self) -> dict:
         """Pickled for a worker that may be on another machine (`kg build --executor
         dask`): the project's templates travel as text and the Jinja environment, which
-        cannot be pickled, is made again there."""
-        state = {k: v for k, v in self.__dict__.items() if k != "env"}
+        cannot be pickled, is made again there; the markup memo starts empty there."""
+        state = {k: v for k, v in self.__dict__.items() if k not in ("env", "referenced")}
         state["_templates"] = _template_sources(self.settings.templates)
         return state
 
@@ -338,6 +338,7 @@ class SiteBuilder:
         sources = state.pop("_templates")
         self.__dict__.update(state)
         self.env = self._environment(_environment(sources=sources))
+        self.referenced = Referenced()
 
     # ------------------------------------------------------------ views
 
