@@ -15,7 +15,7 @@ from __future__ import annotations
 import difflib
 import re
 import unicodedata
-from collections import defaultdict
+from collections import Counter, defaultdict
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -697,13 +697,14 @@ def near_misses(persons: dict[str, PersonEntity], decisions: dict[str, set[str]]
     name and initial, and all pairs within a family name that at most FAMILY_ALL_PAIRS
     people share (the 42 Zhaos of the seeds).
     """
-    people = [p for p in persons.values() if skeleton(p.name).split()]
+    shapes = {p.key: skeleton(p.name) for p in persons.values()}  # once per person
+    people = [p for p in persons.values() if shapes[p.key].split()]
     blocks: dict[str, list[int]] = defaultdict(list)
     families: dict[str, list[int]] = defaultdict(list)
     for i, p in enumerate(people):
-        for key in _deletions(skeleton(p.name).replace(" ", "")):
+        for key in _deletions(shapes[p.key].replace(" ", "")):
             blocks[key].append(i)
-        words = skeleton(p.name).split()
+        words = shapes[p.key].split()
         blocks[f" {words[0][0]} {words[-1]}"].append(i)  # initial and family name
         families[words[-1]].append(i)
     small = [m for m in families.values() if 1 < len(m) <= FAMILY_ALL_PAIRS]
@@ -715,7 +716,9 @@ def near_misses(persons: dict[str, PersonEntity], decisions: dict[str, set[str]]
         for b in members[n + 1 :]
         if a != b
     }
-    notes = [n for a, b in sorted(pairs) for n in _near_miss(people[a], people[b], decisions)]
+    notes = [
+        n for a, b in sorted(pairs) for n in _near_miss(people[a], people[b], decisions, shapes)
+    ]
     return sorted(notes, key=lambda n: n.subject)
 
 
@@ -725,10 +728,12 @@ def _deletions(flat: str) -> set[str]:
     return {flat} | one | {w[:i] + w[i + 1 :] for w in one for i in range(len(w))}
 
 
-def _near_miss(pa: PersonEntity, pb: PersonEntity, decisions: dict[str, set[str]]) -> list[Note]:
+def _near_miss(
+    pa: PersonEntity, pb: PersonEntity, decisions: dict[str, set[str]], shapes: dict[str, str]
+) -> list[Note]:
     if (pa.known and pb.known) or pb.key in decisions.get(pa.key, ()):
         return []  # both registered, or a person decided they differ
-    why = _confusable(pa.name, pb.name)
+    why = _confusable(shapes[pa.key], shapes[pb.key])
     if why is None:
         return []
     first, second = sorted((pa, pb), key=lambda p: p.key)
@@ -737,17 +742,30 @@ def _near_miss(pa: PersonEntity, pb: PersonEntity, decisions: dict[str, set[str]
     return [Note("near-miss", pair, detail)]
 
 
-def _confusable(a: str, b: str) -> str | None:
-    sa, sb = skeleton(a), skeleton(b)
+def _confusable(sa: str, sb: str) -> str | None:
+    """Why two names, as their skeletons `sa` and `sb`, could be taken for one, or None."""
     if sa == sb:
         return "look alike (letters of another script, or accents)"
     if _initials_match(sa.split(), sb.split()):
         return "may be the same (initials against a full name)"
-    matcher = difflib.SequenceMatcher(None, sa.replace(" ", ""), sb.replace(" ", ""))
-    if matcher.real_quick_ratio() < NEAR_MISS_RATIO or matcher.quick_ratio() < NEAR_MISS_RATIO:
+    fa, fb = sa.replace(" ", ""), sb.replace(" ", "")
+    if _quick_ratios_below(fa, fb):
         return None
-    ratio = matcher.ratio()
+    ratio = difflib.SequenceMatcher(None, fa, fb).ratio()
     return f"look alike (similarity {ratio:.2f})" if ratio >= NEAR_MISS_RATIO else None
+
+
+def _quick_ratios_below(a: str, b: str) -> bool:
+    """difflib's `real_quick_ratio() < NEAR_MISS_RATIO or quick_ratio() < NEAR_MISS_RATIO`
+    (the same upper bounds of the ratio: by the lengths, then by the letters shared),
+    without building the SequenceMatcher most pairs never need."""
+    length = len(a) + len(b)
+    if not length:
+        return False  # difflib's ratios of two empty sequences are 1.0
+    if 2.0 * min(len(a), len(b)) / length < NEAR_MISS_RATIO:
+        return True
+    shared = Counter(a) & Counter(b)
+    return 2.0 * sum(shared.values()) / length < NEAR_MISS_RATIO
 
 
 def _initials_match(a: list[str], b: list[str]) -> bool:
@@ -851,8 +869,8 @@ def _status(pub: Publication, kind: str | None) -> str:
 
 def _merge_authors(listings, person_of, problems) -> tuple[AuthorSlot, ...] | None:
     first_slug, first = listings[0]
+    a = [person_of.get(r.source, text_key(r.name)) for r in first.authors] if listings[1:] else []
     for _, pub in listings[1:]:
-        a = [person_of.get(r.source, text_key(r.name)) for r in first.authors]
         b = [person_of.get(r.source, text_key(r.name)) for r in pub.authors]
         if a != b:
             message = (
