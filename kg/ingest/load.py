@@ -380,8 +380,8 @@ def _has_name(name: str, ctx: _Context, node: Node, path: str) -> bool:
 
 
 def _convert_record_shorthand(node: ScalarNode, cls: type, path: str, ctx: _Context) -> Any:
-    name = _check_text(node.value, _NO_META) if node.value.strip() else None
-    if name is None:
+    name = node.value.strip()  # what _check_text answers for text with no format
+    if not name:
         ctx.report(node, path, "found ''; expected a name")
         return None
     if cls is model.PersonRef and not _has_name(name, ctx, node, path):

@@ -15,7 +15,7 @@ from __future__ import annotations
 import difflib
 import re
 import unicodedata
-from collections import Counter, defaultdict
+from collections import defaultdict
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -764,8 +764,8 @@ def _quick_ratios_below(a: str, b: str) -> bool:
         return False  # difflib's ratios of two empty sequences are 1.0
     if 2.0 * min(len(a), len(b)) / length < NEAR_MISS_RATIO:
         return True
-    shared = Counter(a) & Counter(b)
-    return 2.0 * sum(shared.values()) / length < NEAR_MISS_RATIO
+    shared = sum(min(a.count(letter), b.count(letter)) for letter in set(a))
+    return 2.0 * shared / length < NEAR_MISS_RATIO
 
 
 def _initials_match(a: list[str], b: list[str]) -> bool:
