@@ -8,6 +8,7 @@ documents for the first, generated strings for the second.
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 from pathlib import Path
 
@@ -17,6 +18,9 @@ from hypothesis import strategies as st
 
 from kg.errors import InputError
 from kg.ingest import yamlsafe
+from kg.ingest.load import load_dataset
+from kg.ingest.share import _names
+from kg.model import PartialDate, Present, Source
 from kg.resolve.identity import NEAR_MISS_RATIO, _quick_ratios_below
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -121,3 +125,38 @@ def test_quick_ratio_bounds_are_difflib_s(a, b):
     matcher = difflib.SequenceMatcher(None, a, b)
     slow = matcher.real_quick_ratio() < NEAR_MISS_RATIO or matcher.quick_ratio() < NEAR_MISS_RATIO
     assert _quick_ratios_below(a, b) == slow
+
+
+def _records(value, out: list) -> list:
+    """Every record reachable from `value` (lists, dict values, record fields)."""
+    if isinstance(value, list | tuple):
+        for item in value:
+            _records(item, out)
+    elif isinstance(value, dict):
+        for item in value.values():
+            _records(item, out)
+    elif dataclasses.is_dataclass(value) and not isinstance(value, type):
+        out.append(value)
+        for f in dataclasses.fields(value):
+            _records(getattr(value, f.name), out)
+    return out
+
+
+ATOMS = (bool, int, PartialDate, Present, Source)
+
+
+def test_shared_texts_are_one_object_and_skipped_fields_hold_no_text():
+    data = load_dataset(ROOT / "data")
+    records = _records([data.profiles, data.organizations, data.venues, data.people], [])
+    assert len(records) > 500
+    first: dict[str, str] = {}
+    for record in records:
+        names = _names(type(record))
+        for f in dataclasses.fields(record):
+            value = getattr(record, f.name)
+            if f.name not in names:  # never looked at: must hold no text and no record
+                assert value is None or isinstance(value, ATOMS)
+                continue
+            for text in value if isinstance(value, list) else [value]:
+                if type(text) is str:
+                    assert first.setdefault(text, text) is text
