@@ -210,6 +210,9 @@ def _convert_list(node: Node, item: Any, path: str, ctx: _Context, meta: Mapping
     if not isinstance(node, SequenceNode):
         ctx.report(node, path, f"found {_describe(node)}; expected a list")
         return []
+    if _kind(item)[0] == "record":  # what `convert` would call, one call less per item
+        records = [_convert_record(c, item, f"{path}[{i}]", ctx) for i, c in enumerate(node.value)]
+        return [v for v in records if v is not None]
     values = [convert(child, item, f"{path}[{i}]", ctx, meta) for i, child in enumerate(node.value)]
     return [v for v in values if v is not None]
 
