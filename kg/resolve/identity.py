@@ -17,7 +17,7 @@ import re
 import unicodedata
 from collections import defaultdict
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, NamedTuple
 
 from kg import scheme
 from kg.errors import InputError, Problem
@@ -697,14 +697,14 @@ def near_misses(persons: dict[str, PersonEntity], decisions: dict[str, set[str]]
     name and initial, and all pairs within a family name that at most FAMILY_ALL_PAIRS
     people share (the 42 Zhaos of the seeds).
     """
-    shapes = {p.key: skeleton(p.name) for p in persons.values()}  # once per person
-    people = [p for p in persons.values() if shapes[p.key].split()]
+    shapes = {p.key: _shape(p.name) for p in persons.values()}  # once per person, not pair
+    people = [p for p in persons.values() if shapes[p.key].words]
     blocks: dict[str, list[int]] = defaultdict(list)
     families: dict[str, list[int]] = defaultdict(list)
     for i, p in enumerate(people):
-        for key in _deletions(shapes[p.key].replace(" ", "")):
+        for key in _deletions(shapes[p.key].flat):
             blocks[key].append(i)
-        words = shapes[p.key].split()
+        words = shapes[p.key].words
         blocks[f" {words[0][0]} {words[-1]}"].append(i)  # initial and family name
         families[words[-1]].append(i)
     small = [m for m in families.values() if 1 < len(m) <= FAMILY_ALL_PAIRS]
@@ -729,7 +729,7 @@ def _deletions(flat: str) -> set[str]:
 
 
 def _near_miss(
-    pa: PersonEntity, pb: PersonEntity, decisions: dict[str, set[str]], shapes: dict[str, str]
+    pa: PersonEntity, pb: PersonEntity, decisions: dict[str, set[str]], shapes: dict[str, _Shape]
 ) -> list[Note]:
     if (pa.known and pb.known) or pb.key in decisions.get(pa.key, ()):
         return []  # both registered, or a person decided they differ
@@ -742,13 +742,26 @@ def _near_miss(
     return [Note("near-miss", pair, detail)]
 
 
-def _confusable(sa: str, sb: str) -> str | None:
-    """Why two names, as their skeletons `sa` and `sb`, could be taken for one, or None."""
-    if sa == sb:
+class _Shape(NamedTuple):
+    """A name's skeleton, its words and its letters without spaces."""
+
+    skeleton: str
+    words: list[str]
+    flat: str
+
+
+def _shape(name: str) -> _Shape:
+    sk = skeleton(name)
+    return _Shape(sk, sk.split(), sk.replace(" ", ""))
+
+
+def _confusable(a: _Shape, b: _Shape) -> str | None:
+    """Why two names, by their shapes, could be taken for one, or None."""
+    if a.skeleton == b.skeleton:
         return "look alike (letters of another script, or accents)"
-    if _initials_match(sa.split(), sb.split()):
+    if _initials_match(a.words, b.words):
         return "may be the same (initials against a full name)"
-    fa, fb = sa.replace(" ", ""), sb.replace(" ", "")
+    fa, fb = a.flat, b.flat
     if _quick_ratios_below(fa, fb):
         return None
     ratio = difflib.SequenceMatcher(None, fa, fb).ratio()
@@ -869,10 +882,10 @@ def _status(pub: Publication, kind: str | None) -> str:
 
 def _merge_authors(listings, person_of, problems) -> tuple[AuthorSlot, ...] | None:
     first_slug, first = listings[0]
-    a = [person_of.get(r.source, text_key(r.name)) for r in first.authors] if listings[1:] else []
+    people = [person_of.get(r.source) for r in first.authors]  # each Source hashed once
+    a = _author_keys(first.authors, people) if listings[1:] else []
     for _, pub in listings[1:]:
-        b = [person_of.get(r.source, text_key(r.name)) for r in pub.authors]
-        if a != b:
+        if a != _author_keys(pub.authors, [person_of.get(r.source) for r in pub.authors]):
             message = (
                 f"this listing of {pub.title!r} names different authors than "
                 f"profiles/{first_slug}.yaml; expected the same people in the same order"
@@ -880,14 +893,14 @@ def _merge_authors(listings, person_of, problems) -> tuple[AuthorSlot, ...] | No
             problems.append(Problem(pub.source or Source("?", 0, 0), "authors", message))
             return None
     slots = []
-    named = {person_of.get(r.source) for r in first.authors if not r.group}
+    named = {person for person, r in zip(people, first.authors, strict=True) if not r.group}
     claimants = tuple(slug for slug, _ in listings if slug not in named)
     for rank, refs in enumerate(zip(*(p.authors for _, p in listings), strict=True), start=1):
         head = refs[0]
         slots.append(
             AuthorSlot(
                 rank=rank,
-                person=None if head.group else person_of.get(head.source),
+                person=None if head.group else people[rank - 1],
                 group=slugify(head.name) if head.group else None,
                 printed=tuple(dict.fromkeys(r.name for r in refs)),
                 equal_contribution=any(r.equal_contribution for r in refs),
@@ -902,6 +915,14 @@ def _merge_authors(listings, person_of, problems) -> tuple[AuthorSlot, ...] | No
             )
         )
     return tuple(slots)
+
+
+def _author_keys(authors: list[PersonRef], people: list[str | None]) -> list[str]:
+    """Who each author is: the person resolved, else the name's text key."""
+    return [
+        person if person is not None else text_key(r.name)
+        for person, r in zip(people, authors, strict=True)
+    ]
 
 
 def _corresponding(refs: tuple[PersonRef, ...]) -> bool | None:
