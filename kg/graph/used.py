@@ -39,8 +39,13 @@ def drop_unused(mapped: Mapped, base: str) -> Mapped:
     edges: dict[str, set[str]] = {}
     for s, predicates in mapped.triples.by_subject():
         owner = entry(s) if _is_iri(s) else None
-        if owner is not None:
-            owners[s] = owner
+        if owner is None:  # a node outside the registries uses every entry it links to
+            for objects in predicates.values():
+                for o in objects:
+                    if starts(o, prefixes) and _is_iri(o):
+                        used.add(entry(o))  # type: ignore[arg-type]  # the prefix matched
+            continue
+        owners[s] = owner
         for objects in predicates.values():
             for o in objects:
                 # an IRI outside the base links nothing (_link would do nothing with it)
