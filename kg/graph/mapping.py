@@ -79,10 +79,8 @@ IDENTITY_BASES = {
 }  # education statuses of a programme not yet ended
 
 
-def date_literal(value: PartialDate) -> Literal:
-    """A literal whose datatype keeps the written precision."""
-    datatype = {"year": XSD.gYear, "month": XSD.gYearMonth, "day": XSD.date}[value.precision]
-    return Literal(str(value), datatype=datatype)
+# a date literal's datatype keeps the written precision
+_DATE_TYPES = {"year": XSD.gYear, "month": XSD.gYearMonth, "day": XSD.date}
 
 
 @dataclass
@@ -114,6 +112,7 @@ class _Mapper:
         self.sources: dict[URIRef, Source] = {}
         self.iris: dict[str, URIRef] = {}
         self.literals: dict[tuple[type, str | int | bool], Literal] = {}
+        self.typed_literals: dict[tuple[URIRef, str], Literal] = {}
         self.topics = topic_slugs(_topic_labels(resolution), topic_key)
 
     @cached_property
@@ -136,11 +135,13 @@ class _Mapper:
         return found
 
     def add(self, s: URIRef, p: URIRef, o: Node | str | int | bool | None) -> None:
-        if o is None or o == "":
-            return
-        if not isinstance(o, Node):
-            o = self.literal(o)
-        self.graph.add((s, p, o))
+        kind = type(o)
+        if kind is not URIRef and kind is not Literal:  # the common cases, without an
+            if o is None or o == "":  # ABC isinstance or rdflib's Python-level __eq__
+                return
+            if not isinstance(o, Node):
+                o = self.literal(o)
+        self.graph.add((s, p, o))  # type: ignore[arg-type]
 
     def literal(self, value: str | int | bool) -> Literal:
         """One term per plain value, however often it is written (years, names, counts
@@ -155,9 +156,20 @@ class _Mapper:
             self.literals[key] = found
         return found
 
+    def typed(self, text: str, datatype: URIRef) -> Literal:
+        """One term per typed literal (dates and years repeat as plain values do)."""
+        key = (datatype, text)
+        found = self.typed_literals.get(key)
+        if found is None:
+            found = self.typed_literals[key] = Literal(text, datatype=datatype)
+        return found
+
+    def year(self, year: int) -> Literal:
+        return self.typed(f"{year:04d}", XSD.gYear)
+
     def add_date(self, s: URIRef, p: URIRef, value: PartialDate | Present | None) -> None:
         if isinstance(value, PartialDate):
-            self.add(s, p, date_literal(value))
+            self.add(s, p, self.typed(str(value), _DATE_TYPES[value.precision]))
 
     def node(self, iri: URIRef, types: Iterable[URIRef], source: Source | None) -> URIRef:
         for t in types:
@@ -259,7 +271,7 @@ class _Mapper:
         self.named(s, (detail.name if detail and detail.name else None) or f"{label} {year}")
         self.add(s, SCHEMA.superEvent, series)
         self.add(series, SCHEMA.subEvent, s)
-        self.add(s, SCHEMA.startDate, Literal(f"{year:04d}", datatype=XSD.gYear))
+        self.add(s, SCHEMA.startDate, self.year(year))
         if detail:
             self.add(s, KG.editionNumber, detail.ordinal)
             self.add(s, SCHEMA.location, detail.location)
@@ -272,7 +284,7 @@ class _Mapper:
         if (s, RDF.type, SCHEMA.Book) not in self.graph:
             self.node(s, [SCHEMA.Book], venue.source)
             self.named(s, f"Proceedings of {venue.short_name or venue.name} {year}")
-            self.add(s, SCHEMA.datePublished, Literal(f"{year:04d}", datatype=XSD.gYear))
+            self.add(s, SCHEMA.datePublished, self.year(year))
             self.add(s, SCHEMA.about, event)
             if venue.publisher:
                 self.add(s, SCHEMA.publisher, self.org(venue.publisher))
@@ -386,7 +398,7 @@ class _Mapper:
         count = self.works_by_person.get(slug, 0)
         counter = self.node(self.iri("person", slug, "writes"), [SCHEMA.InteractionCounter], None)
         self.add(counter, SCHEMA.interactionType, SCHEMA.WriteAction)
-        self.add(counter, SCHEMA.userInteractionCount, Literal(count, datatype=XSD.integer))
+        self.add(counter, SCHEMA.userInteractionCount, self.literal(count))
         self.add(s, SCHEMA.agentInteractionStatistic, counter)
 
     def account(self, s: URIRef, slug: str, account) -> None:
@@ -588,7 +600,7 @@ class _Mapper:
             self.add(role, prop, s)
             self.add(role, SCHEMA.roleName, service.role)
             if year:
-                self.add(role, SCHEMA.startDate, Literal(f"{year:04d}", datatype=XSD.gYear))
+                self.add(role, SCHEMA.startDate, self.year(year))
             self.add(role, KG.asPrinted, service.as_printed)
 
     def talk(self, s: URIRef, slug: str, i: int, talk: Talk) -> None:
@@ -734,7 +746,7 @@ class _Mapper:
         other status is only a target (`kg:submittedTo`, `kg:targetYear`).
         """
         venue = self.r.venues[pub.venue] if pub.venue else None
-        year = Literal(f"{pub.year:04d}", datatype=XSD.gYear) if pub.year else None
+        year = self.year(pub.year) if pub.year else None
         dated = pub.status in STATUSES_WITH_DATE
         self.add(w, SCHEMA.datePublished if dated else KG.targetYear, year)
         if venue is None:

@@ -11,7 +11,10 @@ publisher); nothing else is removed, so every IRI left still dereferences.
 
 from __future__ import annotations
 
-from rdflib import URIRef
+from collections.abc import Callable
+from typing import TypeGuard
+
+from rdflib import Literal, URIRef
 from rdflib.term import Node
 
 from kg import scheme
@@ -23,9 +26,10 @@ SECTIONS = ("org/", "venue/")
 def drop_unused(mapped: Mapped, base: str) -> Mapped:
     """`mapped` without the registry entries nothing refers to (removed in place)."""
     prefixes = tuple(scheme.mint(base, section) for section in SECTIONS)
+    starts: Callable[..., bool] = str.startswith  # rdflib's own is a slow Python wrapper
 
-    def entry(node: object) -> str | None:
-        if not isinstance(node, URIRef) or not str.startswith(node, prefixes):
+    def entry(node: str) -> str | None:
+        if not starts(node, prefixes):
             return None
         section, _, rest = node[len(base) :].partition("/")
         return f"{section}/{rest.split('/', 1)[0]}"
@@ -34,13 +38,19 @@ def drop_unused(mapped: Mapped, base: str) -> Mapped:
     used: set[str] = set()
     edges: dict[str, set[str]] = {}
     for s, predicates in mapped.triples.by_subject():
-        owner = entry(s)
-        if owner is not None:
-            owners[s] = owner
+        owner = entry(s) if _is_iri(s) else None
+        if owner is None:  # a node outside the registries uses every entry it links to
+            for objects in predicates.values():
+                for o in objects:
+                    if starts(o, prefixes) and _is_iri(o):
+                        used.add(entry(o))  # type: ignore[arg-type]  # the prefix matched
+            continue
+        owners[s] = owner
         for objects in predicates.values():
             for o in objects:
-                if isinstance(o, URIRef):
-                    _link(owner, entry(o), o.startswith(base), used, edges)
+                # an IRI outside the base links nothing (_link would do nothing with it)
+                if starts(o, base) and _is_iri(o):
+                    _link(owner, entry(o), True, used, edges)
     unused = set(owners.values()) - _reachable(used, edges)
     if not unused:
         return mapped
@@ -48,6 +58,12 @@ def drop_unused(mapped: Mapped, base: str) -> Mapped:
     mapped.triples.remove_subjects(dropped)
     sources = {s: where for s, where in mapped.sources.items() if s not in dropped}
     return Mapped(mapped.triples, sources)
+
+
+def _is_iri(node: object) -> TypeGuard[URIRef]:
+    """isinstance(node, URIRef), the common answers without the ABC machinery."""
+    kind = type(node)
+    return kind is URIRef or (kind is not Literal and isinstance(node, URIRef))
 
 
 def _link(

@@ -144,20 +144,27 @@ def _is_null(node: Node) -> bool:
 
 def convert(node: Node, hint: Any, path: str, ctx: _Context, meta: Mapping | None = None) -> Any:
     """Convert `node` to a value of type `hint`; report and return None when it cannot."""
-    meta = meta or {}
     kind, args = _kind(hint)
+    if kind == "scalar":
+        return _convert_leaf(node, hint, path, ctx, meta or _NO_META)
     if kind == "union":
-        return _convert_union(node, args, path, ctx, meta)
+        return _convert_union(node, args, path, ctx, meta or _NO_META)
     if kind == "list":
-        return _convert_list(node, args[0], path, ctx, meta)
+        return _convert_list(node, args[0], path, ctx, meta or _NO_META)
     if kind == "dict":
         return _convert_dict(node, args, path, ctx)
-    if kind == "record":
-        return _convert_record(node, hint, path, ctx)
-    if not isinstance(node, ScalarNode):
+    return _convert_record(node, hint, path, ctx)
+
+
+_NO_META: Mapping = types.MappingProxyType({})
+
+
+def _convert_leaf(node: Node, hint: Any, path: str, ctx: _Context, meta: Mapping) -> Any:
+    """A single value (text, number, flag, date) from a scalar node."""
+    if node.__class__ is not ScalarNode and not isinstance(node, ScalarNode):
         ctx.report(node, path, f"found {_describe(node)}; expected {_expected(hint, meta)}")
         return None
-    if _is_null(node):  # `key:`, `~` or `null` where a value is required
+    if not node.style and node.value in NULLS:  # `key:`, `~` or `null` where a value is required
         ctx.report(
             node,
             path,
@@ -184,19 +191,28 @@ def _kind(hint: Any) -> tuple[str, tuple]:
 
 
 def _convert_union(node: Node, args: tuple, path: str, ctx: _Context, meta: Mapping) -> Any:
-    if type(None) in args and _is_null(node):
+    nullable, present, option = _union_plan(args)
+    if nullable and _is_null(node):
         return None
-    options = [a for a in args if a is not type(None)]
-    if Present in options and isinstance(node, ScalarNode) and node.value.lower() == "present":
+    if present and isinstance(node, ScalarNode) and node.value.lower() == "present":
         return PRESENT
-    options = [a for a in options if a is not Present]
-    return convert(node, options[0], path, ctx, meta)
+    return convert(node, option, path, ctx, meta)
+
+
+@cache
+def _union_plan(args: tuple) -> tuple[bool, bool, Any]:
+    """Whether a union admits None, whether it admits `present`, and the type of the rest."""
+    options = [a for a in args if a is not type(None)]
+    return type(None) in args, Present in options, next(a for a in options if a is not Present)
 
 
 def _convert_list(node: Node, item: Any, path: str, ctx: _Context, meta: Mapping) -> tuple | list:
     if not isinstance(node, SequenceNode):
         ctx.report(node, path, f"found {_describe(node)}; expected a list")
         return []
+    if _kind(item)[0] == "record":  # what `convert` would call, one call less per item
+        records = [_convert_record(c, item, f"{path}[{i}]", ctx) for i, c in enumerate(node.value)]
+        return [v for v in records if v is not None]
     values = [convert(child, item, f"{path}[{i}]", ctx, meta) for i, child in enumerate(node.value)]
     return [v for v in values if v is not None]
 
@@ -319,8 +335,8 @@ def _convert_record(node: Node, cls: type, path: str, ctx: _Context) -> Any:
     values: dict[str, Any] = {}
     for key_node, value_node in node.value:
         key = key_node.value if isinstance(key_node, ScalarNode) else None
-        where = f"{path}.{key}" if path else str(key)
         if key not in fields:
+            where = f"{path}.{key}" if path else str(key)
             hint = (
                 ""
                 if ctx.full
@@ -328,14 +344,16 @@ def _convert_record(node: Node, cls: type, path: str, ctx: _Context) -> Any:
             )
             ctx.report(key_node, where, f"unknown key {key!r}{hint}")
         elif key in values:
-            ctx.report(key_node, where, f"duplicate key {key!r}")
+            ctx.report(key_node, f"{path}.{key}" if path else key, f"duplicate key {key!r}")
         else:
             hint, fld = fields[key]
+            where = f"{path}.{key}" if path else key
             values[key] = convert(value_node, hint, where, ctx, fld.metadata)
-    for name, (_, fld) in fields.items():
-        if name not in values and _is_required(fld):
+    required = _required(cls)
+    for name in required:
+        if name not in values:
             ctx.report(node, f"{path}.{name}" if path else name, "missing required key")
-    values = {k: v for k, v in values.items() if v is not None or not _is_required(fields[k][1])}
+    values = {k: v for k, v in values.items() if v is not None or k not in required}
     named = cls is not model.PersonRef or "name" not in values
     if not named and not _has_name(values["name"], ctx, node, path):
         return None
@@ -343,6 +361,12 @@ def _convert_record(node: Node, cls: type, path: str, ctx: _Context) -> Any:
         return cls(**values, source=source_of(node, ctx.file))
     except TypeError:  # a required field is missing or was wrong
         return None
+
+
+@cache
+def _required(cls: type) -> tuple[str, ...]:
+    """The names of the fields of `cls` a file must give, in the model's order."""
+    return tuple(name for name, (_, fld) in _fields(cls).items() if _is_required(fld))
 
 
 def _has_name(name: str, ctx: _Context, node: Node, path: str) -> bool:
@@ -359,8 +383,8 @@ def _has_name(name: str, ctx: _Context, node: Node, path: str) -> bool:
 
 
 def _convert_record_shorthand(node: ScalarNode, cls: type, path: str, ctx: _Context) -> Any:
-    name = _check_text(node.value, {}) if node.value.strip() else None
-    if name is None:
+    name = node.value.strip()  # what _check_text answers for text with no format
+    if not name:
         ctx.report(node, path, "found ''; expected a name")
         return None
     if cls is model.PersonRef and not _has_name(name, ctx, node, path):

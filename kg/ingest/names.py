@@ -27,6 +27,7 @@ def clean_person_name(printed: str) -> str:
     return " ".join(words)
 
 
+@lru_cache(maxsize=_KEYS_KEPT)
 def honorific_of(printed: str) -> str | None:
     """The title printed before a name ("Prof." in "Prof. Xin Jin"), as printed."""
     words = unicodedata.normalize("NFKC", printed).split()

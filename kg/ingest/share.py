@@ -11,10 +11,12 @@ change, only which object holds them: records compare, hash and pickle as before
 from __future__ import annotations
 
 import dataclasses
+import types
+import typing
 from collections.abc import Iterable
 from typing import Any
 
-from kg.model import PartialDate, Source
+from kg.model import PartialDate, Present, Source
 
 _LEAVES = (PartialDate, Source)  # no text worth sharing (a Source's file is shared already)
 
@@ -33,10 +35,29 @@ _RECORDS: dict[type, bool] = {}
 
 
 def _names(cls: type) -> tuple[str, ...]:
+    """The fields of `cls` that can hold a text or a record: not those declared as only
+    flags, numbers, dates or a Source (the loader gives a field a value of its type)."""
     found = _NAMES.get(cls)
     if found is None:
-        found = _NAMES[cls] = tuple(f.name for f in dataclasses.fields(cls))
+        atomic = _atomic_fields(cls)
+        found = _NAMES[cls] = tuple(f.name for f in dataclasses.fields(cls) if f.name not in atomic)
     return found
+
+
+_ATOMS = (bool, int, type(None), PartialDate, Present, Source)
+
+
+def _atomic_fields(cls: type) -> set[str]:
+    try:
+        hints = typing.get_type_hints(cls)
+    except (NameError, TypeError):  # a hint that does not evaluate: look at every field
+        return set()
+    atomic = set()
+    for name, hint in hints.items():
+        union = typing.get_origin(hint) in (typing.Union, types.UnionType)
+        if all(arg in _ATOMS for arg in (typing.get_args(hint) if union else (hint,))):
+            atomic.add(name)
+    return atomic
 
 
 def _share(record: Any, table: dict[str, str]) -> None:

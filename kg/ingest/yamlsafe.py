@@ -100,9 +100,17 @@ def node_from_bytes(data: bytes, display: str) -> Node:
     node = _compose(data, display)
     if node is None:
         raise _fail(display, 1, 1, "the file is empty; expected a mapping")
-    if not _plain_tree(node):
+    if not _without_anchors_or_tags(data) and not _plain_tree(node):
         _check_tree(node, display)
     return node
+
+
+def _without_anchors_or_tags(data: bytes) -> bool:
+    """True when the bytes hold no `&` and no `!`: then the document has no anchor (so no
+    alias: libyaml refuses an alias to an undefined anchor) and no tag (every node has
+    the core tag of its kind), so its tree is plain without walking it. Either byte in a
+    text (`R&D`, `Hello!`) only means the tree is walked."""
+    return b"&" not in data and b"!" not in data
 
 
 def _read_regular(path: Path, display: str) -> bytes:

@@ -17,7 +17,7 @@ import re
 import unicodedata
 from collections import defaultdict
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, NamedTuple
 
 from kg import scheme
 from kg.errors import InputError, Problem
@@ -697,13 +697,14 @@ def near_misses(persons: dict[str, PersonEntity], decisions: dict[str, set[str]]
     name and initial, and all pairs within a family name that at most FAMILY_ALL_PAIRS
     people share (the 42 Zhaos of the seeds).
     """
-    people = [p for p in persons.values() if skeleton(p.name).split()]
+    shapes = {p.key: _shape(p.name) for p in persons.values()}  # once per person, not pair
+    people = [p for p in persons.values() if shapes[p.key].words]
     blocks: dict[str, list[int]] = defaultdict(list)
     families: dict[str, list[int]] = defaultdict(list)
     for i, p in enumerate(people):
-        for key in _deletions(skeleton(p.name).replace(" ", "")):
+        for key in _deletions(shapes[p.key].flat):
             blocks[key].append(i)
-        words = skeleton(p.name).split()
+        words = shapes[p.key].words
         blocks[f" {words[0][0]} {words[-1]}"].append(i)  # initial and family name
         families[words[-1]].append(i)
     small = [m for m in families.values() if 1 < len(m) <= FAMILY_ALL_PAIRS]
@@ -715,7 +716,9 @@ def near_misses(persons: dict[str, PersonEntity], decisions: dict[str, set[str]]
         for b in members[n + 1 :]
         if a != b
     }
-    notes = [n for a, b in sorted(pairs) for n in _near_miss(people[a], people[b], decisions)]
+    notes = [
+        n for a, b in sorted(pairs) for n in _near_miss(people[a], people[b], decisions, shapes)
+    ]
     return sorted(notes, key=lambda n: n.subject)
 
 
@@ -725,10 +728,12 @@ def _deletions(flat: str) -> set[str]:
     return {flat} | one | {w[:i] + w[i + 1 :] for w in one for i in range(len(w))}
 
 
-def _near_miss(pa: PersonEntity, pb: PersonEntity, decisions: dict[str, set[str]]) -> list[Note]:
+def _near_miss(
+    pa: PersonEntity, pb: PersonEntity, decisions: dict[str, set[str]], shapes: dict[str, _Shape]
+) -> list[Note]:
     if (pa.known and pb.known) or pb.key in decisions.get(pa.key, ()):
         return []  # both registered, or a person decided they differ
-    why = _confusable(pa.name, pb.name)
+    why = _confusable(shapes[pa.key], shapes[pb.key])
     if why is None:
         return []
     first, second = sorted((pa, pb), key=lambda p: p.key)
@@ -737,17 +742,43 @@ def _near_miss(pa: PersonEntity, pb: PersonEntity, decisions: dict[str, set[str]
     return [Note("near-miss", pair, detail)]
 
 
-def _confusable(a: str, b: str) -> str | None:
-    sa, sb = skeleton(a), skeleton(b)
-    if sa == sb:
+class _Shape(NamedTuple):
+    """A name's skeleton, its words and its letters without spaces."""
+
+    skeleton: str
+    words: list[str]
+    flat: str
+
+
+def _shape(name: str) -> _Shape:
+    sk = skeleton(name)
+    return _Shape(sk, sk.split(), sk.replace(" ", ""))
+
+
+def _confusable(a: _Shape, b: _Shape) -> str | None:
+    """Why two names, by their shapes, could be taken for one, or None."""
+    if a.skeleton == b.skeleton:
         return "look alike (letters of another script, or accents)"
-    if _initials_match(sa.split(), sb.split()):
+    if _initials_match(a.words, b.words):
         return "may be the same (initials against a full name)"
-    matcher = difflib.SequenceMatcher(None, sa.replace(" ", ""), sb.replace(" ", ""))
-    if matcher.real_quick_ratio() < NEAR_MISS_RATIO or matcher.quick_ratio() < NEAR_MISS_RATIO:
+    fa, fb = a.flat, b.flat
+    if _quick_ratios_below(fa, fb):
         return None
-    ratio = matcher.ratio()
+    ratio = difflib.SequenceMatcher(None, fa, fb).ratio()
     return f"look alike (similarity {ratio:.2f})" if ratio >= NEAR_MISS_RATIO else None
+
+
+def _quick_ratios_below(a: str, b: str) -> bool:
+    """difflib's `real_quick_ratio() < NEAR_MISS_RATIO or quick_ratio() < NEAR_MISS_RATIO`
+    (the same upper bounds of the ratio: by the lengths, then by the letters shared),
+    without building the SequenceMatcher most pairs never need."""
+    length = len(a) + len(b)
+    if not length:
+        return False  # difflib's ratios of two empty sequences are 1.0
+    if 2.0 * min(len(a), len(b)) / length < NEAR_MISS_RATIO:
+        return True
+    shared = sum(min(a.count(letter), b.count(letter)) for letter in set(a))
+    return 2.0 * shared / length < NEAR_MISS_RATIO
 
 
 def _initials_match(a: list[str], b: list[str]) -> bool:
@@ -851,10 +882,10 @@ def _status(pub: Publication, kind: str | None) -> str:
 
 def _merge_authors(listings, person_of, problems) -> tuple[AuthorSlot, ...] | None:
     first_slug, first = listings[0]
+    people = [person_of.get(r.source) for r in first.authors]  # each Source hashed once
+    a = _author_keys(first.authors, people) if listings[1:] else []
     for _, pub in listings[1:]:
-        a = [person_of.get(r.source, text_key(r.name)) for r in first.authors]
-        b = [person_of.get(r.source, text_key(r.name)) for r in pub.authors]
-        if a != b:
+        if a != _author_keys(pub.authors, [person_of.get(r.source) for r in pub.authors]):
             message = (
                 f"this listing of {pub.title!r} names different authors than "
                 f"profiles/{first_slug}.yaml; expected the same people in the same order"
@@ -862,14 +893,14 @@ def _merge_authors(listings, person_of, problems) -> tuple[AuthorSlot, ...] | No
             problems.append(Problem(pub.source or Source("?", 0, 0), "authors", message))
             return None
     slots = []
-    named = {person_of.get(r.source) for r in first.authors if not r.group}
+    named = {person for person, r in zip(people, first.authors, strict=True) if not r.group}
     claimants = tuple(slug for slug, _ in listings if slug not in named)
     for rank, refs in enumerate(zip(*(p.authors for _, p in listings), strict=True), start=1):
         head = refs[0]
         slots.append(
             AuthorSlot(
                 rank=rank,
-                person=None if head.group else person_of.get(head.source),
+                person=None if head.group else people[rank - 1],
                 group=slugify(head.name) if head.group else None,
                 printed=tuple(dict.fromkeys(r.name for r in refs)),
                 equal_contribution=any(r.equal_contribution for r in refs),
@@ -884,6 +915,14 @@ def _merge_authors(listings, person_of, problems) -> tuple[AuthorSlot, ...] | No
             )
         )
     return tuple(slots)
+
+
+def _author_keys(authors: list[PersonRef], people: list[str | None]) -> list[str]:
+    """Who each author is: the person resolved, else the name's text key."""
+    return [
+        person if person is not None else text_key(r.name)
+        for person, r in zip(people, authors, strict=True)
+    ]
 
 
 def _corresponding(refs: tuple[PersonRef, ...]) -> bool | None:
