@@ -25,7 +25,7 @@ from __future__ import annotations
 import os
 import shutil
 from array import array
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -81,7 +81,8 @@ class Formatter:
 
     def __init__(self, turtle: export._TurtleTerms, json: export._JsonTerms) -> None:
         self.turtle, self.json = turtle, json
-        self.bits = {prefix: 1 << i for i, (_, prefix) in enumerate(turtle.order)}
+        self.prefixes = [prefix for _, prefix in turtle.order]  # the bits of a mask
+        self.bits = {prefix: 1 << i for i, prefix in enumerate(self.prefixes)}
 
     def block(self, s: Node, predicates: export.Described) -> tuple[bytes, int, bytes]:
         """The Turtle block, the prefixes it uses (bits) and the JSON-LD node text."""
@@ -168,9 +169,16 @@ def write_range(folder: Path, index: int, made: Range) -> Range:
 class BlockTable:
     """The ranges of a build, and each subject's place in them."""
 
-    def __init__(self, subjects: Iterable[Node], ranges: list[Range], prefixes: list[str]):
+    def __init__(
+        self,
+        subjects: Iterable[Node],
+        ranges: list[Range],
+        prefixes: list[str],
+        size: int = RANGE_SIZE,
+    ) -> None:
         self.index = {s: i for i, s in enumerate(subjects)}
         self.ranges = ranges
+        self.size = size  # subjects per range
         self.prefixes = prefixes  # the Turtle prefix of each bit of a block's mask
         self._used: dict[int, frozenset[str]] = {}
         self._fds: dict[str, int] = {}  # the range files open for reading (read with pread)
@@ -190,7 +198,7 @@ class BlockTable:
         i = self.index.get(s)
         if i is None:
             return None
-        found = self.ranges[i // RANGE_SIZE], i % RANGE_SIZE
+        found = self.ranges[i // self.size], i % self.size
         return found if found[0].sizes[found[1]] == size else None
 
     def turtle(self, s: Node, size: int) -> tuple[str, frozenset[str]] | None:
@@ -252,16 +260,43 @@ class _Writer:
         self.write = write
 
 
-def turtle_dump_head(table: BlockTable, prefixes: dict[str, str]) -> bytes:
-    """The prefix lines of the Turtle dump (`prefixes`: namespace -> prefix)."""
-    used = table.turtle_prefixes()
-    ordered = sorted(prefixes.items(), key=lambda kv: kv[1])
-    return ("".join(f"@prefix {p}: <{ns}> .\n" for ns, p in ordered if p in used) + "\n").encode()
-
-
-def jsonld_dump_ends(table: BlockTable, context: dict) -> tuple[bytes, bytes]:
-    """The JSON-LD dump's text before the first node and after the last."""
-    head = f'{{\n  "@context": {dumps(context, depth=1)},\n  "@graph": ['
+def dump_ends(
+    table: BlockTable, ext: str, graph: Triples, unusable: Collection[str]
+) -> tuple[bytes, bytes]:
+    """The text of the dump of `graph` in format `ext` before the first block and after
+    the last (`unusable`: the context prefixes the whole graph collides with)."""
+    if ext == TURTLE.ext:
+        used = table.turtle_prefixes()
+        prefixes = {str(ns): p for p, ns in graph.namespaces() if p}  # as the writer's
+        ordered = sorted(prefixes.items(), key=lambda kv: kv[1])
+        lines = "".join(f"@prefix {p}: <{ns}> .\n" for ns, p in ordered if p in used)
+        return (lines + "\n").encode(), b""
+    context = dumps(export.jsonld_context(unusable), depth=1)
+    head = f'{{\n  "@context": {context},\n  "@graph": ['
     if not table.ranges:
         return head.encode(), b"]\n}\n"
     return (head + "\n    ").encode(), b"\n  ]\n}\n"
+
+
+def dump_text(table: BlockTable, ext: str, graph: Triples, unusable: Collection[str]) -> str:
+    """The dump as one text (without a staging folder to stream it to)."""
+    parts: list[bytes] = []
+    table.dump(ext, *dump_ends(table, ext, graph, unusable), parts.append)
+    return b"".join(parts).decode()
+
+
+def table_of(graph: Triples, size: int = RANGE_SIZE) -> BlockTable:
+    """The block table of `graph` made in this process, its ranges kept as bytes."""
+    subjects = canonical_subjects(graph)
+    formatter = _formatter_of(graph)
+    ranges = [
+        format_range(graph, subjects[start : start + size], formatter)
+        for start in range(0, len(subjects), size)
+    ]
+    return BlockTable(subjects, ranges, formatter.prefixes, size)
+
+
+def _formatter_of(graph: Triples) -> Formatter:
+    prefixes = {str(ns): p for p, ns in graph.namespaces() if p}
+    unusable = export.colliding_prefixes(t for triple in graph for t in triple)
+    return Formatter(export._TurtleTerms(prefixes), export._JsonTerms(unusable))

@@ -26,7 +26,7 @@ from rdflib.term import Node
 from kg import scheme
 from kg.cache import SignedCache, digest
 from kg.config import Config
-from kg.formats import JSONLD, NTRIPLES, RDF_FORMATS, TURTLE
+from kg.formats import NTRIPLES, RDF_FORMATS, TURTLE
 from kg.graph.triples import Triples
 from kg.publish.assets import logo_path, photo_thumbnails, scan, site_files
 from kg.publish.blocks import (
@@ -35,9 +35,9 @@ from kg.publish.blocks import (
     Formatter,
     Range,
     canonical_subjects,
+    dump_ends,
+    dump_text,
     format_range,
-    jsonld_dump_ends,
-    turtle_dump_head,
     write_range,
 )
 from kg.publish.deploy import deploy_files
@@ -345,17 +345,10 @@ def _dump(state: _State, fmt: str, keys: list[str]) -> Files:
     kind = scheme.file_path(DUMP, fmt)
     table = state.table
     assert table is not None
-    if fmt == TURTLE.ext:
-        prefixes = {str(ns): p for p, ns in state.graph.namespaces() if p}
-        head, tail = turtle_dump_head(table, prefixes), b""
-    else:
-        assert fmt == JSONLD.ext, fmt
-        head, tail = jsonld_dump_ends(table, jsonld_context(state.unusable))
     if state.staging is None:
-        parts: list[bytes] = []
-        table.dump(fmt, head, tail, parts.append)
-        text = b"".join(parts).decode()
+        text = dump_text(table, fmt, state.graph, state.unusable)
         return {kind: text, f"site/{kind}": text}
+    head, tail = dump_ends(table, fmt, state.graph, state.unusable)
     rels = (kind, f"site/{kind}")
     files, _ = write_streamed(state.staging, rels, lambda to: table.dump(fmt, head, tail, to.write))
     return files
