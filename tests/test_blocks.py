@@ -110,3 +110,21 @@ def test_a_build_formats_each_whole_node_once(mini_build, formatted):
             size = sum(map(len, graph.describe(s).values()))
             assert calls[s, size] == 1, (fmt, s, calls[s, size])
     assert files["graph.ttl"] == to_turtle(graph) and files["graph.jsonld"] == to_jsonld(graph)
+
+
+def test_a_subject_added_changes_one_range_of_the_table():
+    """Ranges end where a subject's text says (not at fixed positions): adding a subject
+    leaves every range but the one it falls in with the same subjects, so their cached
+    blocks are taken whole."""
+    from kg.publish.blocks import cut
+
+    subjects = [URIRef(f"https://e.org/p/{i:05d}") for i in range(5000)]
+    added = [*subjects[:2500], URIRef("https://e.org/p/02499x"), *subjects[2500:]]
+
+    def ranges(of):
+        return {tuple(of[start:stop]) for start, stop in cut(of, 100)}
+
+    before, after = ranges(subjects), ranges(added)
+    assert 20 < len(before) < 100  # about 50 of about 100 subjects
+    assert len(before - after) == 1 and 1 <= len(after - before) <= 2
+    assert [s for r in sorted(after) for s in r] == added

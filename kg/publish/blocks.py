@@ -3,8 +3,10 @@
 Invariant: block i of the table, in each format, is the text `to_turtle` and `to_jsonld`
 of the whole graph write for the i-th subject in canonical order (`canonical_subjects`:
 blank nodes, then IRIs, each by text); Turtle blocks carry the prefixes they use, JSON-LD
-blocks are in the whole graph's context. The subjects are split in ranges of `RANGE_SIZE`;
-a range's data is its blocks joined by the format's separator, exactly as they stand in
+blocks are in the whole graph's context. The subjects are split in ranges of about
+`RANGE_SIZE` at subjects chosen by their text (`cut`), so that a subject added or removed
+changes one range and the others keep their subjects (and their cache entries); a range's
+data is its blocks joined by the format's separator, exactly as they stand in
 the dumps. Hence:
 
 - a dump is its header plus the ranges' data joined by the separator (`BlockTable.dump`),
@@ -22,8 +24,10 @@ render cache, each range is kept with its subjects' N-Triples digests
 
 from __future__ import annotations
 
+import bisect
 import os
 import shutil
+import zlib
 from array import array
 from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass
@@ -38,7 +42,7 @@ from kg.graph.triples import Triples
 from kg.publish import export
 from kg.publish.jsontext import dumps
 
-RANGE_SIZE = 2000  # subjects per range: a task of about 0.1 CPU-s at 10k
+RANGE_SIZE = 2000  # subjects per range on average: a task of about 0.1 CPU-s at 10k
 FORMATS = (TURTLE.ext, JSONLD.ext)
 SEPARATOR = {TURTLE.ext: b"\n", JSONLD.ext: b",\n    "}
 
@@ -46,6 +50,20 @@ SEPARATOR = {TURTLE.ext: b"\n", JSONLD.ext: b",\n    "}
 def canonical_subjects(graph: Triples) -> list[Node]:
     """The subjects in the order the writers give them (`export._subject_order`)."""
     return sorted(graph.subjects(), key=lambda s: (type(s) is URIRef, str(s)))
+
+
+def cut(subjects: Sequence[Node], size: int = RANGE_SIZE) -> list[tuple[int, int]]:
+    """Ranges (start, stop) of `subjects`, each ending at a subject whose text's CRC-32 is
+    0 modulo `size` (or after `8 * size` subjects): where a range ends depends on its
+    own subjects only."""
+    ranges, start = [], 0
+    for i, s in enumerate(subjects):
+        if zlib.crc32(str(s).encode()) % size == 0 or i + 1 - start >= 8 * size:
+            ranges.append((start, i + 1))
+            start = i + 1
+    if start < len(subjects):
+        ranges.append((start, len(subjects)))
+    return ranges
 
 
 @dataclass
@@ -174,11 +192,11 @@ class BlockTable:
         subjects: Iterable[Node],
         ranges: list[Range],
         prefixes: list[str],
-        size: int = RANGE_SIZE,
+        starts: Sequence[int],
     ) -> None:
         self.index = {s: i for i, s in enumerate(subjects)}
         self.ranges = ranges
-        self.size = size  # subjects per range
+        self.starts = array("q", starts)  # each range's first subject
         self.prefixes = prefixes  # the Turtle prefix of each bit of a block's mask
         self._used: dict[int, frozenset[str]] = {}
         self._fds: dict[str, int] = {}  # the range files open for reading (read with pread)
@@ -198,7 +216,8 @@ class BlockTable:
         i = self.index.get(s)
         if i is None:
             return None
-        found = self.ranges[i // self.size], i % self.size
+        r = bisect.bisect_right(self.starts, i) - 1
+        found = self.ranges[r], i - self.starts[r]
         return found if found[0].sizes[found[1]] == size else None
 
     def turtle(self, s: Node, size: int) -> tuple[str, frozenset[str]] | None:
@@ -289,11 +308,9 @@ def table_of(graph: Triples, size: int = RANGE_SIZE) -> BlockTable:
     """The block table of `graph` made in this process, its ranges kept as bytes."""
     subjects = canonical_subjects(graph)
     formatter = _formatter_of(graph)
-    ranges = [
-        format_range(graph, subjects[start : start + size], formatter)
-        for start in range(0, len(subjects), size)
-    ]
-    return BlockTable(subjects, ranges, formatter.prefixes, size)
+    bounds = cut(subjects, size)
+    ranges = [format_range(graph, subjects[start:stop], formatter) for start, stop in bounds]
+    return BlockTable(subjects, ranges, formatter.prefixes, [start for start, _ in bounds])
 
 
 def _formatter_of(graph: Triples) -> Formatter:

@@ -35,6 +35,7 @@ from kg.publish.blocks import (
     Formatter,
     Range,
     canonical_subjects,
+    cut,
     dump_ends,
     dump_text,
     format_range,
@@ -227,8 +228,7 @@ def _block_table(state: _State, pool: Pool, used: set[str]) -> BlockTable:
     """The block table, its ranges formatted by the workers (written into a folder of
     the staging folder when there is one); the cache keys used go to `used`."""
     subjects = state.subjects or []
-    starts = range(0, len(subjects), RANGE_SIZE)
-    ranges = [(i, start, min(start + RANGE_SIZE, len(subjects))) for i, start in enumerate(starts)]
+    ranges = [(i, start, stop) for i, (start, stop) in enumerate(cut(subjects))]
     if state.staging is not None:
         state.table_folder = state.staging / BLOCKS_FOLDER
         os.mkdir(state.table_folder, 0o700)  # new: the staging folder is kg's, made now
@@ -239,7 +239,7 @@ def _block_table(state: _State, pool: Pool, used: set[str]) -> BlockTable:
         made.append(found)
         used.update(keys)
     prefixes = [prefix for _, prefix in state.blocks.turtle_terms.order]
-    return BlockTable(subjects, made, prefixes)
+    return BlockTable(subjects, made, prefixes, [start for _, start, _ in ranges])
 
 
 def block_task(state: _State, item: tuple[int, int, int]) -> tuple[Range, list[str]]:
@@ -249,7 +249,7 @@ def block_task(state: _State, item: tuple[int, int, int]) -> tuple[Range, list[s
     keys: list[str] = []
     old, digests = None, [state.chunks.digest[s] for s in subjects]
     if state.cache is not None:
-        keys.append(_range_key(state, index))
+        keys.append(_range_key(state, subjects[0]))
         old = state.cache.get(keys[0])
     if isinstance(old, dict) and old.get("digests") == b"".join(digests):
         made = Range(old["data"], old["starts"], old["masks"], old["sizes"], old["digests"])
@@ -262,9 +262,10 @@ def block_task(state: _State, item: tuple[int, int, int]) -> tuple[Range, list[s
     return made, keys
 
 
-def _range_key(state: _State, index: int) -> str:
+def _range_key(state: _State, first: Node) -> str:
+    """A range's cache key: by its first subject, which only an edit near it changes."""
     unusable = ",".join(sorted(state.unusable))
-    return digest(state.prints.settings, "blocks", str(RANGE_SIZE), str(index), unusable)
+    return digest(state.prints.settings, "blocks", str(RANGE_SIZE), first.n3(), unusable)
 
 
 def _formatter(state: _State) -> Formatter:
