@@ -128,3 +128,30 @@ def test_a_subject_added_changes_one_range_of_the_table():
     assert 20 < len(before) < 100  # about 50 of about 100 subjects
     assert len(before - after) == 1 and 1 <= len(after - before) <= 2
     assert [s for r in sorted(after) for s in r] == added
+
+
+def test_range_files_are_read_by_offset_with_few_files_open(tmp_path, monkeypatch):
+    """A table whose ranges are files (as in a build's staging folder) gives the same
+    texts as one that keeps them as bytes, and keeps at most OPEN_FILES files open."""
+    from kg.publish import blocks as module
+
+    monkeypatch.setattr(module, "OPEN_FILES", 3)
+    graph = Triples(
+        (URIRef(f"https://e.org/p/{i}"), SCHEMA.name, Literal(f"P{i}")) for i in range(40)
+    )
+    kept = table_of(graph, size=2)
+    on_disk = module.BlockTable(
+        kept.index,
+        [module.write_range(tmp_path, i, r) for i, r in enumerate(kept.ranges)],
+        kept.prefixes,
+        kept.starts,
+    )
+    assert len(list(tmp_path.iterdir())) == 2 * len(kept.ranges) > 6
+    for s in graph.subjects():
+        assert on_disk.turtle(s, 1) == kept.turtle(s, 1) is not None
+        assert on_disk.jsonld(s, 1) == kept.jsonld(s, 1) is not None
+        assert on_disk.jsonld(s, 2) is None  # a file holding more than the node: not it
+        assert len(on_disk._fds) <= 3
+    for fmt in ("ttl", "jsonld"):
+        assert dump_text(on_disk, fmt, graph, ()) == dump_text(kept, fmt, graph, ())
+    on_disk.close()

@@ -43,6 +43,7 @@ from kg.publish import export
 from kg.publish.jsontext import dumps
 
 RANGE_SIZE = 2000  # subjects per range on average: a task of about 0.1 CPU-s at 10k
+OPEN_FILES = 64  # range files a process keeps open for reading, at most
 FORMATS = (TURTLE.ext, JSONLD.ext)
 SEPARATOR = {TURTLE.ext: b"\n", JSONLD.ext: b",\n    "}
 
@@ -247,6 +248,8 @@ class BlockTable:
             return data[start:stop].decode()
         fd = self._fds.get(data)
         if fd is None:
+            if len(self._fds) >= OPEN_FILES:  # bounded: a process may open few files
+                self.close()
             fd = self._fds[data] = os.open(data, os.O_RDONLY | os.O_NOFOLLOW)
         return os.pread(fd, stop - start, start).decode()
 
