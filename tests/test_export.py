@@ -64,29 +64,12 @@ def test_jsonld_text_is_the_document_as_indented_json(request, which):
     assert to_jsonld(graph.to_graph()) == expected
 
 
-def test_shared_node_texts_give_the_same_per_person_files(seed_build):
-    resolution, mapped = seed_build
-    graph = mapped.triples
-    base = "https://kg.example.org/"
-    people = [URIRef(f"{base}person/{p.slug}") for p in resolution.dataset.profiles]
-    owned = owned_nodes(graph, people)
-    blocks = NodeBlocks(graph)
-    for person in people:
-        subset = person_subset(graph, person, owned[person])
-        blocks.skip = set(owned[person])
-        assert to_turtle(subset, blocks) == to_turtle(subset), person
-        assert to_jsonld(subset, blocks) == to_jsonld(subset), person
-    assert not any(s in blocks.json for p in people for s in owned[p])
-    whole = NodeBlocks(graph)  # the dumps: every node is whole, its text is kept
-    assert to_turtle(graph, whole) == to_turtle(graph)
-    paper = URIRef(f"{base}publication/elasticflow-an-elastic-serverless-training-platform-for")
-    assert "ElasticFlow" in whole.turtle[paper][0]
-
-
-def test_two_node_blocks_share_one_table_of_term_texts(seed_build):
-    """The people's files (node texts kept) and the things' files (not kept) use one
-    table of each format's term texts: the same files as with none, each term once."""
+def test_whole_nodes_from_the_block_table_give_the_same_files(seed_build):
+    """The people's and the things' files take the nodes they hold whole from the block
+    table and format the rest with one table of each format's term texts: the same files
+    as without either."""
     from kg.formats import RDF_FORMATS
+    from kg.publish.blocks import table_of
     from kg.publish.export import described, serialize
 
     resolution, mapped = seed_build
@@ -94,20 +77,17 @@ def test_two_node_blocks_share_one_table_of_term_texts(seed_build):
     base = "https://kg.example.org/"
     people = [URIRef(f"{base}person/{p.slug}") for p in resolution.dataset.profiles]
     owned = owned_nodes(graph, people)
-    blocks, things, memo = NodeBlocks(graph), NodeBlocks(graph), {}
-    things.keep = False
-    things.share_terms(blocks, memo)
+    blocks = NodeBlocks(graph, table_of(graph, size=50))
+    blocks.collision_free, blocks.nt_terms = True, {}
     papers = sorted(s for s in graph.subjects() if "/publication/" in str(s))[:20]
-    subsets = [(blocks, person_subset(graph, p, owned[p])) for p in people]
-    subsets += [(things, described(graph, {paper})) for paper in papers]
-    for shared, subset in subsets:
+    subsets = [person_subset(graph, p, owned[p]) for p in people]
+    subsets += [described(graph, {paper}) for paper in papers]
+    for subset in subsets:
         for fmt in RDF_FORMATS:
-            assert serialize(fmt.ext, subset, shared) == serialize(fmt.ext, subset), fmt.ext
-    assert things.turtle_terms is blocks.turtle_terms and blocks.turtle_terms is not None
-    assert things.json_terms is blocks.json_terms and things.nt_terms is blocks.nt_terms is memo
+            assert serialize(fmt.ext, subset, blocks) == serialize(fmt.ext, subset), fmt.ext
     paper = URIRef(f"{base}publication/elasticflow-an-elastic-serverless-training-platform-for")
-    assert memo[paper] == f"<{paper}>"  # N-Triples texts of terms from both kinds of files
-    assert papers[0] in blocks.turtle_terms.memo and not things.turtle
+    assert blocks.nt_terms[paper] == f"<{paper}>"  # N-Triples texts of terms, kept
+    assert papers[0] in blocks.turtle_terms.memo
 
 
 def test_a_person_file_links_the_works_by_iri(seed_build):
@@ -248,41 +228,47 @@ def test_an_iri_spelled_like_a_prefix_keeps_json_ld_files_exact_with_shared_bloc
         ]
     )
     assert colliding_prefixes(t for triple in whole for t in triple) == {"kg"}
-    blocks = NodeBlocks(whole)
+    from kg.publish.blocks import table_of
+
+    blocks = NodeBlocks(whole, table_of(whole))
     blocks.collision_free = not colliding_prefixes(t for triple in whole for t in triple)
     for node in (person, other):
         subset = described(whole, {node})
         text = to_jsonld(subset, blocks)
+        assert text == to_jsonld(subset)  # the table's blocks are in another context
         assert_same_graph(parse(to_turtle(subset), "ttl"), parse(text, "jsonld"))
     assert '"kg"' not in to_jsonld(described(whole, {person}), blocks)
 
 
 @pytest.mark.parametrize("which", ["mini_build", "seed_build"])
-def test_streamed_dumps_are_the_same_bytes_as_whole_texts(request, which):
-    """The dumps a build streams (prefixes named first from every distinct term, then
-    block by block) are the texts `to_turtle` and `to_jsonld` make at once."""
-    from kg.publish.export import serialize_chunks
+def test_dumps_joined_from_the_block_table_are_the_writers_texts(request, which):
+    """The dumps a build joins from the block table's ranges (a header, the ranges'
+    bytes) are the texts `to_turtle` and `to_jsonld` make at once."""
+    from kg.publish.blocks import dump_text, table_of
+    from kg.publish.export import colliding_prefixes
 
     graph = request.getfixturevalue(which)[1].triples
-    terms = {t for triple in graph for t in triple}
-    for fmt in ("ttl", "jsonld"):
-        streamed = list(serialize_chunks(fmt, graph, None, sorted(terms, key=str)))
-        assert len(streamed) > 2  # in pieces, not one text
-        assert "".join(streamed) == SERIALIZERS[fmt][1](graph)
+    unusable = colliding_prefixes(t for triple in graph for t in triple)
+    for size in (7, 100_000):  # many ranges, one
+        table = table_of(graph, size=size)
+        for fmt in ("ttl", "jsonld"):
+            assert dump_text(table, fmt, graph, unusable) == SERIALIZERS[fmt][1](graph)
 
 
-def test_streamed_turtle_names_rdf_only_when_rdf_type_is_a_node():
+def test_turtle_dump_names_rdf_only_when_rdf_type_is_a_node():
     from rdflib import Literal
 
     from kg.graph.namespaces import RDF, SCHEMA
     from kg.graph.triples import Triples
-    from kg.publish.export import serialize_chunks
+    from kg.publish.blocks import dump_text, table_of
 
     s = URIRef("https://example.org/a")
     plain = Triples([(s, RDF.type, SCHEMA.Thing), (s, SCHEMA.name, Literal("A"))])
     pointing = Triples([*plain, (s, SCHEMA.about, RDF.type)])
     for graph, named in ((plain, False), (pointing, True)):
-        terms = sorted({t for triple in graph for t in triple}, key=str)
-        text = "".join(serialize_chunks("ttl", graph, None, terms))
+        text = dump_text(table_of(graph), "ttl", graph, ())
         assert text == to_turtle(graph)
         assert ("@prefix rdf:" in text) is named
+    empty = Triples()
+    for fmt in ("ttl", "jsonld"):
+        assert dump_text(table_of(empty), fmt, empty, ()) == SERIALIZERS[fmt][1](empty)

@@ -14,10 +14,11 @@ import re
 import shutil
 from collections import Counter
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from pathlib import Path
 from stat import S_ISREG
-from typing import BinaryIO, TypeVar, cast
+from typing import BinaryIO, Protocol, TypeVar, cast
 
 from rdflib import BNode, Literal, URIRef
 from rdflib.term import Identifier, Node
@@ -110,72 +111,47 @@ class _TurtleTerms:
         return nt_object(t), None
 
 
-class NodeBlocks:
-    """Turtle and JSON-LD text of single nodes, shared by the per-person files one
-    process renders. A paper is described in every co-author's file; where a file holds
-    all of a node's triples (as many as the whole graph has), its text is the same in
-    each file, so it is formatted once. A person's own nodes appear in one file only
-    and are not kept."""
+class BlockSource(Protocol):
+    """The texts of whole nodes, formatted once per build (`kg.publish.blocks.BlockTable`)."""
 
-    def __init__(self, whole: Triples) -> None:
+    def turtle(self, s: Node, size: int) -> tuple[str, AbstractSet[str]] | None: ...
+
+    def jsonld(self, s: Node, size: int) -> str | None: ...
+
+
+class NodeBlocks:
+    """What the per-item files one process renders share: the build's block table (the
+    text of each node a file holds whole, formatted once for the whole build) and one
+    table of each format's term texts (for the partial nodes a file formats itself)."""
+
+    def __init__(self, whole: Triples, table: BlockSource | None = None) -> None:
         self.whole = whole
-        self.sizes: dict[Node, int] = {}
-        self.turtle: dict[Node, tuple[str, set[str]]] = {}
-        self.json: dict[Node, str] = {}
-        self.turtle_terms: _TurtleTerms | None = None
+        self.table = table
+        prefixes = {str(ns): p for p, ns in whole.namespaces() if p}
+        self.turtle_terms = _TurtleTerms(prefixes)
         self.json_terms = _JsonTerms()
         self.nt_terms: dict[Node, str] = {}
-        self.skip: set[Node] = set()
         # set by the renderer when no IRI of the whole graph collides with a context
         # prefix: then no subset's does, and a file need not look (`to_jsonld`)
         self.collision_free = False
-        self.keep = True  # False: share the terms' texts only, keep no node's text
-
-    def share_terms(self, other: NodeBlocks, nt_terms: dict[Node, str]) -> None:
-        """Use one table of each format's term texts with `other` (the texts are the same
-        whatever the file: one copy per process), and `nt_terms` (terms' N-Triples texts,
-        e.g. those the dump's chunks made) for both."""
-        if other.turtle_terms is None:
-            prefixes = {str(ns): p for p, ns in self.whole.namespaces() if p}
-            other.turtle_terms = _TurtleTerms(prefixes)
-        self.turtle_terms, self.json_terms = other.turtle_terms, other.json_terms
-        self.nt_terms = other.nt_terms = nt_terms
-
-    def kept(self, ext: str) -> dict:
-        """The texts kept for the writer of the format with extension `ext`."""
-        tables: dict[str, dict] = {TURTLE.ext: self.turtle, JSONLD.ext: self.json}
-        return tables.get(ext, {})
-
-    def shared(self, subject: Node, size: int) -> bool:
-        """Whether `subject` with `size` triples is complete and worth keeping."""
-        if subject in self.skip:
-            return False
-        full = self.sizes.get(subject)
-        if full is None:
-            full = self.sizes[subject] = sum(map(len, self.whole.describe(subject).values()))
-        return size == full
 
 
 def _node_text(
     blocks: NodeBlocks | None,
-    table: str,
+    ext: str,
     s: Node,
     predicates: Described,
     make: Callable[[Node, Described], T],
 ) -> T:
-    """`make(s, predicates)`, or the text kept in `blocks.<table>` for a node that every
-    file holds whole."""
-    if (
-        blocks is None
-        or not blocks.keep
-        or not blocks.shared(s, sum(map(len, predicates.values())))
-    ):
-        return make(s, predicates)
-    kept: dict[Node, T] = getattr(blocks, table)
-    found = kept.get(s)
-    if found is None:
-        found = kept[s] = make(s, predicates)
-    return found
+    """`make(s, predicates)`, or the text of the block table when the file holds `s`
+    whole (as many triples of it as the whole graph has)."""
+    table = blocks.table if blocks is not None else None
+    if table is not None:
+        size = sum(map(len, predicates.values()))
+        found = table.turtle(s, size) if ext == TURTLE.ext else table.jsonld(s, size)
+        if found is not None:
+            return cast("T", found)
+    return make(s, predicates)
 
 
 def to_turtle(graph: Iterable[Triple], blocks: NodeBlocks | None = None) -> str:
@@ -184,50 +160,25 @@ def to_turtle(graph: Iterable[Triple], blocks: NodeBlocks | None = None) -> str:
     return "".join(turtle_chunks(graph, blocks))
 
 
-def turtle_chunks(
-    graph: Iterable[Triple], blocks: NodeBlocks | None = None, terms: Iterable[Node] | None = None
-) -> Iterator[str]:
-    """`to_turtle` in pieces. The prefixes come first and are those the blocks use: with
-    `terms` (every distinct term of the graph) they are known before any block is made,
-    and each block is given as it is made; else the blocks are kept until the end."""
+def turtle_chunks(graph: Iterable[Triple], blocks: NodeBlocks | None = None) -> Iterator[str]:
+    """`to_turtle` in pieces: the prefixes the blocks use, then the blocks (kept until
+    the end, since the prefixes come first)."""
     prefixes = {str(ns): prefix for prefix, ns in graph.namespaces() if prefix}  # type: ignore[attr-defined]
-    term = _TurtleTerms(prefixes)
-    if blocks is not None:
-        term = blocks.turtle_terms = blocks.turtle_terms or term
+    term = blocks.turtle_terms if blocks is not None else _TurtleTerms(prefixes)
 
-    def block(s: Node, predicates: Described) -> tuple[str, set[str]]:
+    def block(s: Node, predicates: Described) -> tuple[str, AbstractSet[str]]:
         term.used = set()  # the prefixes this block uses, kept with its text
         return _turtle_block(s, predicates, term), term.used
 
-    def header(used: set[str]) -> str:
-        ordered = sorted(prefixes.items(), key=lambda kv: kv[1])
-        return "".join(f"@prefix {p}: <{ns}> .\n" for ns, p in ordered if p in used) + "\n"
-
-    nodes = sorted(_by_subject(graph).items(), key=_subject_order)
-    if terms is None:
-        texts, used = [], set()
-        for s, predicates in nodes:
-            text, prefixes_used = _node_text(blocks, "turtle", s, predicates, block)
-            texts.append(text)
-            used |= prefixes_used
-        yield header(used) + "\n".join(texts)
-        return
-    term.used = set()
-    for t in terms:
-        if t != RDF.type:  # as a predicate it is written `a`
-            term(t)
-    if _type_is_a_node(graph):
-        term(RDF.type)
-    yield header(term.used)
-    for i, (s, predicates) in enumerate(nodes):
-        yield ("\n" if i else "") + _node_text(blocks, "turtle", s, predicates, block)[0]
-
-
-def _type_is_a_node(graph: Iterable[Triple]) -> bool:
-    """Whether rdf:type is a subject or an object somewhere (then Turtle spells it)."""
-    as_object = next(iter(graph.subjects(None, RDF.type)), None)  # type: ignore[attr-defined]
-    as_subject = next(iter(graph.predicate_objects(RDF.type)), None)  # type: ignore[attr-defined]
-    return as_object is not None or as_subject is not None
+    texts: list[str] = []
+    used: set[str] = set()
+    for s, predicates in sorted(_by_subject(graph).items(), key=_subject_order):
+        text, prefixes_used = _node_text(blocks, TURTLE.ext, s, predicates, block)
+        texts.append(text)
+        used |= prefixes_used
+    ordered = sorted(prefixes.items(), key=lambda kv: kv[1])
+    yield "".join(f"@prefix {p}: <{ns}> .\n" for ns, p in ordered if p in used) + "\n"
+    yield "\n".join(texts)
 
 
 Described = Mapping[Node, Collection[Node]]  # predicate -> objects
@@ -371,7 +322,7 @@ def jsonld_chunks(graph: Iterable[Triple], blocks: NodeBlocks | None = None) -> 
     yield f'{{\n  "@context": {dumps(terms.context, depth=1)},\n  "@graph": ['
     nodes = sorted(_by_subject(graph).items(), key=_subject_order)
     for i, (s, predicates) in enumerate(nodes):
-        yield (",\n    " if i else "\n    ") + _node_text(blocks, "json", s, predicates, node)
+        yield (",\n    " if i else "\n    ") + _node_text(blocks, JSONLD.ext, s, predicates, node)
     yield "\n  ]\n}\n" if nodes else "]\n}\n"
 
 
@@ -414,34 +365,6 @@ Writer = Callable[[Iterable[Triple], "NodeBlocks | None"], str]
 WRITERS: dict[str, Writer] = {"turtle": to_turtle, "json-ld": to_jsonld, "nt": _ntriples}
 SERIALIZERS: dict[str, tuple[str, Writer]] = {
     f.ext: (f.media, WRITERS[f.name]) for f in RDF_FORMATS
-}
-
-
-def serialize_chunks(
-    ext: str, graph: Iterable[Triple], blocks: NodeBlocks | None = None, terms: Iterable[Node] = ()
-) -> Iterator[str]:
-    """`serialize` in pieces, for writing a whole-graph dump without holding its text;
-    `terms`: every distinct term of `graph` (Turtle names its prefixes first)."""
-    return STREAMERS[ext](graph, blocks, terms)
-
-
-def _ntriples_chunks(
-    graph: Iterable[Triple], blocks: NodeBlocks | None, terms: Iterable[Node]
-) -> Iterator[str]:
-    yield _ntriples(graph, blocks)  # the build writes graph.nt from its subject chunks
-
-
-def _jsonld_chunks(
-    graph: Iterable[Triple], blocks: NodeBlocks | None, terms: Iterable[Node]
-) -> Iterator[str]:
-    return jsonld_chunks(graph, blocks)  # its context does not depend on the terms
-
-
-Streamer = Callable[[Iterable[Triple], "NodeBlocks | None", Iterable[Node]], Iterator[str]]
-# The streaming writer of each format of kg.formats.RDF_FORMATS, by extension.
-STREAMERS: dict[str, Streamer] = {
-    f.ext: {"turtle": turtle_chunks, "json-ld": _jsonld_chunks, "nt": _ntriples_chunks}[f.name]
-    for f in RDF_FORMATS
 }
 
 

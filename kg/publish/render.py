@@ -12,6 +12,8 @@ one and two jobs, and dask, give byte-identical files.
 from __future__ import annotations
 
 import json
+import os
+import shutil
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from functools import partial
@@ -27,12 +29,25 @@ from kg.config import Config
 from kg.formats import NTRIPLES, RDF_FORMATS, TURTLE
 from kg.graph.triples import Triples
 from kg.publish.assets import logo_path, photo_thumbnails, scan, site_files
+from kg.publish.blocks import (
+    RANGE_SIZE,
+    BlockTable,
+    Formatter,
+    Range,
+    canonical_subjects,
+    cut,
+    dump_ends,
+    dump_text,
+    format_range,
+    write_range,
+)
 from kg.publish.deploy import deploy_files
 from kg.publish.export import (
     Kept,
     NodeBlocks,
     Previous,
     Written,
+    _JsonTerms,
     colliding_prefixes,
     content_digest,
     dataset_description,
@@ -41,19 +56,19 @@ from kg.publish.export import (
     owned_nodes,
     person_nodes,
     serialize,
-    serialize_chunks,
     still_there,
     to_turtle,
     write_part,
     write_streamed,
 )
-from kg.publish.fingerprint import ByteSink, Fingerprints, SubjectChunks
+from kg.publish.fingerprint import Fingerprints, SubjectChunks
 from kg.publish.layout import DATASET, DUMP, SPARQL, owner_path, page_things, path_of
 from kg.publish.site import SiteBuilder, SiteSettings
 from kg.resolve.identity import Resolution
 from kg.workers import Pool, as_pool
 
 PEOPLE_PER_TASK = 50
+BLOCKS_FOLDER = ".kg-blocks"  # the block table's files in the staging folder, removed after
 THINGS_PER_TASK = 200
 
 Task = tuple[str, int, int]  # kind, start, stop
@@ -72,14 +87,17 @@ class _State:
     things: list[URIRef]  # every thing with a page but the profiled people and profiles
     pages: frozenset[str]  # the path of every thing with a page
     site: SiteBuilder
-    blocks: NodeBlocks  # filled by each worker process for the files it renders
+    blocks: NodeBlocks  # the block table (once made) and each process's term texts
     chunks: SubjectChunks  # each subject's N-Triples: the dump, and what keys are made of
     cache: SignedCache | None  # each person's and thing's files, by what they depend on
     prints: Fingerprints
     previous: Previous | None  # the tree this build replaces: where kept files are
     staging: Path | None = None  # where the tasks write their people's and things' files
     ntriples: Files | None = None  # the N-Triples dump, when written into `staging`
-    terms: NodeBlocks | None = None  # terms' texts for the files of things (no node texts)
+    subjects: list[Node] | None = None  # every subject in canonical order: the table's rows
+    unusable: frozenset[str] = frozenset()  # context prefixes the whole graph collides with
+    table: BlockTable | None = None  # every subject's blocks, made before the other tasks
+    table_folder: Path | None = None  # where the workers write the table's ranges
 
 
 def _ntriples_dump(graph: Triples, staging: Path | None) -> tuple[SubjectChunks, Files | None]:
@@ -130,11 +148,16 @@ def render_parts(
     state = _make_state(config, resolution, graph, cache, previous, staging)
     tasks = list(_tasks(resolution, len(state.things)))
     used: set[str] = set()
-    for done, (part, keys) in enumerate(as_pool(jobs).map(render_task, state, tasks), start=1):
-        yield part
-        used.update(keys)
-        if progress is not None:
-            progress(done, len(tasks))
+    pool = as_pool(jobs)
+    try:
+        state.table = state.blocks.table = _block_table(state, pool, used)
+        for done, (part, keys) in enumerate(pool.map(render_task, state, tasks), start=1):
+            yield part
+            used.update(keys)
+            if progress is not None:
+                progress(done, len(tasks))
+    finally:
+        _drop_table(state)
     if cache is not None:
         cache.prune(used)
     yield {"context.jsonld": json.dumps({"@context": jsonld_context()}, indent=2) + "\n"}
@@ -178,10 +201,9 @@ def _make_state(
     things = [t for t in tops if t not in profiled]
     owned = owned_nodes(graph, tops)
     blocks = NodeBlocks(graph)
-    blocks.collision_free = not colliding_prefixes(chunks.terms)
-    terms = NodeBlocks(graph)  # things' files: each node is in one file, keep no text
-    terms.collision_free, terms.keep = blocks.collision_free, False
-    terms.share_terms(blocks, chunks.memo)  # each term's texts once, not three times
+    unusable = frozenset(colliding_prefixes(chunks.terms))
+    blocks.collision_free = not unusable
+    blocks.nt_terms = chunks.memo  # each term's N-Triples text once
     return _State(
         config,
         resolution,
@@ -197,8 +219,68 @@ def _make_state(
         previous,
         staging,
         dump,
-        terms,
+        canonical_subjects(graph),
+        unusable,
     )
+
+
+def _block_table(state: _State, pool: Pool, used: set[str]) -> BlockTable:
+    """The block table, its ranges formatted by the workers (written into a folder of
+    the staging folder when there is one); the cache keys used go to `used`."""
+    subjects = state.subjects or []
+    ranges = [(i, start, stop) for i, (start, stop) in enumerate(cut(subjects))]
+    if state.staging is not None:
+        state.table_folder = state.staging / BLOCKS_FOLDER
+        os.mkdir(state.table_folder, 0o700)  # new: the staging folder is kg's, made now
+    if state.cache is not None:
+        assert state.prints.settings  # computed once, before the workers fork
+    made: list[Range] = []
+    for found, keys in pool.map(block_task, state, ranges):
+        made.append(found)
+        used.update(keys)
+    prefixes = [prefix for _, prefix in state.blocks.turtle_terms.order]
+    return BlockTable(subjects, made, prefixes, [start for _, start, _ in ranges])
+
+
+def block_task(state: _State, item: tuple[int, int, int]) -> tuple[Range, list[str]]:
+    """One range of the block table (`kg.publish.blocks`) and the cache key it used."""
+    index, start, stop = item
+    subjects = (state.subjects or [])[start:stop]
+    keys: list[str] = []
+    old, digests = None, [state.chunks.digest[s] for s in subjects]
+    if state.cache is not None:
+        keys.append(_range_key(state, subjects[0]))
+        old = state.cache.get(keys[0])
+    if isinstance(old, dict) and old.get("digests") == b"".join(digests):
+        made = Range(old["data"], old["starts"], old["masks"], old["sizes"], old["digests"])
+    else:
+        made = format_range(state.graph, subjects, _formatter(state), digests, old)
+        if state.cache is not None:
+            state.cache.put(keys[0], made.entry())
+    if state.table_folder is not None:
+        made = write_range(state.table_folder, index, made)
+    return made, keys
+
+
+def _range_key(state: _State, first: Node) -> str:
+    """A range's cache key: by its first subject, which only an edit near it changes."""
+    unusable = ",".join(sorted(state.unusable))
+    return digest(state.prints.settings, "blocks", str(RANGE_SIZE), first.n3(), unusable)
+
+
+def _formatter(state: _State) -> Formatter:
+    """This process's term texts; JSON-LD in the whole graph's context."""
+    blocks = state.blocks
+    json = blocks.json_terms if not state.unusable else _JsonTerms(state.unusable)
+    return Formatter(blocks.turtle_terms, json)
+
+
+def _drop_table(state: _State) -> None:
+    if state.table is not None:
+        state.table.close()
+    if state.table_folder is not None:
+        shutil.rmtree(state.table_folder)
+        state.table_folder = None
 
 
 def _linker(base: str, pages: frozenset[str]) -> Callable[[str], str]:
@@ -227,8 +309,8 @@ def _tasks(resolution: Resolution, things: int) -> Iterator[Task]:
 
 def render_task(state: _State, task: Task) -> tuple[Files, list[str]]:
     """The files of one task and the cache keys it used: a pure function of the shared
-    state and the task (only `state.blocks`, a cache of text that does not change the
-    output, and the render cache's files are written)."""
+    state and the task (only the terms' texts of `state.blocks`, a cache that does not
+    change the output, and the render cache's files are written)."""
     kind, start, stop = task
     keys: list[str] = []
     if kind == scheme.file_path(DUMP, NTRIPLES.ext):
@@ -259,65 +341,18 @@ def _written(state: _State, files: Rendered) -> Files:
 
 
 def _dump(state: _State, fmt: str, keys: list[str]) -> Files:
-    """The whole graph as Turtle or JSON-LD, streamed into the staging folder when there
-    is one. With a cache, each subject's block is kept under its triples' digest (in 256
-    buckets by the digest's first byte), so a build after an edit formats only the
-    subjects whose triples changed."""
+    """The whole graph as Turtle or JSON-LD: a header and the block table's ranges,
+    copied into the staging folder when there is one."""
     kind = scheme.file_path(DUMP, fmt)
-    blocks = None
-    if state.cache is not None:
-        blocks = NodeBlocks(state.graph)
-        blocks.collision_free = state.blocks.collision_free
-        stored = _stored_blocks(state, fmt, blocks)
-    chunks = serialize_chunks(fmt, state.graph, blocks, state.chunks.terms)
+    table = state.table
+    assert table is not None
     if state.staging is None:
-        text = "".join(chunks)
-        files: Files = {kind: text, f"site/{kind}": text}
-    else:
-        files, _ = write_streamed(state.staging, (kind, f"site/{kind}"), partial(_drain, chunks))
-    if blocks is not None:
-        _store_blocks(state, fmt, blocks, stored, keys)
+        text = dump_text(table, fmt, state.graph, state.unusable)
+        return {kind: text, f"site/{kind}": text}
+    head, tail = dump_ends(table, fmt, state.graph, state.unusable)
+    rels = (kind, f"site/{kind}")
+    files, _ = write_streamed(state.staging, rels, lambda to: table.dump(fmt, head, tail, to.write))
     return files
-
-
-def _drain(chunks: Iterator[str], sink: ByteSink) -> None:
-    for chunk in chunks:
-        sink.write(chunk.encode())
-
-
-_Buckets = dict[int, tuple[str, dict, list[Node]]]  # name, blocks kept, subjects
-
-
-def _stored_blocks(state: _State, fmt: str, blocks: NodeBlocks) -> _Buckets:
-    """The cached blocks of this format, put in `blocks` for the subjects they are of."""
-    assert state.cache is not None
-    kept: dict[Node, object] = blocks.kept(fmt)
-    digests = state.chunks.digest
-    subjects: dict[int, list[Node]] = {}
-    for s, found in digests.items():
-        subjects.setdefault(found[0], []).append(s)
-    buckets: _Buckets = {}
-    for b, nodes in subjects.items():
-        name = digest(state.prints.settings, "dump", fmt, str(b))
-        stored = state.cache.get(name) or {}
-        buckets[b] = (name, stored, nodes)
-        for s in nodes:
-            if digests[s] in stored:
-                kept[s] = stored[digests[s]]
-    return buckets
-
-
-def _store_blocks(
-    state: _State, fmt: str, blocks: NodeBlocks, buckets: _Buckets, keys: list[str]
-) -> None:
-    """Keep this build's blocks for the next, bucket by bucket."""
-    assert state.cache is not None
-    kept, digests = blocks.kept(fmt), state.chunks.digest
-    for name, stored, nodes in buckets.values():
-        now = {digests[s]: kept[s] for s in nodes if s in kept}
-        if now != stored:
-            state.cache.put(name, now)
-        keys.append(name)
 
 
 def _cached(
@@ -360,7 +395,7 @@ def _thing(state: _State, thing: URIRef, keys: list[str]) -> Rendered:
 
     def render() -> dict[str, str]:
         subset = described(state.graph, owned)
-        files = _descriptions(path, subset, terms=state.terms)
+        files = _descriptions(path, subset, terms=state.blocks)
         if pub is not None:
             page = state.site.publication_pages([pub])
             files.update({f"site/{k}": v for k, v in page.items()})
@@ -398,7 +433,6 @@ def _person_files(state: _State, profile, person: URIRef, owned: set[Node]) -> d
     """A profiled person's downloads, page and profile document."""
     subset = described(state.graph, owned)
     files = {}
-    state.blocks.skip = set(state.owned[person])  # their own nodes: in this file only
     slug, path = profile.slug, scheme.path(scheme.PERSON, profile.slug)
     for f in RDF_FORMATS:
         text = serialize(f.ext, subset, state.blocks)
@@ -416,7 +450,7 @@ def _person_files(state: _State, profile, person: URIRef, owned: set[Node]) -> d
     files[f"site/{scheme.file_path(profile_path, 'html')}"] = page  # the profile document
     profile_iri = _profile(state.config, slug)
     files.update(
-        _descriptions(profile_path, described(state.graph, [profile_iri]), None, state.terms)
+        _descriptions(profile_path, described(state.graph, [profile_iri]), None, state.blocks)
     )
     return files
 

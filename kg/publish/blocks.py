@@ -1,0 +1,322 @@
+"""The block table: each subject's Turtle block and JSON-LD node text, formatted once.
+
+Invariant: block i of the table, in each format, is the text `to_turtle` and `to_jsonld`
+of the whole graph write for the i-th subject in canonical order (`canonical_subjects`:
+blank nodes, then IRIs, each by text); Turtle blocks carry the prefixes they use, JSON-LD
+blocks are in the whole graph's context. The subjects are split in ranges of about
+`RANGE_SIZE` at subjects chosen by their text (`cut`), so that a subject added or removed
+changes one range and the others keep their subjects (and their cache entries); a range's
+data is its blocks joined by the format's separator, exactly as they stand in
+the dumps. Hence:
+
+- a dump is its header plus the ranges' data joined by the separator (`BlockTable.dump`),
+  copied at the byte level and never one string in memory;
+- a file that holds a node whole (every triple the graph has of it) takes the node's text
+  from the table (`BlockTable.turtle`, `BlockTable.jsonld`, read by offset) and formats
+  only its partial nodes itself.
+
+The ranges are formatted by the render workers in parallel (`format_range`) and written
+to files in a folder kg made in the build's staging folder (removed before the tree is
+shown), or kept as bytes when there is no staging folder (`render_outputs`, dask). With a
+render cache, each range is kept with its subjects' N-Triples digests
+(`SubjectChunks.digest`): a rebuild formats only the subjects whose triples changed.
+"""
+
+from __future__ import annotations
+
+import bisect
+import os
+import shutil
+import zlib
+from array import array
+from collections.abc import Callable, Collection, Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from rdflib import URIRef
+from rdflib.term import Node
+
+from kg.formats import JSONLD, TURTLE
+from kg.graph.triples import Triples
+from kg.publish import export
+from kg.publish.jsontext import dumps
+
+RANGE_SIZE = 2000  # subjects per range on average: a task of about 0.1 CPU-s at 10k
+OPEN_FILES = 64  # range files a process keeps open for reading, at most
+FORMATS = (TURTLE.ext, JSONLD.ext)
+SEPARATOR = {TURTLE.ext: b"\n", JSONLD.ext: b",\n    "}
+
+
+def canonical_subjects(graph: Triples) -> list[Node]:
+    """The subjects in the order the writers give them (`export._subject_order`)."""
+    return sorted(graph.subjects(), key=lambda s: (type(s) is URIRef, str(s)))
+
+
+def cut(subjects: Sequence[Node], size: int = RANGE_SIZE) -> list[tuple[int, int]]:
+    """Ranges (start, stop) of `subjects`, each ending at a subject whose text's CRC-32 is
+    0 modulo `size` (or after `8 * size` subjects): where a range ends depends on its
+    own subjects only."""
+    ranges, start = [], 0
+    for i, s in enumerate(subjects):
+        if zlib.crc32(str(s).encode()) % size == 0 or i + 1 - start >= 8 * size:
+            ranges.append((start, i + 1))
+            start = i + 1
+    if start < len(subjects):
+        ranges.append((start, len(subjects)))
+    return ranges
+
+
+@dataclass
+class Range:
+    """One range of the table: per format its blocks joined (bytes, or the file holding
+    them) and where each block starts; the Turtle prefixes each block uses (bits of the
+    table's prefix order) and each subject's number of triples."""
+
+    data: dict[str, bytes | str]
+    starts: dict[str, array]  # one more than the blocks: the end plus the separator
+    masks: array
+    sizes: array
+    digests: bytes  # the subjects' N-Triples digests, 16 bytes each ("" without a cache)
+
+    def entry(self) -> dict[str, Any]:
+        """What the render cache keeps of the range (its data as bytes)."""
+        return {
+            "digests": self.digests,
+            "data": {ext: _bytes(d) for ext, d in self.data.items()},
+            "starts": self.starts,
+            "masks": self.masks,
+            "sizes": self.sizes,
+        }
+
+
+def _bytes(data: bytes | str) -> bytes:
+    return data if isinstance(data, bytes) else Path(data).read_bytes()
+
+
+class Formatter:
+    """Formats whole nodes with one process's term tables (the Turtle prefixes of the
+    graph, the JSON-LD context of the whole graph's `unusable` prefixes)."""
+
+    def __init__(self, turtle: export._TurtleTerms, json: export._JsonTerms) -> None:
+        self.turtle, self.json = turtle, json
+        self.prefixes = [prefix for _, prefix in turtle.order]  # the bits of a mask
+        self.bits = {prefix: 1 << i for i, prefix in enumerate(self.prefixes)}
+
+    def block(self, s: Node, predicates: export.Described) -> tuple[bytes, int, bytes]:
+        """The Turtle block, the prefixes it uses (bits) and the JSON-LD node text."""
+        self.turtle.used = set()
+        ttl = export._turtle_block(s, predicates, self.turtle)
+        mask = sum(self.bits[p] for p in self.turtle.used)
+        node = export._node_object(s, export._json_values(predicates, self.json))
+        return ttl.encode(), mask, dumps(node, depth=2).encode()
+
+
+def format_range(
+    graph: Triples,
+    subjects: Sequence[Node],
+    formatter: Formatter,
+    digests: Sequence[bytes] = (),
+    old: dict[str, Any] | None = None,
+) -> Range:
+    """The range of `subjects`; with `old` (a cached range) and the subjects' `digests`,
+    the blocks of subjects whose digest `old` has are taken from it, not formatted."""
+    reuse = _reusable(old) if old is not None and digests else {}
+    texts: dict[str, list[bytes]] = {ext: [] for ext in FORMATS}
+    masks, sizes = array("q"), array("q")
+    for i, s in enumerate(subjects):
+        found = reuse.get(digests[i]) if reuse else None
+        if found is None:
+            predicates = graph.describe(s)
+            ttl, mask, json = formatter.block(s, predicates)
+            found = (ttl, mask, json, sum(map(len, predicates.values())))
+        texts[TURTLE.ext].append(found[0])
+        texts[JSONLD.ext].append(found[2])
+        masks.append(found[1])
+        sizes.append(found[3])
+    data: dict[str, bytes | str] = {}
+    starts: dict[str, array] = {}
+    for ext, blocks in texts.items():
+        data[ext], starts[ext] = _joined(blocks, SEPARATOR[ext])
+    return Range(data, starts, masks, sizes, b"".join(digests))
+
+
+def _joined(blocks: list[bytes], separator: bytes) -> tuple[bytes, array]:
+    starts, at = array("q"), 0
+    for block in blocks:
+        starts.append(at)
+        at += len(block) + len(separator)
+    starts.append(at)
+    return separator.join(blocks), starts
+
+
+def _reusable(old: dict[str, Any]) -> dict[bytes, tuple[bytes, int, bytes, int]]:
+    """A cached range's blocks by their subject's digest."""
+    found: dict[bytes, tuple[bytes, int, bytes, int]] = {}
+    try:
+        digests, data, starts = old["digests"], old["data"], old["starts"]
+        ttl, json = (_slices(data[ext], starts[ext], SEPARATOR[ext]) for ext in FORMATS)
+        for i in range(len(digests) // 16):
+            found[digests[16 * i : 16 * i + 16]] = (
+                ttl[i],
+                old["masks"][i],
+                json[i],
+                old["sizes"][i],
+            )
+    except (KeyError, IndexError, TypeError, ValueError):  # an entry of another shape
+        return {}
+    return found
+
+
+def _slices(data: bytes, starts: array, separator: bytes) -> list[bytes]:
+    cut = len(separator)
+    return [data[starts[i] : starts[i + 1] - cut] for i in range(len(starts) - 1)]
+
+
+def write_range(folder: Path, index: int, made: Range) -> Range:
+    """`made` with its data in new files of `folder` (a folder kg made)."""
+    data: dict[str, bytes | str] = {}
+    for ext, blob in made.data.items():
+        path = folder / f"{index}.{ext}"
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+        with open(fd, "wb") as file:
+            file.write(_bytes(blob))
+        data[ext] = str(path)
+    return Range(data, made.starts, made.masks, made.sizes, made.digests)
+
+
+class BlockTable:
+    """The ranges of a build, and each subject's place in them."""
+
+    def __init__(
+        self,
+        subjects: Iterable[Node],
+        ranges: list[Range],
+        prefixes: list[str],
+        starts: Sequence[int],
+    ) -> None:
+        self.index = {s: i for i, s in enumerate(subjects)}
+        self.ranges = ranges
+        self.starts = array("q", starts)  # each range's first subject
+        self.prefixes = prefixes  # the Turtle prefix of each bit of a block's mask
+        self._used: dict[int, frozenset[str]] = {}
+        self._fds: dict[str, int] = {}  # the range files open for reading (read with pread)
+
+    def __getstate__(self) -> dict[str, Any]:  # (dask) the data, not this process's memos
+        return {**self.__dict__, "_used": {}, "_fds": {}}
+
+    def close(self) -> None:
+        """Close the files this process opened (a forked process shares them: pread)."""
+        for fd in self._fds.values():
+            os.close(fd)
+        self._fds.clear()
+
+    def _find(self, s: Node, size: int) -> tuple[Range, int] | None:
+        """The range and place of `s`, when a file holding `size` of its triples holds
+        it whole."""
+        i = self.index.get(s)
+        if i is None:
+            return None
+        r = bisect.bisect_right(self.starts, i) - 1
+        found = self.ranges[r], i - self.starts[r]
+        return found if found[0].sizes[found[1]] == size else None
+
+    def turtle(self, s: Node, size: int) -> tuple[str, frozenset[str]] | None:
+        """The Turtle block of `s` and the prefixes it uses, when `size` is all of it."""
+        found = self._find(s, size)
+        if found is None:
+            return None
+        mask = found[0].masks[found[1]]
+        return self._read(TURTLE.ext, *found), self.used(mask)
+
+    def jsonld(self, s: Node, size: int) -> str | None:
+        """The JSON-LD node text of `s`, when `size` is all of it."""
+        found = self._find(s, size)
+        return None if found is None else self._read(JSONLD.ext, *found)
+
+    def used(self, mask: int) -> frozenset[str]:
+        found = self._used.get(mask)
+        if found is None:
+            bits = enumerate(self.prefixes)
+            found = self._used[mask] = frozenset(p for i, p in bits if mask >> i & 1)
+        return found
+
+    def _read(self, ext: str, r: Range, i: int) -> str:
+        start, stop = r.starts[ext][i], r.starts[ext][i + 1] - len(SEPARATOR[ext])
+        data = r.data[ext]
+        if isinstance(data, bytes):
+            return data[start:stop].decode()
+        fd = self._fds.get(data)
+        if fd is None:
+            if len(self._fds) >= OPEN_FILES:  # bounded: a process may open few files
+                self.close()
+            fd = self._fds[data] = os.open(data, os.O_RDONLY | os.O_NOFOLLOW)
+        return os.pread(fd, stop - start, start).decode()
+
+    def turtle_prefixes(self) -> frozenset[str]:
+        """Every prefix a block uses: those the Turtle dump names."""
+        mask = 0
+        for r in self.ranges:
+            for m in set(r.masks):
+                mask |= m
+        return self.used(mask)
+
+    def dump(self, ext: str, head: bytes, tail: bytes, write: Callable[[bytes], object]) -> None:
+        """`head`, the ranges' data joined by the format's separator, `tail`: a dump."""
+        write(head)
+        for n, r in enumerate(self.ranges):
+            if n:
+                write(SEPARATOR[ext])
+            data = r.data[ext]
+            if isinstance(data, bytes):
+                write(data)
+                continue
+            fd = os.open(data, os.O_RDONLY | os.O_NOFOLLOW)
+            with open(fd, "rb") as file:
+                shutil.copyfileobj(file, _Writer(write), 1 << 20)
+        write(tail)
+
+
+class _Writer:
+    def __init__(self, write: Callable[[bytes], object]) -> None:
+        self.write = write
+
+
+def dump_ends(
+    table: BlockTable, ext: str, graph: Triples, unusable: Collection[str]
+) -> tuple[bytes, bytes]:
+    """The text of the dump of `graph` in format `ext` before the first block and after
+    the last (`unusable`: the context prefixes the whole graph collides with)."""
+    if ext == TURTLE.ext:
+        used = table.turtle_prefixes()
+        prefixes = {str(ns): p for p, ns in graph.namespaces() if p}  # as the writer's
+        ordered = sorted(prefixes.items(), key=lambda kv: kv[1])
+        lines = "".join(f"@prefix {p}: <{ns}> .\n" for ns, p in ordered if p in used)
+        return (lines + "\n").encode(), b""
+    context = dumps(export.jsonld_context(unusable), depth=1)
+    head = f'{{\n  "@context": {context},\n  "@graph": ['
+    if not table.ranges:
+        return head.encode(), b"]\n}\n"
+    return (head + "\n    ").encode(), b"\n  ]\n}\n"
+
+
+def dump_text(table: BlockTable, ext: str, graph: Triples, unusable: Collection[str]) -> str:
+    """The dump as one text (without a staging folder to stream it to)."""
+    parts: list[bytes] = []
+    table.dump(ext, *dump_ends(table, ext, graph, unusable), parts.append)
+    return b"".join(parts).decode()
+
+
+def table_of(graph: Triples, size: int = RANGE_SIZE) -> BlockTable:
+    """The block table of `graph` made in this process, its ranges kept as bytes."""
+    subjects = canonical_subjects(graph)
+    formatter = _formatter_of(graph)
+    bounds = cut(subjects, size)
+    ranges = [format_range(graph, subjects[start:stop], formatter) for start, stop in bounds]
+    return BlockTable(subjects, ranges, formatter.prefixes, [start for start, _ in bounds])
+
+
+def _formatter_of(graph: Triples) -> Formatter:
+    prefixes = {str(ns): p for p, ns in graph.namespaces() if p}
+    unusable = export.colliding_prefixes(t for triple in graph for t in triple)
+    return Formatter(export._TurtleTerms(prefixes), export._JsonTerms(unusable))

@@ -1,0 +1,157 @@
+"""kg.publish.blocks: files joined from the block table are the writers' texts, and a build
+formats each whole node once."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+from conftest import MINI
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from rdflib import BNode, Literal, URIRef
+
+from kg.config import load_config
+from kg.graph.namespaces import FOAF, KG, RDF, SCHEMA, XSD
+from kg.graph.triples import Triples
+from kg.publish import export
+from kg.publish.blocks import dump_text, table_of
+from kg.publish.export import (
+    NodeBlocks,
+    colliding_prefixes,
+    described,
+    to_jsonld,
+    to_turtle,
+)
+
+# IRIs minted under each other (a person's nodes), blank nodes, an IRI spelled like a
+# compact IRI of a context prefix, literals of every kind the writers spell apart
+NODES = [
+    URIRef("https://e.org/a"),
+    URIRef("https://e.org/a/1"),
+    URIRef("https://e.org/a/1/x"),
+    URIRef("https://e.org/b"),
+    URIRef("https://e.org/b-c"),
+    BNode("n1"),
+    BNode("n2"),
+]
+OBJECTS = [
+    *NODES,
+    URIRef("kg:looks-compact"),
+    SCHEMA.Person,
+    FOAF.Person,
+    Literal("A"),
+    Literal('ä "q"\nline'),
+    Literal("B", lang="en"),
+    Literal("7", datatype=XSD.integer),
+    Literal("007", datatype=XSD.integer),
+    Literal("true", datatype=XSD.boolean),
+    Literal("2020-01-02", datatype=XSD.date),
+    Literal("x", datatype=XSD.string),
+]
+PREDICATES = [RDF.type, SCHEMA.name, SCHEMA.author, FOAF.made, KG.author, SCHEMA.about]
+TRIPLE = st.tuples(st.sampled_from(NODES), st.sampled_from(PREDICATES), st.sampled_from(OBJECTS))
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.lists(TRIPLE, min_size=0, max_size=30),
+    st.lists(st.sampled_from(NODES), max_size=3),
+    st.sets(st.integers(0, 29)),
+    st.integers(1, 4),
+)
+def test_files_joined_from_blocks_are_the_writers_texts(triples, owned, picked, size):
+    """For any small graph, a subset (a thing's description, or any triples of it)
+    written with the graph's block table is the text written without it, and the dumps
+    joined from the table are the whole graph's texts."""
+    graph = Triples(triples)
+    unusable = colliding_prefixes(t for triple in graph for t in triple)
+    blocks = NodeBlocks(graph, table_of(graph, size=size))
+    blocks.collision_free = not unusable
+    for fmt, writer in (("ttl", to_turtle), ("jsonld", to_jsonld)):
+        assert dump_text(blocks.table, fmt, graph, unusable) == writer(graph)  # type: ignore[arg-type]
+    chosen = Triples(t for i, t in enumerate(triples) if i in picked)
+    for subset in (described(graph, set(owned)), chosen, graph):
+        assert to_turtle(subset, blocks) == to_turtle(subset)
+        assert to_jsonld(subset, blocks) == to_jsonld(subset)
+
+
+@pytest.fixture()
+def formatted(monkeypatch):
+    """Every Turtle block and JSON-LD node object formatted, as (subject, triples)."""
+    calls: dict[str, Counter] = {"ttl": Counter(), "jsonld": Counter()}
+    turtle_block, node_object = export._turtle_block, export._node_object
+
+    def counted_turtle(s, predicates, term):
+        calls["ttl"][s, sum(map(len, predicates.values()))] += 1
+        return turtle_block(s, predicates, term)
+
+    def counted_json(s, values):
+        calls["jsonld"][s, sum(map(len, values.values()))] += 1
+        return node_object(s, values)
+
+    monkeypatch.setattr(export, "_turtle_block", counted_turtle)
+    monkeypatch.setattr(export, "_node_object", counted_json)
+    return calls
+
+
+def test_a_build_formats_each_whole_node_once(mini_build, formatted):
+    """Every subject's block is formatted once in a whole render (the dumps, the people's
+    files, the things' files): the files take whole nodes from the table."""
+    from kg.publish.render import render_outputs
+
+    resolution, mapped = mini_build
+    graph = mapped.triples
+    files = render_outputs(load_config(MINI), resolution, graph)
+    subjects = set(graph.subjects())
+    assert any(k.startswith("site/person/") and k.endswith(".jsonld") for k in files)
+    for fmt, calls in formatted.items():
+        for s in subjects:
+            size = sum(map(len, graph.describe(s).values()))
+            assert calls[s, size] == 1, (fmt, s, calls[s, size])
+    assert files["graph.ttl"] == to_turtle(graph) and files["graph.jsonld"] == to_jsonld(graph)
+
+
+def test_a_subject_added_changes_one_range_of_the_table():
+    """Ranges end where a subject's text says (not at fixed positions): adding a subject
+    leaves every range but the one it falls in with the same subjects, so their cached
+    blocks are taken whole."""
+    from kg.publish.blocks import cut
+
+    subjects = [URIRef(f"https://e.org/p/{i:05d}") for i in range(5000)]
+    added = [*subjects[:2500], URIRef("https://e.org/p/02499x"), *subjects[2500:]]
+
+    def ranges(of):
+        return {tuple(of[start:stop]) for start, stop in cut(of, 100)}
+
+    before, after = ranges(subjects), ranges(added)
+    assert 20 < len(before) < 100  # about 50 of about 100 subjects
+    assert len(before - after) == 1 and 1 <= len(after - before) <= 2
+    assert [s for r in sorted(after) for s in r] == added
+
+
+def test_range_files_are_read_by_offset_with_few_files_open(tmp_path, monkeypatch):
+    """A table whose ranges are files (as in a build's staging folder) gives the same
+    texts as one that keeps them as bytes, and keeps at most OPEN_FILES files open."""
+    from kg.publish import blocks as module
+
+    monkeypatch.setattr(module, "OPEN_FILES", 3)
+    graph = Triples(
+        (URIRef(f"https://e.org/p/{i}"), SCHEMA.name, Literal(f"P{i}")) for i in range(40)
+    )
+    kept = table_of(graph, size=2)
+    on_disk = module.BlockTable(
+        kept.index,
+        [module.write_range(tmp_path, i, r) for i, r in enumerate(kept.ranges)],
+        kept.prefixes,
+        kept.starts,
+    )
+    assert len(list(tmp_path.iterdir())) == 2 * len(kept.ranges) > 6
+    for s in graph.subjects():
+        assert on_disk.turtle(s, 1) == kept.turtle(s, 1) is not None
+        assert on_disk.jsonld(s, 1) == kept.jsonld(s, 1) is not None
+        assert on_disk.jsonld(s, 2) is None  # a file holding more than the node: not it
+        assert len(on_disk._fds) <= 3
+    for fmt in ("ttl", "jsonld"):
+        assert dump_text(on_disk, fmt, graph, ()) == dump_text(kept, fmt, graph, ())
+    on_disk.close()
