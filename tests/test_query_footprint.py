@@ -160,11 +160,13 @@ def test_an_email_edit_keeps_the_answers_that_do_not_read_email(project, monkeyp
     # venues and years read authors, names, types, venues and dates only
     assert entries["people"] is None
     # kept with the answer, read back instead of parsing the query again; by hand from
-    # queries/coauthor-network.rq (schema:colleague is only written)
+    # the text run on kg's store, kg.query.coauthors.NETWORK_TEXT (the pairs come from
+    # the co-author index; schema:colleague is only written)
     assert entries["coauthor-network"]["footprint"] == {
         "everything": False,
-        "predicates": [f"{S}author", f"{S}name", RDF_TYPE],
+        "predicates": [f"{S}name", RDF_TYPE],
         "classes": [f"{S}Person"],
+        "graphs": ["urn:kg:coauthors"],
     }
     for name in ("coauthor-network", "top-venues", "publications-per-year"):
         inode = os.stat(store.answers.folder / entries[name]["files"]["table"]).st_ino
