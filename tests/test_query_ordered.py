@@ -4,6 +4,7 @@ ORDER BY it has recognised; anything else is left to pyoxigraph."""
 
 from __future__ import annotations
 
+import json
 import random
 
 import pyoxigraph as ox
@@ -15,10 +16,10 @@ P = "https://e.org/p"
 XSD = "http://www.w3.org/2001/XMLSchema#"
 
 
-def _rows(store: ox.Store, text: str) -> tuple[list[str], list[tuple]]:
-    result = store.query(text)
-    variables = [v.value for v in result.variables]
-    return variables, [tuple(row[i] for i in range(len(variables))) for row in result]
+def _rows(store: ox.Store, text: str) -> tuple[list[str], list[dict]]:
+    """The variables and rows of a SELECT as pyoxigraph writes SPARQL JSON results."""
+    written = json.loads(store.query(text).serialize(format=ox.QueryResultsFormat.JSON))
+    return written["head"]["vars"], written["results"]["bindings"]
 
 
 def _store(values: list[ox.NamedNode | ox.Literal]) -> ox.Store:

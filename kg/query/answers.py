@@ -228,15 +228,14 @@ def _raw(store: QueryStore, query: StoredQuery) -> tuple[bytes, Callable[[], Ans
 def _ordered_here(
     store: QueryStore, query: StoredQuery, text: str
 ) -> tuple[bytes, Callable[[], Answer]] | None:
-    """The rows of a SELECT run without its ORDER BY and ordered by kg.query.ordered (as
-    `_raw` gives them: a lossless serialization, the N-Triples form of each term), or
-    None where that module cannot order them exactly."""
+    """The rows of a SELECT run without its ORDER BY (written by pyoxigraph as SPARQL JSON
+    results) and ordered by kg.query.ordered, as `_raw` gives them (the ordered rows as
+    JSON), or None where that module cannot order them exactly."""
     import json
 
     import pyoxigraph as ox
 
     from kg.query.ordered import in_order, unordered
-    from kg.query.store import rdflib_rows
 
     plain = unordered(text)
     if plain is None:
@@ -245,19 +244,17 @@ def _ordered_here(
     if not isinstance(result, ox.QuerySolutions):
         return None
     try:
-        variables = [v.value for v in result.variables]
-        rows = [tuple(row[i] for i in range(len(variables))) for row in result]
-    except (OSError, ValueError, RuntimeError) as exc:
+        written = json.loads(result.serialize(format=ox.QueryResultsFormat.JSON) or b"")
+        variables = [str(v) for v in written["head"]["vars"]]
+        rows = list(written["results"]["bindings"])
+    except (OSError, ValueError, RuntimeError, KeyError, TypeError) as exc:
         raise QueryError(f"query {query.name!r} failed: {exc}") from None
     ordered = in_order(variables, rows, plain[1])
     if ordered is None:
         return None
-    lines = [json.dumps(variables)] + [
-        json.dumps([None if t is None else str(t) for t in row], ensure_ascii=False)
-        for row in ordered
-    ]
-    raw = "\n".join(lines).encode("utf-8")
-    return raw, lambda: Answer("SELECT", tuple(variables), tuple(rdflib_rows(ordered)))
+    document = {"head": {"vars": variables}, "results": {"bindings": ordered}}
+    raw = json.dumps(document, ensure_ascii=False, sort_keys=True).encode("utf-8")
+    return raw, lambda: _from_raw("SELECT", raw)
 
 
 def run_text(store: QueryStore | None, query: StoredQuery) -> str:

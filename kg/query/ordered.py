@@ -21,10 +21,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-import pyoxigraph as ox
-
 _XSD = "http://www.w3.org/2001/XMLSchema#"
-_STRING, _INTEGER = ox.NamedNode(_XSD + "string"), ox.NamedNode(_XSD + "integer")
+_STRING, _INTEGER = _XSD + "string", _XSD + "integer"
 _KEY = r"(?:(?:ASC|DESC)\s*\(\s*\?\w+\s*\)|\?\w+)"
 _ORDER_BY = re.compile(rf"\bORDER\s+BY((?:\s+{_KEY})+)\s*\Z", re.IGNORECASE)
 _ONE_KEY = re.compile(r"(ASC|DESC)?\s*\(?\s*\?(\w+)", re.IGNORECASE)
@@ -78,14 +76,16 @@ def _algebra_keys(text: str) -> list[tuple[str, bool]] | None:
 
 
 def in_order(
-    variables: Sequence[str], rows: list[tuple[object, ...]], keys: list[tuple[str, bool]]
-) -> list[tuple[object, ...]] | None:
-    """`rows` (pyoxigraph terms, None where unbound) ordered by `keys` as pyoxigraph's
-    ORDER BY orders them, or None where that order cannot be known here."""
+    variables: Sequence[str], rows: list[dict], keys: list[tuple[str, bool]]
+) -> list[dict] | None:
+    """`rows` (SPARQL 1.1 JSON results bindings, as pyoxigraph writes them: a variable
+    without a value is left out) ordered by `keys` as pyoxigraph's ORDER BY orders them,
+    or None where that order cannot be known here."""
     ordered = list(rows)
     for name, descending in reversed(keys):  # stable sorts, the last key first
-        at = variables.index(name)
-        column = [_key(row[at]) for row in ordered]
+        if name not in variables:
+            return None
+        column = [_key(row.get(name)) for row in ordered]
         literals = {type(k[1]) for k in column if k is not None and k[0] == 2}
         if any(k is None for k in column) or len(literals) > 1:  # strings and integers
             return None
@@ -104,11 +104,15 @@ def _first(pair: tuple[tuple[int, object] | None, int]) -> tuple[int, object]:
 def _key(term: object) -> tuple[int, object] | None:
     if term is None:
         return (0, "")
-    if isinstance(term, ox.NamedNode):
-        return (1, term.value)
-    if isinstance(term, ox.Literal) and not term.language:
-        if term.datatype == _STRING:
-            return (2, term.value)
-        if term.datatype == _INTEGER and re.fullmatch(r"-?(0|[1-9][0-9]*)", term.value):
-            return (2, int(term.value))
+    if not isinstance(term, dict) or not isinstance(term.get("value"), str):
+        return None
+    kind, value, datatype = term.get("type"), term["value"], term.get("datatype", _STRING)
+    if kind == "uri":
+        return (1, value)
+    if kind != "literal" or "xml:lang" in term:
+        return None
+    if datatype == _STRING:
+        return (2, value)
+    if datatype == _INTEGER and re.fullmatch(r"-?(0|[1-9][0-9]*)", value):
+        return (2, int(value))
     return None

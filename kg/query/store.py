@@ -145,12 +145,6 @@ def solutions(result: ox.QuerySolutions) -> tuple[tuple[str, ...], list[tuple[No
     return variables, rows
 
 
-def rdflib_rows(rows: Iterable[Iterable[object]]) -> list[tuple[Node | None, ...]]:
-    """Rows of pyoxigraph terms (None where unbound) as rows of rdflib terms."""
-    convert = _Converter()
-    return [tuple(convert(term) for term in row) for row in rows]
-
-
 def triples_graph(result: ox.QueryTriples) -> Graph:
     """The triples of a CONSTRUCT or DESCRIBE answer as an rdflib Graph (kg's prefixes)."""
     return _graph_of(result)
