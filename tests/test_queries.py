@@ -156,6 +156,7 @@ def test_embedded_engine_answers_like_rdflib_on_a_synthetic_corpus(synthetic, na
 
 BEFORE_0019 = load_queries(REPO / "tests" / "fixtures" / "queries-before-0019")
 BEFORE_0019 |= load_queries(REPO / "tests" / "fixtures" / "queries-before-0031")  # and 0031
+BEFORE_0019 |= load_queries(REPO / "tests" / "fixtures" / "queries-before-0042")  # and 0042
 
 
 @pytest.mark.parametrize("name", sorted(BEFORE_0019))

@@ -132,6 +132,22 @@ def test_shared_coauthors_on_the_index_answers_like_the_plain_query(seeds, synth
         assert empty >= 10 and full >= 10
 
 
+def test_coauthor_network_on_the_index_answers_like_the_plain_query(seeds, synthetic):
+    """Decision 0042: the same graph from the index as from grouping every paper's
+    authors, on the seeds and the synthetic corpus; the plain text where no index is."""
+    network = QUERIES["coauthor-network"]
+    for path in (seeds[2], synthetic[1]):
+        oxigraph = ox.Store.read_only(str(path))
+        indexed, plain = QueryStore(oxigraph, owner_index=True), QueryStore(oxigraph)
+        assert store_form(indexed, network, {}) is not None
+        assert store_form(plain, network, {}) is None
+        fast = run_embedded(indexed, network, precomputed=False)
+        slow = run_embedded(plain, network, precomputed=False)
+        assert fast.graph is not None and len(fast.graph) > 100
+        assert render(fast, "ttl") == render(slow, "ttl")
+        assert render(fast, "json") == render(slow, "json")
+
+
 def test_shared_coauthors_on_the_index_answers_like_rdflib(seeds):
     graph, _, path, _ = seeds
     indexed = QueryStore(ox.Store.read_only(str(path)), owner_index=True)
@@ -150,6 +166,10 @@ def test_a_project_text_of_the_same_name_runs_as_written(seeds):
     assert store_form(store, SHARED, defaults) is not None
     assert store_form(store, own, defaults) is None
     assert store_form(store, parse_query(SHARED.text, "people"), defaults) is None
+    network = QUERIES["coauthor-network"]
+    changed = parse_query(network.text.replace("?a != ?b", "?b != ?a"), "coauthor-network")
+    assert store_form(store, network, {}) is not None
+    assert store_form(store, changed, {}) is None
 
 
 def _patch(before_nt: Path, after_text: str, folder: Path, base: str) -> set:

@@ -177,12 +177,13 @@ def _answered(
     from kg.query.footprint import footprint
     from kg.query.stored import run_embedded
 
-    raw = _raw(store, query)
-    reads = {"footprint": footprint(query.text).as_json()}  # for the next build's reuse
-    if raw is None:  # ASK, or a query read by the page-owner index: answered as asked
+    found = _raw(store, query)
+    reads = {"footprint": footprint(run_text(store, query)).as_json()}  # for the next build
+    if found is None:  # ASK, or a query read by the page-owner index: answered as asked
         answer = run_embedded(store, query, {}, precomputed=False)
         files = _write_renderings(answer, folder, base)
         return None if files is None else {**_entry(answer, base, files), **reads}
+    raw, read_back = found
     sha = hashlib.sha256(raw).hexdigest()
     previous = earlier.entries.get(key) if earlier is not None else None
     if (
@@ -193,29 +194,78 @@ def _answered(
         and link_files(previous, earlier.folder, folder)
     ):
         return previous
-    answer = _from_raw(query.form, raw)
+    answer = read_back()
     files = _write_renderings(answer, folder, base)
     return None if files is None else {**_entry(answer, base, files), **reads, "raw": sha}
 
 
-def _raw(store: QueryStore, query: StoredQuery) -> bytes | None:
+def _raw(store: QueryStore, query: StoredQuery) -> tuple[bytes, Callable[[], Answer]] | None:
     """The answer of a SELECT, CONSTRUCT or DESCRIBE without parameters as pyoxigraph
-    writes it (SPARQL JSON results; N-Triples), lossless and in the order given."""
+    writes it (SPARQL JSON results; N-Triples), lossless and in the order given, and how
+    to make the `Answer` from it; a SELECT that kg.query.ordered can order is run without
+    its ORDER BY and ordered here (the same rows in the same order)."""
     import pyoxigraph as ox
-
-    from kg.query.stored import with_values
 
     if query.form == "ASK" or query.owner_iri({}) is not None:
         return None
-    result = store.query(with_values(query, query.bindings({})), query.name)
+    text = run_text(store, query)
+    found = _ordered_here(store, query, text) if query.form == "SELECT" else None
+    if found is not None:
+        return found
+    result = store.query(text, query.name)
     try:
         if isinstance(result, ox.QuerySolutions):
-            return result.serialize(format=ox.QueryResultsFormat.JSON) or b""
-        if isinstance(result, ox.QueryTriples):
-            return result.serialize(format=ox.RdfFormat.N_TRIPLES) or b""
+            raw = result.serialize(format=ox.QueryResultsFormat.JSON) or b""
+        elif isinstance(result, ox.QueryTriples):
+            raw = result.serialize(format=ox.RdfFormat.N_TRIPLES) or b""
+        else:
+            return None
     except (OSError, ValueError, RuntimeError) as exc:
         raise QueryError(f"query {query.name!r} failed: {exc}") from None
-    return None
+    return raw, lambda: _from_raw(query.form, raw)
+
+
+def _ordered_here(
+    store: QueryStore, query: StoredQuery, text: str
+) -> tuple[bytes, Callable[[], Answer]] | None:
+    """The rows of a SELECT run without its ORDER BY (written by pyoxigraph as SPARQL JSON
+    results) and ordered by kg.query.ordered, as `_raw` gives them (the ordered rows as
+    JSON), or None where that module cannot order them exactly."""
+    import json
+
+    import pyoxigraph as ox
+
+    from kg.query.ordered import in_order, unordered
+
+    plain = unordered(text)
+    if plain is None:
+        return None
+    result = store.query(plain[0], query.name)
+    if not isinstance(result, ox.QuerySolutions):
+        return None
+    try:
+        written = json.loads(result.serialize(format=ox.QueryResultsFormat.JSON) or b"")
+        variables = [str(v) for v in written["head"]["vars"]]
+        rows = list(written["results"]["bindings"])
+    except (OSError, ValueError, RuntimeError, KeyError, TypeError) as exc:
+        raise QueryError(f"query {query.name!r} failed: {exc}") from None
+    ordered = in_order(variables, rows, plain[1])
+    if ordered is None:
+        return None
+    document = {"head": {"vars": variables}, "results": {"bindings": ordered}}
+    raw = json.dumps(document, ensure_ascii=False, sort_keys=True).encode("utf-8")
+    return raw, lambda: _from_raw("SELECT", raw)
+
+
+def run_text(store: QueryStore | None, query: StoredQuery) -> str:
+    """The text run for a query without parameters: kg's faster form on its store where
+    it has one (kg.query.stored.store_form, as `run_embedded` runs), else the query's."""
+    from kg.query.stored import store_form, with_values
+
+    if store is None or query.parameters:
+        return query.text
+    bindings = query.bindings({})
+    return with_values(query, bindings, store_form(store, query, bindings))
 
 
 def _from_raw(form: str, raw: bytes) -> Answer:

@@ -48,6 +48,29 @@ ORDER BY ?name ?coauthor
 """
 
 
+# kg's `coauthor-network` reads its pairs from the index too: the pairs of the plain text's
+# sub-SELECT (`?paper schema:author ?a , ?b . FILTER (?a != ?b)`, grouped) are exactly the
+# index's pairs where both are IRIs; a literal author is never a `schema:Person` with a
+# name, so the rest of the query drops it either way (decision 0042).
+NETWORK = "coauthor-network"
+NETWORK_TEXT = """PREFIX schema: <http://schema.org/>
+# kg's own form of coauthor-network for its persistent store (kg.query.coauthors): the
+# pairs read from the store's co-author index instead of grouped from every paper's
+# authors (decision 0042).
+CONSTRUCT {
+  ?a schema:colleague ?b .
+  ?a schema:name ?nameA .
+  ?b schema:name ?nameB .
+}
+WHERE {
+  GRAPH <urn:kg:coauthors> { ?a <urn:kg:coauthor> ?b }
+  OPTIONAL { ?a a schema:Person ; schema:name ?nameA }
+  OPTIONAL { ?b a schema:Person ; schema:name ?nameB }
+  FILTER (BOUND(?nameA) && BOUND(?nameB))
+}
+"""
+
+
 def store_text(a: str, b: str, store: ox.Store) -> str:
     """STORE_TEXT, reading first the co-authors of whichever of the IRIs `a` and `b` has
     fewer (the answer is the same either way: a join of the two)."""
@@ -105,11 +128,11 @@ class Collector:
             yield b"%s <%s> %s <%s> .\n" % (x, COAUTHOR.encode(), y, COAUTHORS.encode())
 
 
-def patch_index(store: ox.Store, removed: Iterable[ox.Quad], added: Iterable[ox.Quad]) -> None:
+def patch_index(store: ox.Store, removed: Iterable[ox.Quad], added: Iterable[ox.Quad]) -> bool:
     """Bring the index of `store` (its default graph already patched) up to date after
     the triples `removed` and `added`: pairs of a subject whose authors gained someone
     are added; a pair that lost a shared subject is removed unless another subject still
-    has both."""
+    has both. Returns whether the index gained or lost a pair (decision 0042)."""
     lost_on, gained_on = _authors_by_subject(removed), _authors_by_subject(added)
     gained: set[tuple[ox.NamedNode, ox.NamedNode]] = set()
     for subject, new in gained_on.items():
@@ -120,12 +143,17 @@ def patch_index(store: ox.Store, removed: Iterable[ox.Quad], added: Iterable[ox.
         before = _authors(store, subject) | old
         doubtful.update((x, y) for x in old for y in before if x != y)
     graph, link = ox.NamedNode(COAUTHORS), ox.NamedNode(COAUTHOR)
+    changed = False
     for x, y in gained:
-        store.add(ox.Quad(x, link, y, graph))
+        quad = ox.Quad(x, link, y, graph)
+        changed = changed or quad not in store
+        store.add(quad)
     for x, y in doubtful:
         if (x, y) not in gained and not _share_a_subject(store, x, y):
+            changed = changed or ox.Quad(x, link, y, graph) in store
             store.remove(ox.Quad(x, link, y, graph))
             store.remove(ox.Quad(y, link, x, graph))
+    return changed
 
 
 def _authors_by_subject(quads: Iterable[ox.Quad]) -> dict[ox.NamedNode, set[ox.NamedNode]]:

@@ -45,6 +45,7 @@ class Patch:
 
     removed: tuple[bytes, ...]
     added: tuple[bytes, ...]
+    index_changed: bool = True  # whether the co-author index gained or lost a pair
 
 
 def patch_store(
@@ -67,13 +68,13 @@ def patch_store(
                 store.remove(quad)
             store.extend(new)
             _reindex_owners(store, old, diff, new_lines, base.encode())
-            patch_index(store, gone, new)
+            index_changed = patch_index(store, gone, new)
             store.flush()
             del store, old
     except (OSError, SyntaxError, ValueError):
         shutil.rmtree(target, ignore_errors=True)
         return None
-    return diff
+    return Patch(diff.removed, diff.added, index_changed)
 
 
 class _Bytes(Protocol):

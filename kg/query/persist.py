@@ -23,6 +23,7 @@ triples are read by index (`QueryStore.owner_graph`) instead of a scan over ever
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import fcntl
 import hashlib
 import hmac
@@ -45,10 +46,11 @@ from kg.query.answers import (
     answer_key,
     link_files,
     precomputable,
+    run_text,
     write_answers_bounded,
 )
-from kg.query.coauthors import Collector
-from kg.query.footprint import Change, Footprint, change_of, footprint
+from kg.query.coauthors import COAUTHORS, Collector
+from kg.query.footprint import Change, Delta, Footprint, change_of, footprint, matters
 from kg.query.patch import Patch, page_owner, patch_store
 from kg.query.store import OWNER, OWNERS, QueryStore
 
@@ -199,17 +201,44 @@ def _reusable(patched: tuple[Patch, Path, dict] | None) -> _Reuse | None:
         return None
     if not isinstance(answers, dict) or not real:
         return None
-    return _Reuse(folder, answers, change_of([*patch.removed, *patch.added]))
+    change = change_of([*patch.removed, *patch.added])
+    if patch.index_changed:
+        change = dataclasses.replace(change, graphs=frozenset({COAUTHORS}))
+    return _Reuse(folder, answers, change, patch, previous)
 
 
 @dataclass(frozen=True)
 class _Reuse:
     """The precomputed answers of an earlier build's store (their folder and manifest
-    entries) and how this build's graph differs from that store's."""
+    entries), how this build's graph differs from that store's, the patch (its lines)
+    and the earlier store's folder."""
 
     folder: Path
     entries: dict
     change: Change
+    patch: Patch
+    previous: Path
+
+
+MOST_CHECKED = 5_000  # changed triples checked one by one (footprint.matters); more: touched
+
+
+def _delta(reuse: _Reuse, path: Path) -> Delta | None:
+    """The patch's triples and both stores, read-only, for `footprint.matters`; None
+    where the change is too large to check triple by triple or cannot be read."""
+    lines = (reuse.patch.removed, reuse.patch.added)
+    if len(lines[0]) + len(lines[1]) > MOST_CHECKED:
+        return None
+    try:
+        removed, added = (
+            [q.triple for q in ox.parse(b"".join(ls), format=ox.RdfFormat.N_TRIPLES)]
+            for ls in lines
+        )
+        return Delta(
+            removed, added, ox.Store.read_only(str(reuse.previous)), ox.Store.read_only(str(path))
+        )
+    except (OSError, SyntaxError, ValueError):
+        return None
 
 
 def _precompute(
@@ -232,23 +261,32 @@ def _precompute(
         return dict.fromkeys(keys)
     kept: dict[str, dict] = {}
     if reuse is not None:
+        delta = _delta(reuse, path)
+        store = QueryStore(delta.new, owner_index=True) if delta is not None else None
         for query, key in zip(queries, keys, strict=True):
             entry = reuse.entries.get(key)
             base = config.base_iri
-            if isinstance(entry, dict) and _still_true(query.text, entry, reuse, base, folder):
+            text = run_text(store, query)
+            if isinstance(entry, dict) and _still_true(text, entry, reuse, delta, base, folder):
                 kept[key] = entry
+        del store, delta  # the stores are closed before the answering process opens one
     todo = [q for q, k in zip(queries, keys, strict=True) if k not in kept]
     before = Earlier(reuse.folder, reuse.entries) if reuse is not None else None
     entries = write_answers_bounded(path, todo, folder, config.base_iri, before) if todo else {}
     return {k: kept.get(k) or entries.get(k) for k in keys}
 
 
-def _still_true(text: str, entry: dict, reuse: _Reuse, base: str, folder: Path) -> bool:
+def _still_true(
+    text: str, entry: dict, reuse: _Reuse, delta: Delta | None, base: str, folder: Path
+) -> bool:
     """Whether an earlier answer holds for this build's graph (the change cannot touch
-    what its query reads, as its signed entry says, it was rendered with the same base
-    IRI) and its files are now in `folder` (hard links, checked)."""
+    what its query reads, as its signed entry says, or, finer, no changed triple can be
+    used by a solution of the query `text`: footprint.matters; it was rendered with the
+    same base IRI) and its files are now in `folder` (hard links, checked)."""
     reads = Footprint.from_json(entry.get("footprint")) or footprint(text)
-    if entry.get("base") != base or reads.touched_by(reuse.change):
+    if entry.get("base") != base:
+        return False
+    if reads.touched_by(reuse.change) and (delta is None or matters(text, reuse.change, delta)):
         return False
     return link_files(entry, reuse.folder, folder)
 

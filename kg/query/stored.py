@@ -271,11 +271,14 @@ def run_embedded(
 
 def store_form(store: QueryStore, query: StoredQuery, bindings: Mapping[str, Node]) -> str | None:
     """kg's faster text of `query` for its persistent store, or None: shared-coauthors
-    reads the store's co-author index (kg.query.coauthors; same parameters, same answer)
-    when the query is kg's own text (not a project's query of the same name) and the
-    store has the index (not an in-memory graph, not a graph without co-authors)."""
+    and coauthor-network read the store's co-author index (kg.query.coauthors; same
+    parameters, same answer) when the query is kg's own text (not a project's query of
+    the same name) and the store has the index (not an in-memory graph, not a graph
+    without co-authors)."""
     from kg.query import coauthors
 
+    if query.name == coauthors.NETWORK and query.text in _kg_texts(coauthors.NETWORK):
+        return coauthors.NETWORK_TEXT if store.has_graph(coauthors.COAUTHORS) else None
     if query.name != coauthors.QUERY or query.text not in _kg_texts(coauthors.QUERY):
         return None
     a, b = bindings.get("_a_iri"), bindings.get("_b_iri")
