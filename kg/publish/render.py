@@ -29,14 +29,15 @@ from kg.graph.triples import Triples
 from kg.publish.assets import logo_path, photo_thumbnails, scan, site_files
 from kg.publish.deploy import deploy_files
 from kg.publish.export import (
+    Encoded,
     Kept,
     NodeBlocks,
     Previous,
     Written,
     colliding_prefixes,
-    content_digest,
     dataset_description,
     described,
+    encoded,
     jsonld_context,
     owned_nodes,
     person_nodes,
@@ -59,8 +60,8 @@ THINGS_PER_TASK = 200
 Task = tuple[str, int, int]  # kind, start, stop
 # path -> text (bytes: a static file), the previous build's unchanged file, or a file
 # a task wrote itself
-Files = Mapping[str, "str | bytes | Kept | Written"]
-Rendered = Mapping[str, str | bytes | Kept]  # one task's files before they are written
+Files = Mapping[str, "str | bytes | Kept | Written | Encoded"]
+Rendered = Mapping[str, str | bytes | Kept | Encoded]  # one task's files before they are written
 
 
 @dataclass
@@ -245,7 +246,7 @@ def render_task(state: _State, task: Task) -> tuple[Files, list[str]]:
         return {f"site/{k}": v for k, v in state.site.site_files(paths).items()}, keys
     if kind == "people":
         return _written(state, _people(state, start, stop, keys)), keys
-    files: dict[str, str | bytes | Kept] = {}
+    files: dict[str, str | bytes | Kept | Encoded] = {}
     for thing in state.things[start:stop]:
         files.update(_thing(state, thing, keys))
     return _written(state, files), keys
@@ -332,8 +333,8 @@ def _cached(
     previous = state.previous
     if kept and previous and all(still_there(previous, r, d) for r, d in kept.items()):
         return {rel: Kept(d) for rel, d in kept.items()}
-    files = render()
-    state.cache.put(found, {rel: content_digest(text.encode()) for rel, text in files.items()})
+    files = encoded(render())  # each text encoded and digested once, for the cache and the writer
+    state.cache.put(found, {rel: file.digest for rel, file in files.items()})
     return files
 
 
@@ -376,7 +377,7 @@ def _thing(state: _State, thing: URIRef, keys: list[str]) -> Rendered:
 
 
 def _people(state: _State, start: int, stop: int, keys: list[str]) -> Rendered:
-    files: dict[str, str | bytes | Kept] = {}
+    files: dict[str, str | bytes | Kept | Encoded] = {}
     for profile in state.resolution.dataset.profiles[start:stop]:
         person = _person(state.config, profile.slug)
         owned = person_nodes(state.graph, person, state.owned[person])
