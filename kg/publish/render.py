@@ -131,13 +131,17 @@ def render_parts(
     state = _make_state(config, resolution, graph, cache, previous, staging)
     tasks = list(_tasks(resolution, len(state.things)))
     used: set[str] = set()
-    for done, (part, keys) in enumerate(as_pool(jobs).map(render_task, state, tasks), start=1):
+    fresh: dict[str, bytes] = {}  # the entries the tasks made, packed at the end
+    results = as_pool(jobs).map(render_task, state, tasks)
+    for done, (part, keys, entries) in enumerate(results, start=1):
         yield part
         used.update(keys)
+        fresh.update(entries)
         if progress is not None:
             progress(done, len(tasks))
     if cache is not None:
-        cache.prune(used)
+        packs = cache.write_packs(fresh, used) if cache.enabled else set()
+        cache.prune(used | packs)
     yield {"context.jsonld": json.dumps({"@context": jsonld_context()}, indent=2) + "\n"}
     yield deploy_files(config.base_iri)
     assets = scan(config.root)  # the project's static/ and the photos' thumbnails
@@ -226,10 +230,16 @@ def _tasks(resolution: Resolution, things: int) -> Iterator[Task]:
         yield ("things", start, min(start + THINGS_PER_TASK, things))
 
 
-def render_task(state: _State, task: Task) -> tuple[Files, list[str]]:
-    """The files of one task and the cache keys it used: a pure function of the shared
+def render_task(state: _State, task: Task) -> tuple[Files, list[str], dict[str, bytes]]:
+    """The files of one task, the cache keys it used and the packed entries it made
+    (`SignedCache.put_packed`, written by the parent): a pure function of the shared
     state and the task (only `state.blocks`, a cache of text that does not change the
     output, and the render cache's files are written)."""
+    files, keys = _task_files(state, task)
+    return files, keys, state.cache.take_pending() if state.cache is not None else {}
+
+
+def _task_files(state: _State, task: Task) -> tuple[Files, list[str]]:
     kind, start, stop = task
     keys: list[str] = []
     if kind == scheme.file_path(DUMP, NTRIPLES.ext):
@@ -329,12 +339,12 @@ def _cached(
         return render()
     found = key()
     keys.append(found)
-    kept = state.cache.get(found)  # path -> digest of the bytes last rendered for it
+    kept = state.cache.get_packed(found)  # path -> digest of the bytes last rendered for it
     previous = state.previous
     if kept and previous and all(still_there(previous, r, d) for r, d in kept.items()):
         return {rel: Kept(d) for rel, d in kept.items()}
     files = encoded(render())  # each text encoded and digested once, for the cache and the writer
-    state.cache.put(found, {rel: file.digest for rel, file in files.items()})
+    state.cache.put_packed(found, {rel: file.digest for rel, file in files.items()})
     return files
 
 
