@@ -141,6 +141,12 @@ class SignedCache:
 
     def get(self, key: str) -> Any | None:
         """The value kept under `key`, or None (missing, unreadable, or not signed by us)."""
+        value = self._read(key)
+        if value is not None:
+            self.used.add(key)
+        return value
+
+    def _read(self, key: str) -> Any | None:
         if self.secret is None:
             return None
         try:
@@ -154,7 +160,6 @@ class SignedCache:
             value = pickle.loads(payload)
         except Exception:  # a signed entry from an older kg whose classes moved
             return None
-        self.used.add(key)
         return value
 
     def put(self, key: str, value: Any) -> None:
@@ -221,7 +226,8 @@ class SignedCache:
         return names
 
     def _pack(self, name: str) -> dict[str, bytes]:
-        found = self.get(name)
+        """The entries of a pack (its name is not `used`: `write_packs` says which are)."""
+        found = self._read(name)
         return found if isinstance(found, dict) else {}
 
     def prune(self, keep: Iterable[str] | None = None) -> None:
