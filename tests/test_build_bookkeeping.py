@@ -102,3 +102,54 @@ def test_encoded_files_are_digested_once_and_stamped_with_that_digest(tmp_path):
     assert previous is not None
     assert previous[1]["site/a.html"][0] == want
     assert previous[1]["site/b.ttl"][0] == hashlib.blake2b(b"b\n", digest_size=16).hexdigest()
+
+
+def _keys_of(root):
+    from kg import scheme
+    from kg.config import load_config
+    from kg.pipeline import build_graph
+    from kg.publish import render
+    from kg.publish.export import person_nodes
+
+    config = load_config(root)
+    resolution, mapped = build_graph(config, cache=False)
+    state = render._make_state(config, resolution, mapped.triples, None, None, None)
+    people = {}
+    for profile in resolution.dataset.profiles:
+        person = render._person(config, profile.slug)
+        owned = person_nodes(state.graph, person, state.owned[person])
+        works = state.site.publications_of(profile.slug)
+        people[profile.slug] = state.prints.person(profile, owned, works)
+    pubs = {}
+    for key, pub in resolution.publications.items():
+        thing = scheme.publication(config.base_iri, key)
+        thing = next(t for t in state.things if str(t) == thing)
+        pubs[key] = state.prints.thing(thing, set(state.owned[thing]), pub)
+    return resolution, people, pubs
+
+
+def test_fingerprints_change_with_what_an_item_shows_only(tmp_path):
+    """A publication's title, edited in one profile: the keys of that publication and of
+    its authors change; the keys of people and publications it does not touch do not."""
+    import re
+
+    from conftest import seed_project
+
+    root = seed_project(tmp_path / "project")
+    _, people, pubs = _keys_of(root)
+    assert len(set(people.values())) == len(people)  # one key per item
+    profile = sorted((root / "data" / "profiles").glob("*.yaml"))[0]
+    text = profile.read_text(encoding="utf-8")
+    title = re.search(r'^\s*- title: "?([^"\n]+)', text, flags=re.M).group(1)
+    profile.write_text(text.replace(title, "Revised " + title, 1), encoding="utf-8")
+    after, people2, pubs2 = _keys_of(root)
+    edited = next(k for k, p in after.publications.items() if p.title.startswith("Revised "))
+    authors = {slot.person for slot in after.publications[edited].authors if slot.person}
+    assert pubs2[edited] != pubs.get(edited)
+    changed = {slug for slug in people if people[slug] != people2[slug]}
+    profiled = set(people) & authors
+    assert profiled and profiled <= changed
+    untouched = [s for s in people if s not in authors and s not in changed]
+    assert untouched  # a person with no link to the publication keeps their key
+    others = [k for k in pubs if k != edited and k in pubs2]
+    assert others and sum(pubs[k] == pubs2[k] for k in others) > len(others) // 2
