@@ -715,7 +715,7 @@ def still_there(previous: Previous, rel: str, digest: str) -> bool:
     if stamp is None or stamp[0] != digest:
         return False
     try:
-        found = (tree / rel).stat(follow_symlinks=False)
+        found = os.stat(os.path.join(tree, rel), follow_symlinks=False)
     except OSError:
         return False
     return S_ISREG(found.st_mode) and _stamp(digest, found) == stamp
@@ -834,13 +834,21 @@ class _TreeWriter:
         self.done[rel] = _stamp(digest, target.stat())
 
     def _reuse(self, rel: str, digest: str, target: Path) -> bool:
-        """Link the previous tree's file when it holds these bytes, untouched since."""
-        if self.previous is None or not still_there(self.previous, rel, digest):
+        """Link the previous tree's file when it holds these bytes, untouched since: the
+        link is made first, then what it links is checked against the stamp (so nothing
+        can change between the check and the link); a link that fails the check goes."""
+        if self.previous is None:
             return False
-        if not _linked(self.previous[0] / rel, target):
+        tree, stamps = self.previous
+        stamp = stamps.get(rel)
+        if stamp is None or stamp[0] != digest or not _linked(os.path.join(tree, rel), target):
             return False
-        self.done[rel] = _stamp(digest, target.stat())
-        return True
+        found = os.stat(target, follow_symlinks=False)
+        if S_ISREG(found.st_mode) and _stamp(digest, found) == stamp:
+            self.done[rel] = stamp
+            return True
+        os.unlink(target)  # a link to a link, or to a file changed since
+        return False
 
 
 def _check_rel(rel: str) -> str:
@@ -873,7 +881,7 @@ def _linked_at(first_folder: int, first: str, folder: int, name: str) -> bool:
     return True
 
 
-def _linked(first: Path, target: Path) -> bool:
+def _linked(first: Path | str, target: Path) -> bool:
     try:
         os.link(first, target, follow_symlinks=False)  # a link is linked, never its target
     except OSError:  # no hard links on this file system: write a copy
