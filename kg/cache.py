@@ -16,7 +16,7 @@ import hashlib
 import hmac
 import os
 import pickle
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Collection, Iterable, Iterator, Mapping
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -167,7 +167,9 @@ class SignedCache:
             return
         self.used.add(key)
         payload = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
-        data = self._sign(key, payload) + payload
+        self._write(key, self._sign(key, payload) + payload)
+
+    def _write(self, key: str, data: bytes) -> None:
         try:
             shard = self._shard(key, create=True)
             try:  # a new key (most are): written in place, one open, write and close
@@ -178,25 +180,34 @@ class SignedCache:
             return  # a cache that cannot be written only costs time
 
     def get_packed(self, key: str) -> Any | None:
-        """The value `put_packed` kept under `key`, or None: looked up in its pack (a
-        signed entry holding the entries whose keys begin alike)."""
-        payload = self._pack(key[:PACK_DIGITS]).get(key)
-        if payload is None:
+        """The value `put_packed` kept under `key`, or None (missing, or not signed by
+        us): found in its pack, the file of the entries whose keys begin alike. Each
+        entry in a pack is signed as a file entry is, so only its own bytes are checked
+        and unpickled."""
+        if self.secret is None or not _is_key(key):
+            return None
+        entry = _find(self._pack(key[:PACK_DIGITS]), key.encode())
+        if entry is None:
+            return None
+        mac, payload = entry[:DIGEST], entry[DIGEST:]
+        if len(mac) != DIGEST or not hmac.compare_digest(mac, self._sign(key, payload)):
             return None
         try:
-            value = pickle.loads(payload)  # inside a pack whose signature was checked
-        except Exception:
+            value = pickle.loads(payload)
+        except Exception:  # a signed entry from an older kg whose classes moved
             return None
         self.used.add(key)
         return value
 
     def put_packed(self, key: str, value: Any) -> None:
-        """Keep `value` under `key` for `write_packs`: one file per entry costs more
-        than the entry (creating a file is ~80 µs of kernel time), a pack holds many."""
+        """Keep `value` under `key` for `write_packs` (signed here, in the worker that
+        made it): one file per entry costs more than the entry (creating a file is
+        ~80 µs of kernel time), a pack holds many."""
         if self.secret is None or not _is_key(key):
             return
         self.used.add(key)
-        self.pending[key] = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+        payload = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+        self.pending[key] = self._sign(key, payload) + payload
 
     def take_pending(self) -> dict[str, bytes]:
         """The entries `put_packed` kept in this process since the last call (a worker
@@ -206,29 +217,34 @@ class SignedCache:
 
     def write_packs(self, fresh: Mapping[str, bytes], keep: Collection[str]) -> set[str]:
         """Write every pack anew where it changed: the entries of `keep` it held, and
-        those of `fresh` (the pickles of `put_packed`); returns the packs' names, for
-        `prune`. A pack left empty is not written (and `prune` removes it)."""
+        those of `fresh` (`take_pending`'s); returns the packs' names, for `prune`. A
+        pack left empty is not written (and `prune` removes it)."""
+        if self.secret is None:
+            return set()
         fresh = {**fresh, **self.take_pending()}
         by_pack: dict[str, dict[str, bytes]] = {}
-        for key, payload in fresh.items():
-            by_pack.setdefault(key[:PACK_DIGITS], {})[key] = payload
+        for key, entry in fresh.items():
+            if _is_key(key):
+                by_pack.setdefault(key[:PACK_DIGITS], {})[key] = entry
         wanted = keep if isinstance(keep, set | frozenset) else set(keep)
         names = set()
         for n in range(16**PACK_DIGITS):
             name = f"{n:0{PACK_DIGITS}x}"
-            old = self._pack(name)
+            old = dict(_entries(self._pack(name)))
             new = {k: v for k, v in old.items() if k in wanted}
             new.update(by_pack.get(name, {}))
             if new != old and new:
-                self.put(name, new)
+                self._write(name, _packed(new))
             if new:
                 names.add(name)
         return names
 
-    def _pack(self, name: str) -> dict[str, bytes]:
-        """The entries of a pack (its name is not `used`: `write_packs` says which are)."""
-        found = self._read(name)
-        return found if isinstance(found, dict) else {}
+    def _pack(self, name: str) -> bytes:
+        """A pack's bytes (b"" when there is none)."""
+        try:
+            return read_regular_at(self._shard(name, create=False), name, MAX_ENTRY_BYTES)
+        except OSError:
+            return b""
 
     def prune(self, keep: Iterable[str] | None = None) -> None:
         """Remove the entries not in `keep` (default: not used in this run). Only names
@@ -266,6 +282,43 @@ def _trusted_root(folder: Path) -> Path:
         if parent.name == CACHE_FOLDER:
             return parent.parent
     return folder.parent
+
+
+def _packed(entries: dict[str, bytes]) -> bytes:
+    """A pack's bytes: per entry, the key's length (a byte), the key, the entry's
+    length (4 bytes) and the entry (its signature and pickle)."""
+    return b"".join(
+        b"%c%s%s%s" % (len(key), key.encode(), len(entry).to_bytes(4, "big"), entry)
+        for key, entry in sorted(entries.items())
+    )
+
+
+def _entries(data: bytes) -> Iterator[tuple[str, bytes]]:
+    """The (key, entry) pairs of a pack, up to the first malformed one."""
+    at, end = 0, len(data)
+    while at < end:
+        size = data[at]
+        key, at = data[at + 1 : at + 1 + size], at + 1 + size
+        length = int.from_bytes(data[at : at + 4], "big")
+        at += 4
+        if len(key) != size or at + length > end:
+            return
+        yield key.decode("ascii", "replace"), data[at : at + length]
+        at += length
+
+
+def _find(data: bytes, key: bytes) -> bytes | None:
+    """The entry of `key` in a pack, without reading the other entries' bytes."""
+    at, end, size = 0, len(data), len(key)
+    while at < end:
+        found, length = data[at], int.from_bytes(data[at + 1 + data[at] : at + 5 + data[at]], "big")
+        start = at + 5 + found
+        if start + length > end:
+            return None
+        if found == size and data[at + 1 : at + 1 + size] == key:
+            return data[start : start + length]
+        at = start + length
+    return None
 
 
 def _replace_at(shard: int, key: str, data: bytes) -> None:
