@@ -63,6 +63,9 @@ def test_a_tampered_or_foreign_pack_is_a_miss(tmp_path):
     data[-3] ^= 1
     pack.write_bytes(bytes(data))
     assert SignedCache(tmp_path / "render", secret=secret).get_packed(key) is None
+    for cut in (1, 40, 70, len(data) - 1):  # a truncated pack: misses, no error
+        pack.write_bytes(bytes(data[:cut]))
+        assert SignedCache(tmp_path / "render", secret=secret).get_packed(key) is None
     foreign = SignedCache(tmp_path / "render", secret=b"other" * 8)
     foreign.put(key[:PACK_DIGITS], {key: b"not a pickle of ours"})
     assert SignedCache(tmp_path / "render", secret=secret).get_packed(key) is None
