@@ -120,8 +120,16 @@ class SignedCache:
             raise OSError(f"not a cache key: {key!r}")
         fd = self._shards.get(key[:2])
         if fd is None:
+            if len(self._shards) >= _shard_descriptors():  # stay far below the fd limit
+                self._close_shards()
             fd = self._shards[key[:2]] = open_child(self._folder(create), key[:2], create)
         return fd
+
+    def _close_shards(self) -> None:
+        shards, self._shards = self._shards, {}
+        for fd in shards.values():
+            with contextlib.suppress(OSError):
+                os.close(fd)
 
     def _folder(self, create: bool) -> int:
         """The cache's folder, opened once (without following links) and kept: later
@@ -270,6 +278,19 @@ class SignedCache:
 PACK_DIGITS = 3  # packed entries go in 16**3 packs, by their keys' first hex digits
 MAX_ENTRY_BYTES = 512 * 1024 * 1024  # larger files are not entries kg wrote: a miss
 _HEX = frozenset("0123456789abcdef")
+
+
+@cache
+def _shard_descriptors() -> int:
+    """How many shard folders a cache keeps open: all 256 where the process may open
+    thousands of files, else a few (macOS's default limit is 256 in all)."""
+    try:
+        import resource
+
+        soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+    except (ImportError, OSError, ValueError):
+        return 16
+    return 256 if soft == resource.RLIM_INFINITY or soft >= 4096 else 16
 
 
 def _is_key(key: str) -> bool:

@@ -156,3 +156,18 @@ def test_fingerprints_change_with_what_an_item_shows_only(tmp_path):
     assert untouched  # a person with no link to the publication keeps their key
     others = [k for k in pubs if k != edited and k in pubs2]
     assert others and sum(pubs[k] == pubs2[k] for k in others) > len(others) // 2
+
+
+def test_a_cache_keeps_few_folders_open_under_a_low_descriptor_limit(tmp_path, monkeypatch):
+    import kg.cache
+
+    monkeypatch.setattr(kg.cache, "_shard_descriptors", lambda: 2)
+    cache = SignedCache(tmp_path / "c", secret=b"s" * 32)
+    keys = _keys(60)  # in many shards
+    for key in keys:
+        cache.put(key, key[-4:])
+        assert len(cache._shards) <= 2
+    assert len({key[:2] for key in keys}) > 2
+    assert [SignedCache(tmp_path / "c", secret=b"s" * 32).get(k) for k in keys] == [
+        k[-4:] for k in keys
+    ]
