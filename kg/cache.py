@@ -16,8 +16,7 @@ import hashlib
 import hmac
 import os
 import pickle
-from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Collection, Iterable, Iterator, Mapping
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -102,6 +101,8 @@ class SignedCache:
         self.secret = secret if secret is not None else user_secret()
         self.used: set[str] = set()
         self._fd: int | None = None
+        self._shards: dict[str, int] = {}  # shard name -> its folder's descriptor
+        self.pending: dict[str, bytes] = {}  # packed entries made, not yet written
 
     @property
     def enabled(self) -> bool:
@@ -112,16 +113,23 @@ class SignedCache:
         head = f"{self.folder.name}\0{key}\0".encode()
         return hmac.new(self.secret, head + payload, hashlib.sha256).digest()
 
-    @contextmanager
-    def _shard(self, key: str, create: bool) -> Iterator[int]:
-        """The shard folder of `key`, reached without following links."""
+    def _shard(self, key: str, create: bool) -> int:
+        """The shard folder of `key`, reached without following links, opened once per
+        process and kept (a build puts and gets thousands of entries)."""
         if not _is_key(key):
             raise OSError(f"not a cache key: {key!r}")
-        fd = open_child(self._folder(create), key[:2], create)
-        try:
-            yield fd
-        finally:
-            os.close(fd)
+        fd = self._shards.get(key[:2])
+        if fd is None:
+            if len(self._shards) >= _shard_descriptors():  # stay far below the fd limit
+                self._close_shards()
+            fd = self._shards[key[:2]] = open_child(self._folder(create), key[:2], create)
+        return fd
+
+    def _close_shards(self) -> None:
+        shards, self._shards = self._shards, {}
+        for fd in shards.values():
+            with contextlib.suppress(OSError):
+                os.close(fd)
 
     def _folder(self, create: bool) -> int:
         """The cache's folder, opened once (without following links) and kept: later
@@ -131,20 +139,26 @@ class SignedCache:
         return self._fd
 
     def __getstate__(self) -> dict[str, Any]:  # a descriptor means nothing elsewhere
-        return {**self.__dict__, "_fd": None}
+        return {**self.__dict__, "_fd": None, "_shards": {}, "pending": {}}
 
     def __del__(self) -> None:
-        if getattr(self, "_fd", None) is not None:
-            with contextlib.suppress(OSError):
-                os.close(self._fd)  # type: ignore[arg-type]
+        for fd in [getattr(self, "_fd", None), *getattr(self, "_shards", {}).values()]:
+            if fd is not None:
+                with contextlib.suppress(OSError):
+                    os.close(fd)
 
     def get(self, key: str) -> Any | None:
         """The value kept under `key`, or None (missing, unreadable, or not signed by us)."""
+        value = self._read(key)
+        if value is not None:
+            self.used.add(key)
+        return value
+
+    def _read(self, key: str) -> Any | None:
         if self.secret is None:
             return None
         try:
-            with self._shard(key, create=False) as shard:
-                data = read_regular_at(shard, key, MAX_ENTRY_BYTES)
+            data = read_regular_at(self._shard(key, create=False), key, MAX_ENTRY_BYTES)
         except OSError:
             return None
         mac, payload = data[:DIGEST], data[DIGEST:]
@@ -154,7 +168,6 @@ class SignedCache:
             value = pickle.loads(payload)
         except Exception:  # a signed entry from an older kg whose classes moved
             return None
-        self.used.add(key)
         return value
 
     def put(self, key: str, value: Any) -> None:
@@ -162,19 +175,84 @@ class SignedCache:
             return
         self.used.add(key)
         payload = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
-        temporary = f".{key}.{os.getpid()}"
+        self._write(key, self._sign(key, payload) + payload)
+
+    def _write(self, key: str, data: bytes) -> None:
         try:
-            with self._shard(key, create=True) as shard:
-                with contextlib.suppress(FileNotFoundError):
-                    os.unlink(temporary, dir_fd=shard)  # a killed run's (or a planted link)
-                try:
-                    write_new_at(shard, temporary, self._sign(key, payload) + payload)
-                    os.replace(temporary, key, src_dir_fd=shard, dst_dir_fd=shard)
-                except OSError:
-                    with contextlib.suppress(OSError):
-                        os.unlink(temporary, dir_fd=shard)
+            shard = self._shard(key, create=True)
+            try:  # a new key (most are): written in place, one open, write and close
+                write_new_at(shard, key, data)
+            except FileExistsError:
+                _replace_at(shard, key, data)
         except OSError:
             return  # a cache that cannot be written only costs time
+
+    def get_packed(self, key: str) -> Any | None:
+        """The value `put_packed` kept under `key`, or None (missing, or not signed by
+        us): found in its pack, the file of the entries whose keys begin alike. Each
+        entry in a pack is signed as a file entry is, so only its own bytes are checked
+        and unpickled."""
+        if self.secret is None or not _is_key(key):
+            return None
+        entry = _find(self._pack(key[:PACK_DIGITS]), key.encode())
+        if entry is None:
+            return None
+        mac, payload = entry[:DIGEST], entry[DIGEST:]
+        if len(mac) != DIGEST or not hmac.compare_digest(mac, self._sign(key, payload)):
+            return None
+        try:
+            value = pickle.loads(payload)
+        except Exception:  # a signed entry from an older kg whose classes moved
+            return None
+        self.used.add(key)
+        return value
+
+    def put_packed(self, key: str, value: Any) -> None:
+        """Keep `value` under `key` for `write_packs` (signed here, in the worker that
+        made it): one file per entry costs more than the entry (creating a file is
+        ~80 µs of kernel time), a pack holds many."""
+        if self.secret is None or not _is_key(key):
+            return
+        self.used.add(key)
+        payload = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+        self.pending[key] = self._sign(key, payload) + payload
+
+    def take_pending(self) -> dict[str, bytes]:
+        """The entries `put_packed` kept in this process since the last call (a worker
+        hands them to the process that writes the packs)."""
+        pending, self.pending = self.pending, {}
+        return pending
+
+    def write_packs(self, fresh: Mapping[str, bytes], keep: Collection[str]) -> set[str]:
+        """Write every pack anew where it changed: the entries of `keep` it held, and
+        those of `fresh` (`take_pending`'s); returns the packs' names, for `prune`. A
+        pack left empty is not written (and `prune` removes it)."""
+        if self.secret is None:
+            return set()
+        fresh = {**fresh, **self.take_pending()}
+        by_pack: dict[str, dict[str, bytes]] = {}
+        for key, entry in fresh.items():
+            if _is_key(key):
+                by_pack.setdefault(key[:PACK_DIGITS], {})[key] = entry
+        wanted = keep if isinstance(keep, set | frozenset) else set(keep)
+        names = set()
+        for n in range(16**PACK_DIGITS):
+            name = f"{n:0{PACK_DIGITS}x}"
+            old = dict(_entries(self._pack(name)))
+            new = {k: v for k, v in old.items() if k in wanted}
+            new.update(by_pack.get(name, {}))
+            if new != old and new:
+                self._write(name, _packed(new))
+            if new:
+                names.add(name)
+        return names
+
+    def _pack(self, name: str) -> bytes:
+        """A pack's bytes (b"" when there is none)."""
+        try:
+            return read_regular_at(self._shard(name, create=False), name, MAX_ENTRY_BYTES)
+        except OSError:
+            return b""
 
     def prune(self, keep: Iterable[str] | None = None) -> None:
         """Remove the entries not in `keep` (default: not used in this run). Only names
@@ -197,8 +275,22 @@ class SignedCache:
             os.close(folder)
 
 
+PACK_DIGITS = 3  # packed entries go in 16**3 packs, by their keys' first hex digits
 MAX_ENTRY_BYTES = 512 * 1024 * 1024  # larger files are not entries kg wrote: a miss
 _HEX = frozenset("0123456789abcdef")
+
+
+@cache
+def _shard_descriptors() -> int:
+    """How many shard folders a cache keeps open: all 256 where the process may open
+    thousands of files, else a few (macOS's default limit is 256 in all)."""
+    try:
+        import resource
+
+        soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+    except (ImportError, OSError, ValueError):
+        return 16
+    return 256 if soft == resource.RLIM_INFINITY or soft >= 4096 else 16
 
 
 def _is_key(key: str) -> bool:
@@ -211,6 +303,57 @@ def _trusted_root(folder: Path) -> Path:
         if parent.name == CACHE_FOLDER:
             return parent.parent
     return folder.parent
+
+
+def _packed(entries: dict[str, bytes]) -> bytes:
+    """A pack's bytes: per entry, the key's length (a byte), the key, the entry's
+    length (4 bytes) and the entry (its signature and pickle)."""
+    return b"".join(
+        b"%c%s%s%s" % (len(key), key.encode(), len(entry).to_bytes(4, "big"), entry)
+        for key, entry in sorted(entries.items())
+    )
+
+
+def _entries(data: bytes) -> Iterator[tuple[str, bytes]]:
+    """The (key, entry) pairs of a pack, up to the first malformed one."""
+    at, end = 0, len(data)
+    while at < end:
+        size = data[at]
+        key, at = data[at + 1 : at + 1 + size], at + 1 + size
+        length = int.from_bytes(data[at : at + 4], "big")
+        at += 4
+        if len(key) != size or at + length > end:
+            return
+        yield key.decode("ascii", "replace"), data[at : at + length]
+        at += length
+
+
+def _find(data: bytes, key: bytes) -> bytes | None:
+    """The entry of `key` in a pack, without reading the other entries' bytes."""
+    at, end, size = 0, len(data), len(key)
+    while at < end:
+        found, length = data[at], int.from_bytes(data[at + 1 + data[at] : at + 5 + data[at]], "big")
+        start = at + 5 + found
+        if start + length > end:
+            return None
+        if found == size and data[at + 1 : at + 1 + size] == key:
+            return data[start : start + length]
+        at = start + length
+    return None
+
+
+def _replace_at(shard: int, key: str, data: bytes) -> None:
+    """Replace the entry `key` through a new file renamed over it (never writing into
+    the file there, which may be a link)."""
+    temporary = f".{key}.{os.getpid()}"
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(temporary, dir_fd=shard)  # a killed run's (or a planted link)
+    try:
+        write_new_at(shard, temporary, data)
+        os.replace(temporary, key, src_dir_fd=shard, dst_dir_fd=shard)
+    except OSError:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary, dir_fd=shard)
 
 
 def _prune_shard(folder: int, name: str, wanted: set[str]) -> None:

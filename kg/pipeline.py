@@ -37,11 +37,11 @@ from kg.workers import (
 
 if TYPE_CHECKING:
     from kg.publish.cv.model import Options as CVOptions
-    from kg.publish.export import Kept, Written
+    from kg.publish.export import Encoded, Kept, Written
     from kg.query.store import QueryStore
 
 Progress = Callable[[str], None]
-Files = Mapping[str, "str | bytes | Kept | Written"]  # as render_parts gives them
+Files = Mapping[str, "str | bytes | Kept | Written | Encoded"]  # as render_parts gives them
 
 
 def _quiet(message: str) -> None:

@@ -26,6 +26,7 @@ from rdflib.term import Identifier, Node
 from kg import scheme
 from kg.cache import SignedCache
 from kg.errors import ProjectError
+from kg.files import FOLDER_FLAGS
 from kg.formats import JSONLD, RDF_FORMATS, TURTLE
 from kg.graph.namespaces import DCAT, DCTERMS, FOAF, KG, PREFIXES, RDF, SCHEMA, VOID, XSD, curie
 from kg.graph.ntriples import nt_object, nt_string, to_ntriples
@@ -489,7 +490,7 @@ def _local(iri: Node) -> str:
 # --------------------------------------------------------------------------- writing
 
 
-Part = Mapping[str, "str | bytes | Kept | Written"]
+Part = Mapping[str, "str | bytes | Kept | Written | Encoded"]
 
 
 def write_outputs(
@@ -558,6 +559,30 @@ class Written:
     stamp: Stamp
 
 
+@dataclass(frozen=True, eq=False)
+class Encoded:
+    """In place of a file's text: its bytes and their digest (`content_digest`), made
+    once by the render cache (which keeps the digest): the writer neither encodes nor
+    digests them again. Paths given the same `Encoded` share one file, as with text."""
+
+    data: bytes
+    digest: str
+
+
+def encoded(files: Mapping[str, str]) -> dict[str, Encoded]:
+    """Each file's bytes and digest, made once per text object (paths given the very
+    same string get the same `Encoded`, and so one file)."""
+    made: dict[int, Encoded] = {}
+    out: dict[str, Encoded] = {}
+    for rel, text in files.items():
+        found = made.get(id(text))
+        if found is None:
+            data = text.encode("utf-8")
+            found = made[id(text)] = Encoded(data, content_digest(data))
+        out[rel] = found
+    return out
+
+
 def write_part(staging: Path, previous: Previous | None, part: Part) -> dict[str, Written]:
     """Write one part into the staging folder of `write_outputs` (in the process that
     rendered it) and return what the parent needs: each file's stamp."""
@@ -613,7 +638,7 @@ def still_there(previous: Previous, rel: str, digest: str) -> bool:
     if stamp is None or stamp[0] != digest:
         return False
     try:
-        found = (tree / rel).stat(follow_symlinks=False)
+        found = os.stat(os.path.join(tree, rel), follow_symlinks=False)
     except OSError:
         return False
     return S_ISREG(found.st_mode) and _stamp(digest, found) == stamp
@@ -651,43 +676,73 @@ def _save_manifest(manifest: Path, version: str, stamps: dict[str, Stamp]) -> No
 
 class _TreeWriter:
     """Writes parts into the staging folder: hard links for repeated strings and for
-    files unchanged since the previous tree, else new files; records their stamps."""
+    files unchanged since the previous tree, else new files; records their stamps.
+
+    New files are made in their folder's descriptor (opened once per part and folder),
+    so each costs four system calls (open, write, fstat, close) and no walk of its path;
+    a file given as `Encoded` is not encoded nor digested again."""
 
     def __init__(self, staging: Path, previous: Previous | None) -> None:
         self.staging = staging
         self.previous = previous
-        self.folders: set[Path] = {staging}
+        self.folders: set[str] = {""}  # folders made, relative to the staging folder
+        self.fds: dict[str, int] = {}  # folder -> descriptor, while a part is written
         self.done: dict[str, Stamp] = {}
 
     def write(self, part: Part) -> None:
-        written: dict[int, tuple[Path, str]] = {}  # id(text) -> first file, while `part` lives
-        for rel, text in part.items():
-            if isinstance(text, Written):  # a worker wrote it into this staging folder
-                self._target(rel)  # the same check of the path
-                self.done[rel] = text.stamp
-                continue
-            target = self._target(rel)
-            if isinstance(text, Kept):
-                self._keep(rel, text.digest, target)
-                continue
-            first = written.get(id(text))
-            if first is not None and _linked(first[0], target):
-                self.done[rel] = self.done[first[1]]
-                continue
+        written: dict[int, tuple[int, str, str]] = {}  # id(text) -> first file, while `part` lives
+        try:
+            for rel, text in part.items():
+                if isinstance(text, Written):  # a worker wrote it into this staging folder
+                    _check_rel(rel)  # the same check of the path
+                    self.done[rel] = text.stamp
+                elif isinstance(text, Kept):
+                    self._keep(rel, text.digest, self._target(rel))
+                else:
+                    self._write(rel, text, written)
+        finally:
+            fds, self.fds = self.fds, {}
+            for fd in fds.values():
+                os.close(fd)
+
+    def _write(self, rel: str, text: str | bytes | Encoded, written: dict) -> None:
+        folder, name = self._place(rel)
+        first = written.get(id(text))
+        if first is not None and _linked_at(first[0], first[1], folder, name):
+            self.done[rel] = self.done[first[2]]
+            return
+        if isinstance(text, Encoded):
+            data, digest = text.data, text.digest
+        else:
             data = text if isinstance(text, bytes) else text.encode("utf-8")
             digest = content_digest(data)
-            if not self._reuse(rel, digest, target):
-                self.done[rel] = _stamp(digest, _write_new(target, data))
-            written.setdefault(id(text), (target, rel))
+        if self.previous is None or not self._reuse(rel, digest, self.staging / rel):
+            self.done[rel] = _stamp(digest, _write_new(folder, name, data))
+        written.setdefault(id(text), (folder, name, rel))
+
+    def _place(self, rel: str) -> tuple[int, str]:
+        """The descriptor of `rel`'s folder (made when missing) and its name there."""
+        folder, _, name = _check_rel(rel).rpartition("/")
+        fd = self.fds.get(folder)
+        if fd is None:
+            path = self.staging / folder if folder else self.staging
+            if folder not in self.folders:
+                path.mkdir(parents=True, exist_ok=True)
+                self._made(folder)
+            fd = self.fds[folder] = os.open(path, FOLDER_FLAGS)
+        return fd, name
+
+    def _made(self, folder: str) -> None:
+        while folder and folder not in self.folders:
+            self.folders.add(folder)
+            folder = folder.rpartition("/")[0]
 
     def _target(self, rel: str) -> Path:
-        parts = rel.split("/")
-        if not rel or rel.startswith("/") or any(p in ("", ".", "..") for p in parts):
-            raise ProjectError(f"refusing to write {rel!r} outside the output directory")
-        target = self.staging.joinpath(*parts)
-        if target.parent not in self.folders:
+        folder = _check_rel(rel).rpartition("/")[0]
+        target = self.staging / rel
+        if folder not in self.folders:
             target.parent.mkdir(parents=True, exist_ok=True)
-            self.folders.update(target.parents)
+            self._made(folder)
         return target
 
     def _keep(self, rel: str, digest: str, target: Path) -> None:
@@ -702,17 +757,35 @@ class _TreeWriter:
         self.done[rel] = _stamp(digest, target.stat())
 
     def _reuse(self, rel: str, digest: str, target: Path) -> bool:
-        """Link the previous tree's file when it holds these bytes, untouched since."""
-        if self.previous is None or not still_there(self.previous, rel, digest):
+        """Link the previous tree's file when it holds these bytes, untouched since: the
+        link is made first, then what it links is checked against the stamp (so nothing
+        can change between the check and the link); a link that fails the check goes."""
+        if self.previous is None:
             return False
-        if not _linked(self.previous[0] / rel, target):
+        tree, stamps = self.previous
+        stamp = stamps.get(rel)
+        if stamp is None or stamp[0] != digest or not _linked(os.path.join(tree, rel), target):
             return False
-        self.done[rel] = _stamp(digest, target.stat())
-        return True
+        found = os.stat(target, follow_symlinks=False)
+        if S_ISREG(found.st_mode) and _stamp(digest, found) == stamp:
+            self.done[rel] = stamp
+            return True
+        os.unlink(target)  # a link to a link, or to a file changed since
+        return False
 
 
-def _write_new(target: Path, data: bytes) -> os.stat_result:
-    fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)  # less the umask
+def _check_rel(rel: str) -> str:
+    """`rel`, when it is a path inside the output directory."""
+    if not rel or rel.startswith("/") or any(p in ("", ".", "..") for p in rel.split("/")):
+        raise ProjectError(f"refusing to write {rel!r} outside the output directory")
+    return rel
+
+
+_NEW_FILE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+
+
+def _write_new(folder: int, name: str, data: bytes) -> os.stat_result:
+    fd = os.open(name, _NEW_FILE, 0o666, dir_fd=folder)  # less the umask
     try:
         view = memoryview(data)
         while view:
@@ -722,7 +795,16 @@ def _write_new(target: Path, data: bytes) -> os.stat_result:
         os.close(fd)
 
 
-def _linked(first: Path, target: Path) -> bool:
+def _linked_at(first_folder: int, first: str, folder: int, name: str) -> bool:
+    """`_linked` between names in two folders' descriptors."""
+    try:
+        os.link(first, name, src_dir_fd=first_folder, dst_dir_fd=folder, follow_symlinks=False)
+    except OSError:  # no hard links on this file system: write a copy
+        return False
+    return True
+
+
+def _linked(first: Path | str, target: Path) -> bool:
     try:
         os.link(first, target, follow_symlinks=False)  # a link is linked, never its target
     except OSError:  # no hard links on this file system: write a copy

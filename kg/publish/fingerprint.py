@@ -24,8 +24,7 @@ from __future__ import annotations
 import bisect
 import hashlib
 import pickle
-from collections.abc import Callable, Iterable
-from functools import cached_property
+from collections.abc import Callable
 from typing import Protocol
 
 from rdflib import URIRef
@@ -100,7 +99,13 @@ class SubjectChunks:
 
 
 class Fingerprints:
-    """Keys for the cached files of people and things (see the module's docstring)."""
+    """Keys for the cached files of people and things (see the module's docstring).
+
+    A key is a digest of a few parts, each the concatenation of fixed-size digests made
+    once per process or once per build: each subject's triples (`SubjectChunks.digest`),
+    each reached node's line, each resolved record (made here, in the parent, before
+    the render's workers fork), so the key of an item costs about one hash of
+    16 bytes per node it depends on."""
 
     def __init__(
         self,
@@ -116,13 +121,15 @@ class Fingerprints:
         self.graph = graph
         self.chunks = chunks
         self.href = href
-        self._views: dict[Node, str] = {}
-        self._reached: dict[Node, str] = {}
-        self._pubs: dict[str, tuple[str, ...]] = {}
+        self._views: dict[Node, bytes] = {}
+        self._reached: dict[Node, bytes] = {}
+        self._pubs: dict[str, bytes] = {}
         self.citation_keys = citation_keys
+        # once, before any fork: every worker would otherwise make its own
+        self.settings = self._settings()
+        self._records = _record_digests(resolution)
 
-    @cached_property
-    def settings(self) -> str:
+    def _settings(self) -> str:
         """kg's code and templates, the project's settings, templates and registries."""
         c = self.config
         templates = c.root / "templates"
@@ -137,40 +144,38 @@ class Fingerprints:
             _pickled((d.organizations, d.venues, d.people)),
         )
 
-    def _description(self, owned: set[Node]) -> Iterable[str]:
+    def _description(self, owned: set[Node]) -> tuple[bytes, bytes, bytes]:
         """What `described(graph, owned)` holds, and of each node in it what a page may
         show when linking it, without building the description: the owned nodes'
-        whole-graph digests, the links into them, and the reached nodes."""
-        term, graph = self.chunks.term, self.graph
+        whole-graph digests, the links into them, and the reached nodes' lines."""
+        term, graph, facts = self.chunks.term, self.graph, self.chunks.digest
         reached: set[Node] = set(owned)
         links = []
-        for s in sorted(owned, key=str):
-            yield self._facts(s)
+        own = sorted(owned, key=str)
+        for s in own:
             reached.update(o for _, o in graph.predicate_objects(s) if isinstance(o, URIRef))
             for s2, p in graph.subject_predicates(s):
                 if s2 not in owned:
                     links.append(f"{term(s2)} {term(p)} {term(s)}")
                     reached.add(s2)
-        yield _text_digest("\n".join(sorted(links)))
         lines = self._reached
-        for node in sorted(reached, key=str):
-            found = lines.get(node)
-            yield found if found is not None else self._reached_line(node)
+        return (
+            b"".join([facts.get(s, _NONE) for s in own]),
+            _text_digest("\n".join(sorted(links))),
+            b"".join([lines.get(n) or self._reached_line(n) for n in sorted(reached, key=str)]),
+        )
 
-    def _reached_line(self, node: Node) -> str:
+    def _reached_line(self, node: Node) -> bytes:
         """What a description shows of a node it reaches: its view, where it links to
         (the node itself, or the page of its owner) and that owner's view; once per
         node (an organization or a venue is reached from thousands of pages)."""
         link = self.href(str(node))
         owner = URIRef(scheme.mint(self.config.base_iri, link)) if link != str(node) else node
-        found = self._reached[node] = f"{node}\t{self._view(node)}\t{link}\t{self._view(owner)}"
+        line = f"{node}\t{self._view(node).hex()}\t{link}\t{self._view(owner).hex()}"
+        found = self._reached[node] = _text_digest(line)
         return found
 
-    def _facts(self, node: Node) -> str:
-        """The digest of all of `node`'s triples."""
-        return self.chunks.digest.get(node, b"").hex()
-
-    def _view(self, node: Node) -> str:
+    def _view(self, node: Node) -> bytes:
         """The facts of `node` that a page linking to it may show."""
         found = self._views.get(node)
         if found is None:
@@ -179,83 +184,92 @@ class Fingerprints:
             found = self._views[node] = _text_digest("\n".join(lines))
         return found
 
-    def _subtree(self, node: Node) -> Iterable[str]:
+    def _subtree(self, node: Node) -> bytes:
         """The whole-graph digests of `node` and of every node minted under it."""
-        yield self.chunks.digest.get(node, b"").hex()
+        digests = self.chunks.digest
         first, last = self.chunks.under(node)
-        for s in self.chunks.order[first:last]:
-            yield self.chunks.digest[s].hex()
+        under = self.chunks.order[first:last]
+        return b"".join([digests.get(node, _NONE), *(digests[s] for s in under)])
 
-    @cached_property
-    def _person_digests(self) -> dict[str, str]:
-        """Of a resolved person the pages and BibTeX show the name (kg/publish reads
-        `.name` only); the rest (where they were mentioned) is in the graph."""
-        return {k: v.name for k, v in self.r.persons.items()}
-
-    @cached_property
-    def _profile_digests(self) -> dict[str, str]:
-        return {p.slug: _pickled(p) for p in self.r.dataset.profiles}
-
-    @cached_property
-    def _refs_by_file(self) -> dict[str, list[str]]:
-        """File -> the resolved person of every name listed in it (advisors, mentors…)."""
-        found: dict[str, list[str]] = {}
-        for source, key in self.r.person_of.items():
-            found.setdefault(source.file, []).append(f"{source}\t{key}")
-        return {file: sorted(refs) for file, refs in found.items()}
-
-    def _publication(self, pub: PublicationEntity) -> tuple[str, ...]:
+    def _publication(self, pub: PublicationEntity) -> bytes:
         """The resolved record, its citation key and its authors' records (once per
         publication and process)."""
         found = self._pubs.get(pub.key)
         if found is None:
-            people, profiles = self._person_digests, self._profile_digests
+            records = self._records
             authors = [
                 part
                 for slot in pub.authors
                 if slot.person
-                for part in (people.get(slot.person, "-"), profiles.get(slot.person, "-"))
+                for part in (
+                    records.get(("name", slot.person), _NONE),
+                    records.get(("profile", slot.person), _NONE),
+                )
             ]
-            found = (_pickled(pub), self.citation_keys.get(pub.key, ""), *authors)
-            self._pubs[pub.key] = found
+            record = records.get(("publication", pub.key)) or _pickled(pub)
+            key = self.citation_keys.get(pub.key, "").encode()
+            found = self._pubs[pub.key] = _text_digest(digest(record, key, *authors))
         return found
 
     def thing(self, thing: URIRef, owned: set[Node], pub: PublicationEntity | None) -> str:
-        parts = self._publication(pub) if pub is not None else ()
         return digest(
             self.settings,
             "thing",
             str(thing),
             *self._description(owned),
-            *self._subtree(thing),
-            *parts,
+            self._subtree(thing),
+            self._publication(pub) if pub is not None else b"",
         )
 
     def person(self, profile: Profile, owned: set[Node], works: list[PublicationEntity]) -> str:
         source = profile.source.file if profile.source else ""
         person = URIRef(scheme.person(self.config.base_iri, profile.slug))
+        records = self._records
         return digest(
             self.settings,
             "person",
             profile.slug,
-            self._profile_digests.get(profile.slug, "-"),
-            self._person_digests.get(profile.slug, "-"),
-            *self._refs_by_file.get(source, ()),
+            records.get(("profile", profile.slug), _NONE),
+            records.get(("name", profile.slug), _NONE),
+            records.get(("refs", source), _NONE),
             *self._description(owned),
-            *(d for work in works_of(self.graph, person) for d in self._subtree(work)),
-            *(part for pub in works for part in self._publication(pub)),
+            b"".join([self._subtree(work) for work in works_of(self.graph, person)]),
+            b"".join([self._publication(pub) for pub in works]),
         )
 
 
-def _text_digest(text: str) -> str:
-    return hashlib.blake2b(text.encode(), digest_size=16).hexdigest()
+_NONE = bytes(16)  # in place of the digest of something absent
 
 
-def _pickled(value: object) -> str:
+def _record_digests(r: Resolution) -> dict[tuple[str, str], bytes]:
+    """A digest of each resolved record the pages and BibTeX show, made once: each
+    publication, each profile, each resolved person's name (kg/publish reads `.name`
+    only; where they were mentioned is in the graph), and per profile file the resolved
+    person of every name listed in it (advisors, mentors…)."""
+    found: dict[tuple[str, str], bytes] = {}
+    for key, pub in r.publications.items():
+        found["publication", key] = _pickled(pub)
+    for profile in r.dataset.profiles:
+        found["profile", profile.slug] = _pickled(profile)
+    for key, person in r.persons.items():
+        found["name", key] = _text_digest(person.name)
+    refs: dict[str, list[str]] = {}
+    for source, key in r.person_of.items():
+        refs.setdefault(source.file, []).append(f"{source}\t{key}")
+    for file, lines in refs.items():
+        found["refs", file] = _text_digest("\n".join(sorted(lines)))
+    return found
+
+
+def _text_digest(text: str) -> bytes:
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+
+
+def _pickled(value: object) -> bytes:
     """A digest of a record's pickle: equal records give equal digests (a record made
     another way may pickle differently, which only costs a render)."""
     data = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
-    return hashlib.blake2b(data, digest_size=16).hexdigest()
+    return hashlib.blake2b(data, digest_size=16).digest()
 
 
 def _logo(config: Config) -> list[bytes]:

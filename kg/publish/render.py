@@ -43,15 +43,16 @@ from kg.publish.blocks import (
 )
 from kg.publish.deploy import deploy_files
 from kg.publish.export import (
+    Encoded,
     Kept,
     NodeBlocks,
     Previous,
     Written,
     _JsonTerms,
     colliding_prefixes,
-    content_digest,
     dataset_description,
     described,
+    encoded,
     jsonld_context,
     owned_nodes,
     person_nodes,
@@ -74,8 +75,8 @@ THINGS_PER_TASK = 200
 Task = tuple[str, int, int]  # kind, start, stop
 # path -> text (bytes: a static file), the previous build's unchanged file, or a file
 # a task wrote itself
-Files = Mapping[str, "str | bytes | Kept | Written"]
-Rendered = Mapping[str, str | bytes | Kept]  # one task's files before they are written
+Files = Mapping[str, "str | bytes | Kept | Written | Encoded"]
+Rendered = Mapping[str, str | bytes | Kept | Encoded]  # one task's files before they are written
 
 
 @dataclass
@@ -148,18 +149,22 @@ def render_parts(
     state = _make_state(config, resolution, graph, cache, previous, staging)
     tasks = list(_tasks(resolution, len(state.things)))
     used: set[str] = set()
+    fresh: dict[str, bytes] = {}  # the entries the tasks made, packed at the end
     pool = as_pool(jobs)
     try:
         state.table = state.blocks.table = _block_table(state, pool, used)
-        for done, (part, keys) in enumerate(pool.map(render_task, state, tasks), start=1):
+        results = pool.map(render_task, state, tasks)
+        for done, (part, keys, entries) in enumerate(results, start=1):
             yield part
             used.update(keys)
+            fresh.update(entries)
             if progress is not None:
                 progress(done, len(tasks))
     finally:
         _drop_table(state)
     if cache is not None:
-        cache.prune(used)
+        packs = cache.write_packs(fresh, used) if cache.enabled else set()
+        cache.prune(used | packs)
     yield {"context.jsonld": json.dumps({"@context": jsonld_context()}, indent=2) + "\n"}
     yield deploy_files(config.base_iri)
     assets = scan(config.root)  # the project's static/ and the photos' thumbnails
@@ -307,10 +312,16 @@ def _tasks(resolution: Resolution, things: int) -> Iterator[Task]:
         yield ("things", start, min(start + THINGS_PER_TASK, things))
 
 
-def render_task(state: _State, task: Task) -> tuple[Files, list[str]]:
-    """The files of one task and the cache keys it used: a pure function of the shared
+def render_task(state: _State, task: Task) -> tuple[Files, list[str], dict[str, bytes]]:
+    """The files of one task, the cache keys it used and the packed entries it made
+    (`SignedCache.put_packed`, written by the parent): a pure function of the shared
     state and the task (only the terms' texts of `state.blocks`, a cache that does not
     change the output, and the render cache's files are written)."""
+    files, keys = _task_files(state, task)
+    return files, keys, state.cache.take_pending() if state.cache is not None else {}
+
+
+def _task_files(state: _State, task: Task) -> tuple[Files, list[str]]:
     kind, start, stop = task
     keys: list[str] = []
     if kind == scheme.file_path(DUMP, NTRIPLES.ext):
@@ -327,7 +338,7 @@ def render_task(state: _State, task: Task) -> tuple[Files, list[str]]:
         return {f"site/{k}": v for k, v in state.site.site_files(paths).items()}, keys
     if kind == "people":
         return _written(state, _people(state, start, stop, keys)), keys
-    files: dict[str, str | bytes | Kept] = {}
+    files: dict[str, str | bytes | Kept | Encoded] = {}
     for thing in state.things[start:stop]:
         files.update(_thing(state, thing, keys))
     return _written(state, files), keys
@@ -363,12 +374,12 @@ def _cached(
         return render()
     found = key()
     keys.append(found)
-    kept = state.cache.get(found)  # path -> digest of the bytes last rendered for it
+    kept = state.cache.get_packed(found)  # path -> digest of the bytes last rendered for it
     previous = state.previous
     if kept and previous and all(still_there(previous, r, d) for r, d in kept.items()):
         return {rel: Kept(d) for rel, d in kept.items()}
-    files = render()
-    state.cache.put(found, {rel: content_digest(text.encode()) for rel, text in files.items()})
+    files = encoded(render())  # each text encoded and digested once, for the cache and the writer
+    state.cache.put_packed(found, {rel: file.digest for rel, file in files.items()})
     return files
 
 
@@ -411,7 +422,7 @@ def _thing(state: _State, thing: URIRef, keys: list[str]) -> Rendered:
 
 
 def _people(state: _State, start: int, stop: int, keys: list[str]) -> Rendered:
-    files: dict[str, str | bytes | Kept] = {}
+    files: dict[str, str | bytes | Kept | Encoded] = {}
     for profile in state.resolution.dataset.profiles[start:stop]:
         person = _person(state.config, profile.slug)
         owned = person_nodes(state.graph, person, state.owned[person])
