@@ -161,14 +161,18 @@ class SignedCache:
             data = read_regular_at(self._shard(key, create=False), key, MAX_ENTRY_BYTES)
         except OSError:
             return None
-        mac, payload = data[:DIGEST], data[DIGEST:]
+        return self._verified(key, data)
+
+    def _verified(self, key: str, entry: bytes) -> Any | None:
+        """The value of a stored entry (its signature, then its pickle), or None when
+        `entry` is not signed by us for `key`."""
+        mac, payload = entry[:DIGEST], entry[DIGEST:]
         if len(mac) != DIGEST or not hmac.compare_digest(mac, self._sign(key, payload)):
             return None
         try:
-            value = pickle.loads(payload)
+            return pickle.loads(payload)
         except Exception:  # a signed entry from an older kg whose classes moved
             return None
-        return value
 
     def put(self, key: str, value: Any) -> None:
         if self.secret is None:
@@ -195,16 +199,9 @@ class SignedCache:
         if self.secret is None or not _is_key(key):
             return None
         entry = _find(self._pack(key[:PACK_DIGITS]), key.encode())
-        if entry is None:
-            return None
-        mac, payload = entry[:DIGEST], entry[DIGEST:]
-        if len(mac) != DIGEST or not hmac.compare_digest(mac, self._sign(key, payload)):
-            return None
-        try:
-            value = pickle.loads(payload)
-        except Exception:  # a signed entry from an older kg whose classes moved
-            return None
-        self.used.add(key)
+        value = None if entry is None else self._verified(key, entry)
+        if value is not None:
+            self.used.add(key)
         return value
 
     def put_packed(self, key: str, value: Any) -> None:
