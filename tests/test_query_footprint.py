@@ -151,12 +151,10 @@ def test_an_email_edit_keeps_the_answers_that_do_not_read_email(project, monkeyp
     """Kept by their footprints alone: with no time to answer any query, the answers the
     change cannot touch are still there, and the one that reads email is not."""
     before = _answer_files(project)
-    monkeypatch.setattr("kg.query.answers.SECONDS", 0.0)  # the answering process is killed
-    _edit_and_build(project, "zhaoyh98@pku.edu.cn", "yihao@example.org")
+    store, entries = _entries_after_timeless_edit(
+        project, monkeypatch, "zhaoyh98@pku.edu.cn", "yihao@example.org"
+    )
     config = load_config(project)
-    store = open_built_store(config)
-    assert store is not None and store.answers is not None
-    entries = {q.name: store.answers.entries[answer_key(q.text)] for q in precomputable(config)}
     # by hand from the query files: people reads schema:email; the co-author network,
     # venues and years read authors, names, types, venues and dates only
     assert entries["people"] is None
@@ -254,12 +252,10 @@ def test_a_title_edit_keeps_the_answers_no_changed_triple_can_reach(tmp_path, mo
     project = seed_project(tmp_path / "project")
     assert build(load_config(project)).published
     before = _answer_files(project)
-    monkeypatch.setattr("kg.query.answers.SECONDS", 0.0)  # the answering process is killed
-    _edit_and_build(project, '- title: "GreenFlow', '- title: "Edited GreenFlow')
+    store, entries = _entries_after_timeless_edit(
+        project, monkeypatch, '- title: "GreenFlow', '- title: "Edited GreenFlow'
+    )
     config = load_config(project)
-    store = open_built_store(config)
-    assert store is not None and store.answers is not None
-    entries = {q.name: store.answers.entries[answer_key(q.text)] for q in precomputable(config)}
     for name in ("coauthor-network", "people", "advisor-network"):
         inode = os.stat(store.answers.folder / entries[name]["files"]["table"]).st_ino
         assert inode == before[name], name  # the same file, linked
@@ -272,3 +268,15 @@ def test_a_title_edit_keeps_the_answers_no_changed_triple_can_reach(tmp_path, mo
             live = run_embedded(store, query, precomputed=False)
             for fmt in FORMATS:
                 assert found.text(fmt, config.base_iri) == render(live, fmt, config.base_iri)
+
+
+def _entries_after_timeless_edit(project, monkeypatch, old: str, new: str):
+    """The store and its answer entries by query name after a build of the edit in which
+    the answering process gets no time (what is there was kept, not answered again)."""
+    monkeypatch.setattr("kg.query.answers.SECONDS", 0.0)  # the answering process is killed
+    _edit_and_build(project, old, new)
+    config = load_config(project)
+    store = open_built_store(config)
+    assert store is not None and store.answers is not None
+    entries = {q.name: store.answers.entries[answer_key(q.text)] for q in precomputable(config)}
+    return store, entries
