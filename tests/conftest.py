@@ -47,7 +47,7 @@ def seed_build(repo_config):
 
 @pytest.fixture(scope="session")
 def mini_build():
-    return build_graph(load_config(MINI))
+    return build_graph(load_config(MINI), cache=False)  # the fixture folder is not written
 
 
 @pytest.fixture(scope="session")

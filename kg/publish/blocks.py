@@ -34,7 +34,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from rdflib import URIRef
 from rdflib.term import Node
 
 from kg.formats import JSONLD, TURTLE
@@ -49,8 +48,8 @@ SEPARATOR = {TURTLE.ext: b"\n", JSONLD.ext: b",\n    "}
 
 
 def canonical_subjects(graph: Triples) -> list[Node]:
-    """The subjects in the order the writers give them (`export._subject_order`)."""
-    return sorted(graph.subjects(), key=lambda s: (type(s) is URIRef, str(s)))
+    """The subjects in the order the writers give them (`export.subject_key`)."""
+    return sorted(graph.subjects(), key=export.subject_key)
 
 
 def cut(subjects: Sequence[Node], size: int = RANGE_SIZE) -> list[tuple[int, int]]:
@@ -289,10 +288,7 @@ def dump_ends(
     the last (`unusable`: the context prefixes the whole graph collides with)."""
     if ext == TURTLE.ext:
         used = table.turtle_prefixes()
-        prefixes = {str(ns): p for p, ns in graph.namespaces() if p}  # as the writer's
-        ordered = sorted(prefixes.items(), key=lambda kv: kv[1])
-        lines = "".join(f"@prefix {p}: <{ns}> .\n" for ns, p in ordered if p in used)
-        return (lines + "\n").encode(), b""
+        return export.prefix_header(export.graph_prefixes(graph), used).encode(), b""
     context = dumps(export.jsonld_context(unusable), depth=1)
     head = f'{{\n  "@context": {context},\n  "@graph": ['
     if not table.ranges:
@@ -317,6 +313,6 @@ def table_of(graph: Triples, size: int = RANGE_SIZE) -> BlockTable:
 
 
 def _formatter_of(graph: Triples) -> Formatter:
-    prefixes = {str(ns): p for p, ns in graph.namespaces() if p}
+    prefixes = export.graph_prefixes(graph)
     unusable = export.colliding_prefixes(t for triple in graph for t in triple)
     return Formatter(export._TurtleTerms(prefixes), export._JsonTerms(unusable))

@@ -128,8 +128,7 @@ class NodeBlocks:
     def __init__(self, whole: Triples, table: BlockSource | None = None) -> None:
         self.whole = whole
         self.table = table
-        prefixes = {str(ns): p for p, ns in whole.namespaces() if p}
-        self.turtle_terms = _TurtleTerms(prefixes)
+        self.turtle_terms = _TurtleTerms(graph_prefixes(whole))
         self.json_terms = _JsonTerms()
         self.nt_terms: dict[Node, str] = {}
         # set by the renderer when no IRI of the whole graph collides with a context
@@ -164,7 +163,7 @@ def to_turtle(graph: Iterable[Triple], blocks: NodeBlocks | None = None) -> str:
 def turtle_chunks(graph: Iterable[Triple], blocks: NodeBlocks | None = None) -> Iterator[str]:
     """`to_turtle` in pieces: the prefixes the blocks use, then the blocks (kept until
     the end, since the prefixes come first)."""
-    prefixes = {str(ns): prefix for prefix, ns in graph.namespaces() if prefix}  # type: ignore[attr-defined]
+    prefixes = graph_prefixes(graph)
     term = blocks.turtle_terms if blocks is not None else _TurtleTerms(prefixes)
 
     def block(s: Node, predicates: Described) -> tuple[str, AbstractSet[str]]:
@@ -177,8 +176,7 @@ def turtle_chunks(graph: Iterable[Triple], blocks: NodeBlocks | None = None) -> 
         text, prefixes_used = _node_text(blocks, TURTLE.ext, s, predicates, block)
         texts.append(text)
         used |= prefixes_used
-    ordered = sorted(prefixes.items(), key=lambda kv: kv[1])
-    yield "".join(f"@prefix {p}: <{ns}> .\n" for ns, p in ordered if p in used) + "\n"
+    yield prefix_header(prefixes, used)
     yield "\n".join(texts)
 
 
@@ -194,10 +192,25 @@ def _by_subject(graph: Iterable[Triple]) -> dict[Node, Described]:
     return by_subject  # type: ignore[return-value]
 
 
-def _subject_order(item: tuple[Node, object]) -> tuple[bool, str]:
+def subject_key(s: Node) -> tuple[bool, str]:
     """rdflib's order of subjects (blank nodes, then IRIs, each by text), without
-    rdflib's Python-level comparisons."""
-    return type(item[0]) is URIRef, str(item[0])
+    rdflib's Python-level comparisons: the order of every writer's subjects."""
+    return type(s) is URIRef, str(s)
+
+
+def _subject_order(item: tuple[Node, object]) -> tuple[bool, str]:
+    return subject_key(item[0])
+
+
+def graph_prefixes(graph: object) -> dict[str, str]:
+    """Namespace -> prefix of the graph's bound prefixes (an rdflib Graph or `Triples`)."""
+    return {str(ns): p for p, ns in graph.namespaces() if p}  # type: ignore[attr-defined]
+
+
+def prefix_header(prefixes: Mapping[str, str], used: AbstractSet[str]) -> str:
+    """A Turtle file's `@prefix` lines for the `used` prefixes, by prefix, and a blank line."""
+    ordered = sorted(prefixes.items(), key=lambda kv: kv[1])
+    return "".join(f"@prefix {p}: <{ns}> .\n" for ns, p in ordered if p in used) + "\n"
 
 
 def _turtle_block(s: Node, described: Described, term: _TurtleTerms) -> str:

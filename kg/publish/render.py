@@ -97,7 +97,6 @@ class _State:
     ntriples: Files | None = None  # the N-Triples dump, when written into `staging`
     subjects: list[Node] | None = None  # every subject in canonical order: the table's rows
     unusable: frozenset[str] = frozenset()  # context prefixes the whole graph collides with
-    table: BlockTable | None = None  # every subject's blocks, made before the other tasks
     table_folder: Path | None = None  # where the workers write the table's ranges
 
 
@@ -152,7 +151,7 @@ def render_parts(
     fresh: dict[str, bytes] = {}  # the entries the tasks made, packed at the end
     pool = as_pool(jobs)
     try:
-        state.table = state.blocks.table = _block_table(state, pool, used)
+        state.blocks.table = _block_table(state, pool, used)  # before the other tasks
         results = pool.map(render_task, state, tasks)
         for done, (part, keys, entries) in enumerate(results, start=1):
             yield part
@@ -281,8 +280,8 @@ def _formatter(state: _State) -> Formatter:
 
 
 def _drop_table(state: _State) -> None:
-    if state.table is not None:
-        state.table.close()
+    if isinstance(state.blocks.table, BlockTable):
+        state.blocks.table.close()
     if state.table_folder is not None:
         shutil.rmtree(state.table_folder)
         state.table_folder = None
@@ -355,8 +354,8 @@ def _dump(state: _State, fmt: str, keys: list[str]) -> Files:
     """The whole graph as Turtle or JSON-LD: a header and the block table's ranges,
     copied into the staging folder when there is one."""
     kind = scheme.file_path(DUMP, fmt)
-    table = state.table
-    assert table is not None
+    table = state.blocks.table
+    assert isinstance(table, BlockTable)
     if state.staging is None:
         text = dump_text(table, fmt, state.graph, state.unusable)
         return {kind: text, f"site/{kind}": text}
