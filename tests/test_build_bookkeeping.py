@@ -109,14 +109,16 @@ def test_encoded_files_are_digested_once_and_stamped_with_that_digest(tmp_path):
 
 def _keys_of(root):
     from kg import scheme
+    from kg.cache import SignedCache
     from kg.config import load_config
-    from kg.pipeline import build_graph
+    from kg.pipeline import RENDER_CACHE_DIR, build_graph
     from kg.publish import render
     from kg.publish.export import person_nodes
 
     config = load_config(root)
     resolution, mapped = build_graph(config, cache=False)
-    state = render._make_state(config, resolution, mapped.triples, None, None, None)
+    cache = SignedCache(config.root / RENDER_CACHE_DIR)  # the keys are made for a cache
+    state = render._make_state(config, resolution, mapped.triples, cache, None, None)
     people = {}
     for profile in resolution.dataset.profiles:
         person = render._person(config, profile.slug)

@@ -91,7 +91,7 @@ class _State:
     blocks: NodeBlocks  # the block table (once made) and each process's term texts
     chunks: SubjectChunks  # each subject's N-Triples: the dump, and what keys are made of
     cache: SignedCache | None  # each person's and thing's files, by what they depend on
-    prints: Fingerprints
+    prints: Fingerprints | None  # with a cache only: the keys its entries are kept under
     previous: Previous | None  # the tree this build replaces: where kept files are
     staging: Path | None = None  # where the tasks write their people's and things' files
     ntriples: Files | None = None  # the N-Triples dump, when written into `staging`
@@ -199,9 +199,11 @@ def _make_state(
     )
     site = SiteBuilder(resolution, graph, config.base_iri, settings)
     chunks, dump = _ntriples_dump(graph, staging)
-    prints = Fingerprints(
-        config, resolution, graph, chunks, _linker(config.base_iri, pages), site.citations.keys
-    )
+    cache = cache if cache is not None and cache.enabled else None
+    prints = None  # the keys of kept files: made (once, before any fork) only to keep them
+    if cache is not None:
+        href = _linker(config.base_iri, pages)
+        prints = Fingerprints(config, resolution, graph, chunks, href, site.citations.keys)
     things = [t for t in tops if t not in profiled]
     owned = owned_nodes(graph, tops)
     blocks = NodeBlocks(graph)
@@ -218,7 +220,7 @@ def _make_state(
         site,
         blocks,
         chunks,
-        cache if cache is not None and cache.enabled else None,
+        cache,
         prints,
         previous,
         staging,
@@ -236,8 +238,6 @@ def _block_table(state: _State, pool: Pool, used: set[str]) -> BlockTable:
     if state.staging is not None:
         state.table_folder = state.staging / BLOCKS_FOLDER
         os.mkdir(state.table_folder, 0o700)  # new: the staging folder is kg's, made now
-    if state.cache is not None:
-        assert state.prints.settings  # computed once, before the workers fork
     made: list[Range] = []
     for found, keys in pool.map(block_task, state, ranges):
         made.append(found)
@@ -269,7 +269,7 @@ def block_task(state: _State, item: tuple[int, int, int]) -> tuple[Range, list[s
 def _range_key(state: _State, first: Node) -> str:
     """A range's cache key: by its first subject, which only an edit near it changes."""
     unusable = ",".join(sorted(state.unusable))
-    return digest(state.prints.settings, "blocks", str(RANGE_SIZE), first.n3(), unusable)
+    return digest(_keys(state).settings, "blocks", str(RANGE_SIZE), first.n3(), unusable)
 
 
 def _formatter(state: _State) -> Formatter:
@@ -365,6 +365,12 @@ def _dump(state: _State, fmt: str, keys: list[str]) -> Files:
     return files
 
 
+def _keys(state: _State) -> Fingerprints:
+    """The keys of kept files (a build with a render cache has them)."""
+    assert state.prints is not None
+    return state.prints
+
+
 def _cached(
     state: _State, key: Callable[[], str], render: Callable[[], dict[str, str]], keys: list[str]
 ) -> Rendered:
@@ -415,7 +421,7 @@ def _thing(state: _State, thing: URIRef, keys: list[str]) -> Rendered:
         return files
 
     def key() -> str:  # an organization's or venue's page also shows what refers to it
-        return digest(state.prints.thing(thing, owned, pub), repr(state.site.summary(path)))
+        return digest(_keys(state).thing(thing, owned, pub), repr(state.site.summary(path)))
 
     return _cached(state, key, render, keys)
 
@@ -429,7 +435,7 @@ def _people(state: _State, start: int, stop: int, keys: list[str]) -> Rendered:
         files.update(
             _cached(
                 state,
-                lambda: state.prints.person(profile, owned, works),  # noqa: B023 (called now)
+                lambda: _keys(state).person(profile, owned, works),  # noqa: B023 (called now)
                 lambda: _person_files(state, profile, person, owned),  # noqa: B023
                 keys,
             )
