@@ -40,3 +40,18 @@ def test_generate_refuses_a_non_empty_directory(tmp_path, capsys):
     assert main(["bench", "generate", "--people", "5", "--out", str(tmp_path)]) == 2
     assert (tmp_path / "keep.txt").read_text() == "mine"
     assert "not empty" in capsys.readouterr().err
+
+
+def test_names_past_the_plain_name_space_are_drawn_and_earlier_ones_kept():
+    """Given x suffix x family names run out at 11,193: a bigger corpus must still be
+    generated (it looped for ever), and the first 10,000 names stay the ones every
+    corpus up to 10k people has always had."""
+    import random
+
+    from kg.bench.synth import PLAIN_NAMES, _names
+
+    big = _names(random.Random(7), 12_000)
+    assert len(big) == len(set(big)) == 12_000
+    assert big[:PLAIN_NAMES] == _names(random.Random(7), PLAIN_NAMES)
+    assert all(". " in name for name in big[PLAIN_NAMES:])
+    assert not any(". " in name for name in big[:PLAIN_NAMES])
