@@ -24,9 +24,10 @@ from kg.graph.triples import Triples
 Digests = dict[str, bytes]  # subject's N-Triples text -> blake2b-16 of its sorted lines
 
 
-def subject_digests(graph: Triples) -> Digests:
-    """Each subject's digest: one walk of the graph, each distinct term formatted once."""
-    memo: dict[Node, str] = {}
+def subject_digests(graph: Triples, memo: dict[Node, str] | None = None) -> Digests:
+    """Each subject's digest: one walk of the graph, each distinct term formatted once
+    (into `memo`, when given: a caller that writes lines next reuses the texts)."""
+    memo = {} if memo is None else memo
 
     def term(t: Node) -> str:
         text = memo.get(t)

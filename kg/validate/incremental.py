@@ -140,9 +140,10 @@ def update(
     bounded = plan(program)
     if bounded is None:
         return None
-    digests = subject_digests(triples)
+    memo: dict = {}  # every term's N-Triples text: the digests' walk, then the store's
+    digests = subject_digests(triples, memo)
     edited = {_plain(s) for s in changed(state.digests, digests)}
-    view = GraphView(triples, ontology, program.reads, state.below)
+    view = GraphView(triples, ontology, program.reads, state.below, memo)
     pointers = dict(state.pointers)
     seeds = set(edited)
     for s in edited:

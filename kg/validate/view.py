@@ -12,7 +12,9 @@ from collections.abc import Collection, Iterable, Iterator
 from typing import TYPE_CHECKING
 
 from rdflib import URIRef
+from rdflib.term import Node
 
+from kg.graph.ntriples import nt_object
 from kg.validate.data import _EMPTY, Data
 from kg.validate.terms import PlainTriple, Term, from_rdflib, to_rdflib
 
@@ -69,14 +71,16 @@ class GraphView(Data):
         ontology: Iterable[PlainTriple],
         reads: Collection[str] | None,
         below: dict[str, list[str]],
+        memo: dict[Node, str] | None = None,
     ) -> None:
         super().__init__(())
         self.triples = triples
-        self._ontology = Data(ontology)
+        self._ontology = Data(t for t in ontology if reads is None or t[1] in reads)
         self.spo = _Subjects(triples, self._ontology, reads)  # type: ignore[assignment]
         self.reads = reads
         self._below = below
         self._pointing: dict[tuple[str, Term], list[str]] = {}
+        self.memo = {} if memo is None else memo  # N-Triples texts (kg/graph/delta.py's)
 
     def subjects(self, predicate: str, obj: Term) -> list[str]:
         """Who points at `obj` with `predicate`: the graph's reverse index for an IRI."""
@@ -105,17 +109,35 @@ class GraphView(Data):
         return found
 
     def _lines(self, predicates: Wanted | None) -> Iterable[str]:
-        """As `Data._lines`, walking the graph without keeping what it converts."""
-        keep = Data.__new__(Data)
-        keep.spo = _Walk(self.spo)  # type: ignore[assignment,arg-type]
-        return Data._lines(keep, predicates)
+        """As `Data._lines`, written from the graph's own terms (`nt_object` writes what
+        `nt` writes for the converted term), each formatted once."""
+        yield from self._ontology._lines(predicates)
+        memo = self.memo
+        every = {p for p, only in predicates or () if only is None}
+        some: dict[str, set[str]] = {}
+        for iri, only in predicates or ():
+            if only is not None and iri not in every:
+                some.setdefault(iri, set()).add(only)
+        decided: dict[Node, tuple[str, set[str] | None] | None] = {}
+        for s, by_predicate in self.triples.by_subject():
+            head = None
+            for p, objects in by_predicate.items():
+                if p not in decided:
+                    text = str(p)
+                    keep = predicates is None or text in every or text in some
+                    decided[p] = (f"<{text}>", some.get(text)) if keep else None
+                found = decided[p]
+                if found is None:
+                    continue
+                head = head or _text(s, memo)
+                predicate, wanted = found
+                for o in objects:
+                    if wanted is None or (type(o) is URIRef and str(o) in wanted):
+                        yield f"{head} {predicate} {_text(o, memo)} .\n"
 
 
-class _Walk:
-    def __init__(self, subjects: _Subjects) -> None:
-        self.subjects = subjects
-
-    def items(self) -> Iterator[tuple[Term, dict[str, dict[Term, None]]]]:
-        subjects = self.subjects
-        for node, _ in subjects.items():  # converted one at a time, then forgotten
-            yield node, subjects.done.pop(node, {})
+def _text(term: Node, memo: dict[Node, str]) -> str:
+    text = memo.get(term)
+    if text is None:
+        text = memo[term] = nt_object(term)
+    return text
