@@ -13,6 +13,7 @@ shape, a changed rdfs:subClassOf triple, no usable state) the run is a full one.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -20,7 +21,8 @@ from kg.graph.delta import Digests, changed, subject_digests
 from kg.validate.compiler import Program, Shape
 from kg.validate.data import Data
 from kg.validate.engine import Finding, _chain, _key, _Run, read_triples
-from kg.validate.terms import RDFS_SUBCLASSOF, PlainTriple, Term
+from kg.validate.sparql import Row, Wanted
+from kg.validate.terms import RDFS_SUBCLASSOF, PlainTriple, Term, nt
 from kg.validate.view import GraphView
 
 if TYPE_CHECKING:
@@ -36,6 +38,8 @@ class State(NamedTuple):
     findings: ByFocus  # (index of the root in program.roots, focus) -> its findings
     pointers: dict[Term, tuple[tuple[str, Term], ...]]  # subject -> (p, o), p in pointed()
     below: dict[str, list[str]]  # class -> its direct subclasses (data and ontology)
+    asked: dict[Term, bytes]  # subject -> digest of its triples the SPARQL store holds
+    rows: dict[str, dict[Term, list[Row]]]  # query text -> its rows by $this
 
 
 class Plan(NamedTuple):
@@ -118,7 +122,33 @@ def full(
         return findings, None
     pointers = _pointers(data, bounded.pointed)
     below = {c: list(subs) for c, subs in data.inverse(RDFS_SUBCLASSOF).items() if type(c) is str}
-    return findings, State(subject_digests(triples), by_focus, pointers, below)
+    asked = _asked(data, program.predicates or frozenset(), None)
+    kept = State(subject_digests(triples), by_focus, pointers, below, asked, run._rows)
+    return findings, kept
+
+
+def _asked(data: Data, wanted: Wanted, subjects: Iterable[Term] | None) -> dict[Term, bytes]:
+    """Each subject's digest of its triples the SPARQL store holds (`Data._lines`'s
+    choice): while no subject's changes, every query's rows stay the same."""
+    every = {p for p, only in wanted if only is None}
+    some: dict[str, set[str]] = {}
+    for p, only in wanted:
+        if only is not None and p not in every:
+            some.setdefault(p, set()).add(only)
+    predicates = sorted(every | some.keys())
+    if subjects is None:
+        subjects = dict.fromkeys(s for p in predicates for s in data.subjects_of(p))
+    found: dict[Term, bytes] = {}
+    for s in subjects:
+        lines = sorted(
+            f"<{p}> {nt(o)}"
+            for p in predicates
+            for o in data.objects(s, p)
+            if p in every or o in some[p]
+        )
+        if lines:
+            found[s] = hashlib.blake2b("\n".join(lines).encode(), digest_size=16).digest()
+    return found
 
 
 def _pointers(data: Data, pointed: Iterable[str]) -> dict[Term, tuple[tuple[str, Term], ...]]:
@@ -159,9 +189,21 @@ def update(
     affected = _reach(view, bounded, seeds)
     if affected is None:
         return None
-    by_focus = _evaluate(program, bounded, view, state.findings, affected)
+    asked = dict(state.asked)
+    fresh = _asked(view, program.predicates or frozenset(), edited)
+    same = all(fresh.get(s) == state.asked.get(s) for s in edited)
+    for s in edited:
+        if s in fresh:
+            asked[s] = fresh[s]
+        else:
+            asked.pop(s, None)
+    run = _Run(program, view)
+    if same:  # the SPARQL store would hold the same triples: the same rows
+        run._rows.update(state.rows)
+        bounded = bounded._replace(sparql=frozenset())
+    by_focus = _evaluate(run, bounded, state.findings, affected)
     findings = sorted((f for out in by_focus.values() for f in out), key=_key)
-    return findings, State(digests, by_focus, pointers, state.below)
+    return findings, State(digests, by_focus, pointers, state.below, asked, run._rows)
 
 
 def _plain(text: str) -> Term:
@@ -185,10 +227,8 @@ def _reach(view: GraphView, bounded: Plan, seeds: set[Term]) -> set[Term] | None
     return found
 
 
-def _evaluate(
-    program: Program, bounded: Plan, view: GraphView, before: ByFocus, affected: set[Term]
-) -> ByFocus:
-    run = _Run(program, view)
+def _evaluate(run: _Run, bounded: Plan, before: ByFocus, affected: set[Term]) -> ByFocus:
+    program = run.program
     by_focus = {
         key: out
         for key, out in before.items()
