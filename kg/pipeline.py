@@ -23,7 +23,12 @@ from kg.ingest.load import load_dataset_partially
 from kg.ingest.redact import redact
 from kg.model import Dataset, PartialDate
 from kg.resolve.identity import Resolution, reference_problems, resolve
-from kg.validate.shacl import Report, validate_compiled, validate_in_parts
+from kg.validate.shacl import (
+    Report,
+    validate_compiled,
+    validate_compiled_kept,
+    validate_in_parts,
+)
 from kg.workers import (
     LOCAL,
     Executor,
@@ -218,6 +223,7 @@ def _unchanged(path: Path, blob: str | None) -> bool:
 CACHE_DIR = ".kg-cache/validation"
 PARSE_CACHE_DIR = ".kg-cache/parse"
 RENDER_CACHE_DIR = ".kg-cache/render"
+STATE_DIR = ".kg-cache/validation-state"  # the compiled validator's last findings (0043)
 OUTPUTS_DIR = ".kg-cache/outputs"  # per output folder: the stamps of its files
 
 
@@ -249,6 +255,10 @@ def validate_project(
     return resolution, _validate(config, mapped, progress, pool, cache, engine)
 
 
+def _call(function: Callable[[], Report]) -> Report:
+    return function()
+
+
 def _validate(
     config: Config, mapped: Mapped, progress: Progress, pool: Pool, cache: bool, engine: str
 ) -> Report:
@@ -265,7 +275,17 @@ def _validate(
         )
         # a big project: in a forked child, so that its transient memory (a tenth of
         # the graph's size in indexes) is not kept by this process and its workers
-        return in_child(run) if isinstance(pool, ForkPool) and pool.jobs > 1 else run()
+        forks = isinstance(pool, ForkPool) and pool.jobs > 1
+        if cache:  # after an edit: only what it can affect, here (decision 0043)
+            return validate_compiled_kept(
+                mapped.triples,
+                mapped.sources,
+                config.shapes_dir,
+                config.ontology_dir,
+                config.root / STATE_DIR,
+                in_child if forks else _call,
+            )
+        return in_child(run) if forks else run()
     progress(f"validating against shapes/ with pySHACL ({pool.describe()})")
     return validate_in_parts(
         mapped.triples,

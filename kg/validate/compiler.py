@@ -52,6 +52,8 @@ class Shape:
     sparql: list[Query] = field(default_factory=list)
     targets: list[Target] = field(default_factory=list)
     deactivated: bool = False
+    hops: int | None = 0  # the longest walk of the path (None: unbounded)
+    nested: list[Shape] = field(default_factory=list)  # shapes its checks run on values
 
 
 @dataclass(frozen=True)
@@ -59,6 +61,7 @@ class Program:
     roots: tuple[Shape, ...]  # the shapes with targets
     predicates: Wanted | None  # what the SPARQL queries read (None: anything)
     reads: frozenset[str] | None = None  # every predicate the program reads (None: any)
+    steps: frozenset[tuple[str, bool]] = frozenset()  # (predicate, inverse) of every path
 
 
 def compile_dir(shapes_dir: Path) -> Program:
@@ -89,7 +92,8 @@ def compile_graph(g: Graph) -> Program:
             return Program(tuple(roots), None)
         wanted |= q.predicates
     reads = compiler.reads | {p for p, _ in wanted} | {str(RDF.type), str(RDFS.subClassOf)}
-    return Program(tuple(roots), frozenset(wanted), frozenset(reads))
+    steps = frozenset(compiler.steps)
+    return Program(tuple(roots), frozenset(wanted), frozenset(reads), steps)
 
 
 def _require_messages(shape: Shape, seen: set[int]) -> None:
@@ -109,6 +113,8 @@ class _Compiler:
         self.g = g
         self.compiled: dict[Node, Shape] = {}
         self.reads: set[str] = set()  # the predicates of paths, targets, equals, disjoint
+        self.steps: set[tuple[str, bool]] = set()  # (predicate, inverse) of every path step
+        self._nested: list[Shape] = []  # the shapes the constraints being compiled name
 
     def fail(self, node: Node, what: str) -> ProjectError:
         what = what.replace(f"<{SH}", "sh:").replace(">", "")
@@ -145,6 +151,7 @@ class _Compiler:
         if path is not None:
             shape.path = self.path(node, path)
             shape.path_iri = str(path) if isinstance(path, URIRef) else ""
+            shape.hops = self.hops(path)
         shape.targets = self.targets(node)
         shape.properties = [self.shape(p) for p in sorted(g.objects(node, SH.property), key=str)]
         messages = [str(m) for m in g.objects(node, SH.message)]
@@ -155,9 +162,13 @@ class _Compiler:
         if len(messages) > 1:
             raise self.fail(node, "more than one sh:message")
         shape.message = messages[0] if messages else None
-        for p in sorted(set(g.predicates(node)), key=str):
-            if p not in IGNORED:
-                shape.checks.append(self.constraint(node, p))
+        outer, self._nested = self._nested, shape.nested
+        try:
+            for p in sorted(set(g.predicates(node)), key=str):
+                if p not in IGNORED:
+                    shape.checks.append(self.constraint(node, p))
+        finally:
+            self._nested = outer
 
     def _owner(self, node: Node) -> str:
         owner = self.g.value(None, SH.property, node)
@@ -212,9 +223,11 @@ class _Compiler:
             return simple(value)
         if name in ("or", "and", "xone"):
             shapes = [self.shape(s) for s in self.items(node, value)]
+            self._nested += shapes
             return c.logical(name.capitalize(), shapes)
         if name in ("not", "node") and value is not None:
-            return c.logical(name.capitalize(), [self.shape(value)])
+            self._nested.append(self.shape(value))
+            return c.logical(name.capitalize(), [self._nested[-1]])
         if name in ("in", "languageIn"):
             items = self.items(node, value)
             if name == "in":
@@ -234,6 +247,7 @@ class _Compiler:
     def qualified(self, node: Node, value: Node) -> c.Check:
         if self.one(node, SH.qualifiedValueShapesDisjoint) == Literal(True):
             raise self.fail(node, "sh:qualifiedValueShapesDisjoint true")
+        self._nested.append(self.shape(value))
         least = self.one(node, SH.qualifiedMinCount)
         most = self.one(node, SH.qualifiedMaxCount)
         return c.qualified(
@@ -248,6 +262,7 @@ class _Compiler:
         g = self.g
         if isinstance(path, URIRef):
             self.reads.add(str(path))
+            self.steps.add((str(path), inverse))
             return _inverse_step(str(path)) if inverse else _step(str(path))
         if (path, RDF.first, None) in g:  # a sequence
             steps = [self.path(node, p, inverse) for p in RdfList(g, path)]
@@ -265,6 +280,22 @@ class _Compiler:
         if kind in repeat:
             return _repeat(self.path(node, arg, inverse), *repeat[kind])  # type: ignore[index]
         raise self.fail(node, f"the path {kind.n3()}")
+
+    def hops(self, path: Node) -> int | None:
+        """The most steps a walk of `path` takes (None: unbounded); `path` compiled."""
+        g = self.g
+        if isinstance(path, URIRef):
+            return 1
+        if (path, RDF.first, None) in g:
+            found = [self.hops(p) for p in RdfList(g, path)]
+            return None if None in found else sum(found)  # type: ignore[arg-type]
+        ((kind, arg),) = g.predicate_objects(path)
+        if kind == SH.inversePath:
+            return self.hops(arg)
+        if kind == SH.alternativePath:
+            found = [self.hops(p) for p in RdfList(g, arg)]
+            return None if None in found else max(found, default=0)  # type: ignore[type-var]
+        return self.hops(arg) if kind == SH.zeroOrOnePath else None
 
 
 def _lit(value: Node) -> Lit:

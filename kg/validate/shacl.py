@@ -81,6 +81,27 @@ def validate_compiled(
     return findings_report(validate_triples(triples, program, ontology), sources)
 
 
+def validate_compiled_kept(
+    triples: Triples,
+    sources: dict[URIRef, Source],
+    shapes_dir: Path,
+    ontology_dir: Path,
+    cache_dir: Path,
+    isolate: Callable,
+) -> Report:
+    """`validate_compiled`, re-checking only what the change since the last run can
+    affect (kg/validate/incremental.py), from a state kept in `cache_dir`."""
+    from kg.cache import SignedCache, digest, package_digest
+    from kg.validate import incremental
+
+    stamp = _files_digest(shapes_dir, ontology_dir, hashlib.sha256())
+    program, ontology = _compiled(shapes_dir.resolve(), ontology_dir.resolve(), stamp)
+    key = digest("validation state", stamp, package_digest())
+    cache = SignedCache(cache_dir)
+    found = incremental.validate(triples, program, list(ontology), cache, key, isolate)
+    return findings_report(found, sources)
+
+
 def validate_ntriples(
     lines: Iterable[str], sources: dict[URIRef, Source], shapes_dir: Path, ontology_dir: Path
 ) -> Report:

@@ -1,0 +1,69 @@
+"""What changed in the graph between two builds, subject by subject.
+
+A subject's digest is blake2b-16 over its sorted N-Triples lines (the chunk
+`kg.publish.fingerprint.SubjectChunks` digests; term texts from `kg.graph.ntriples`).
+Digests are keyed by the subject's N-Triples text (`<iri>` or `_:label`).
+
+Invariant: two graphs have the same digest table exactly when (up to blake2b collisions)
+they hold the same triples; `changed` names every subject whose triples differ, was
+added or was removed. A kept table is read back only through a `SignedCache`: a missing,
+tampered, truncated or foreign entry (or one that is not a table) is None, never trusted.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+
+from rdflib.term import Node
+
+from kg.cache import SignedCache
+from kg.graph.ntriples import nt_object
+from kg.graph.triples import Triples
+
+Digests = dict[str, bytes]  # subject's N-Triples text -> blake2b-16 of its sorted lines
+
+
+def subject_digests(graph: Triples, memo: dict[Node, str] | None = None) -> Digests:
+    """Each subject's digest: one walk of the graph, each distinct term formatted once
+    (into `memo`, when given: a caller that writes lines next reuses the texts)."""
+    memo = {} if memo is None else memo
+
+    def term(t: Node) -> str:
+        text = memo.get(t)
+        if text is None:
+            text = memo[t] = nt_object(t)
+        return text
+
+    blake2b = hashlib.blake2b
+    found: Digests = {}
+    for s, predicates in graph.by_subject():
+        head = term(s)
+        lines = [
+            f"{head} {term(p)} {term(o)} .\n" for p, objects in predicates.items() for o in objects
+        ]
+        lines.sort()
+        found[head] = blake2b("".join(lines).encode(), digest_size=16).digest()
+    return found
+
+
+def changed(before: Mapping[str, bytes], after: Mapping[str, bytes]) -> set[str]:
+    """The subjects added, removed, or with other triples, between two tables."""
+    found = {s for s, d in after.items() if before.get(s) != d}
+    found.update(s for s in before if s not in after)
+    return found
+
+
+def kept(cache: SignedCache, key: str) -> Digests | None:
+    """The table `keep` stored under `key`, or None (missing, or not one we signed)."""
+    value = cache.get(key)
+    if not isinstance(value, dict):
+        return None
+    if not all(isinstance(k, str) and isinstance(v, bytes) for k, v in value.items()):
+        return None
+    return value
+
+
+def keep(cache: SignedCache, key: str, digests: Digests) -> None:
+    """Store the table under `key` (signed; replaced in place, never through a link)."""
+    cache.put(key, digests)

@@ -1,0 +1,303 @@
+"""Compiled validation in proportion to the change (decision 0043).
+
+A full run keeps its findings by (root shape, focus node) with the graph's subject
+digests (kg/graph/delta.py). The next run re-evaluates only the focus nodes whose
+findings could change: within `depth` reverse steps (over the predicates the shapes'
+paths walk) of a changed subject or of a node whose incoming edges under an inverse-path
+or targetObjectsOf predicate changed. Roots with SPARQL are re-asked their queries whole.
+
+Invariant: the findings equal a full compiled run's (so pySHACL's), as a multiset. Where
+that cannot be bounded (shapes with unbounded or recursive paths, SPARQL in a nested
+shape, a changed rdfs:subClassOf triple, no usable state) the run is a full one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, NamedTuple
+
+from kg.graph.delta import Digests, changed, subject_digests
+from kg.validate.compiler import Program, Shape
+from kg.validate.data import Data
+from kg.validate.engine import Finding, _chain, _key, _Run, read_triples
+from kg.validate.sparql import Row, Wanted
+from kg.validate.terms import RDFS_SUBCLASSOF, PlainTriple, Term, nt
+from kg.validate.view import GraphView
+
+if TYPE_CHECKING:
+    from kg.cache import SignedCache
+    from kg.graph.triples import Triples
+
+ByFocus = dict[tuple[int, Term], list[Finding]]
+MAX_AFFECTED = 20_000  # beyond this many focus nodes a full run costs less
+
+
+class State(NamedTuple):
+    digests: Digests
+    findings: ByFocus  # (index of the root in program.roots, focus) -> its findings
+    pointers: dict[Term, tuple[tuple[str, Term], ...]]  # subject -> (p, o), p in pointed()
+    below: dict[str, list[str]]  # class -> its direct subclasses (data and ontology)
+    asked: dict[Term, bytes]  # subject -> digest of its triples the SPARQL store holds
+    rows: dict[str, dict[Term, list[Row]]]  # query text -> its rows by $this
+
+
+class Plan(NamedTuple):
+    """What the program reads, as the dependency rule needs it (None: cannot bound)."""
+
+    depth: int
+    forward: frozenset[str]
+    inverse: frozenset[str]
+    pointed: frozenset[str]  # predicates whose objects' incoming edges are read
+    sparql: frozenset[int]  # roots that ask SPARQL (re-asked whole)
+
+
+def plan(program: Program) -> Plan | None:
+    if program.reads is None:
+        return None
+    depth, sparql = 0, set()
+    for i, root in enumerate(program.roots):
+        d = _depth(root, set())
+        if d is None or _nested_sparql(root):
+            return None
+        depth = max(depth, d)
+        if root.sparql or any(kind == "sparql" for kind, _ in root.targets):
+            sparql.add(i)
+    inverse = frozenset(p for p, inv in program.steps if inv)
+    objects = {str(a) for r in program.roots for kind, a in r.targets if kind == "objects"}
+    return Plan(
+        depth,
+        frozenset(p for p, inv in program.steps if not inv),
+        inverse,
+        inverse | objects | {RDFS_SUBCLASSOF},
+        frozenset(sparql),
+    )
+
+
+def _depth(shape: Shape, stack: set[int]) -> int | None:
+    """The most steps from a focus node to a node whose triples `shape` reads."""
+    if id(shape) in stack or shape.hops is None:
+        return None
+    stack.add(id(shape))
+    below = [_depth(s, stack) for s in (*shape.properties, *shape.nested)]
+    stack.discard(id(shape))
+    return None if None in below else shape.hops + max(below, default=0)  # type: ignore[type-var,operator]
+
+
+def _nested_sparql(root: Shape) -> bool:
+    seen: set[int] = set()
+    todo = [*root.properties, *root.nested]
+    while todo:
+        shape = todo.pop()
+        if id(shape) not in seen:
+            seen.add(id(shape))
+            if shape.sparql:
+                return True
+            todo += [*shape.properties, *shape.nested]
+    return False
+
+
+# ------------------------------------------------------------------ full runs
+
+
+def full(
+    triples: Triples, program: Program, ontology: list[PlainTriple]
+) -> tuple[list[Finding], State | None]:
+    """A full run, and the state a later run starts from (None: nothing to keep)."""
+    reads = program.reads
+    onto = [t for t in ontology if reads is None or t[1] in reads]
+    data = Data(_chain(read_triples(triples, reads), onto))
+    run = _Run(program, data)
+    by_focus: ByFocus = {}
+    for i, root in enumerate(program.roots):
+        if not root.deactivated:
+            for focus in run.focus_nodes(root):
+                out: list[Finding] = []
+                run.evaluate(root, focus, out)
+                if out:
+                    by_focus[i, focus] = out
+    findings = sorted((f for out in by_focus.values() for f in out), key=_key)
+    bounded = plan(program)
+    if bounded is None:
+        return findings, None
+    pointers = _pointers(data, bounded.pointed)
+    below = {c: list(subs) for c, subs in data.inverse(RDFS_SUBCLASSOF).items() if type(c) is str}
+    asked = _asked(data, program.predicates or frozenset(), None)
+    kept = State(subject_digests(triples), by_focus, pointers, below, asked, run._rows)
+    return findings, kept
+
+
+def _asked(data: Data, wanted: Wanted, subjects: Iterable[Term] | None) -> dict[Term, bytes]:
+    """Each subject's digest of its triples the SPARQL store holds (`Data._lines`'s
+    choice): while no subject's changes, every query's rows stay the same."""
+    every = {p for p, only in wanted if only is None}
+    some: dict[str, set[str]] = {}
+    for p, only in wanted:
+        if only is not None and p not in every:
+            some.setdefault(p, set()).add(only)
+    predicates = sorted(every | some.keys())
+    if subjects is None:
+        subjects = dict.fromkeys(s for p in predicates for s in data.subjects_of(p))
+    found: dict[Term, bytes] = {}
+    for s in subjects:
+        lines = sorted(
+            f"<{p}> {nt(o)}"
+            for p in predicates
+            for o in data.objects(s, p)
+            if p in every or o in some[p]
+        )
+        if lines:
+            found[s] = hashlib.blake2b("\n".join(lines).encode(), digest_size=16).digest()
+    return found
+
+
+def _pointers(data: Data, pointed: Iterable[str]) -> dict[Term, tuple[tuple[str, Term], ...]]:
+    found: dict[Term, list[tuple[str, Term]]] = {}
+    for p in sorted(pointed):
+        for s in data.subjects_of(p):
+            found.setdefault(s, []).extend((p, o) for o in data.objects(s, p))
+    return {s: tuple(pairs) for s, pairs in found.items()}
+
+
+# ------------------------------------------------------------------ incremental runs
+
+
+def update(
+    triples: Triples, program: Program, ontology: list[PlainTriple], state: State
+) -> tuple[list[Finding], State] | None:
+    """The findings after the change from `state`'s graph to `triples`, with the state
+    to keep; None when only a full run can tell."""
+    bounded = plan(program)
+    if bounded is None:
+        return None
+    memo: dict = {}  # every term's N-Triples text: the digests' walk, then the store's
+    digests = subject_digests(triples, memo)
+    edited = {_plain(s) for s in changed(state.digests, digests)}
+    view = GraphView(triples, ontology, program.reads, state.below, memo)
+    pointers = dict(state.pointers)
+    seeds = set(edited)
+    for s in edited:
+        now = tuple((p, o) for p in sorted(bounded.pointed) for o in view.objects(s, p))
+        for p, o in (*state.pointers.get(s, ()), *now):
+            if p == RDFS_SUBCLASSOF:
+                return None  # every instance test may change
+            seeds.add(o)
+        if now:
+            pointers[s] = now
+        else:
+            pointers.pop(s, None)
+    affected = _reach(view, bounded, seeds)
+    if affected is None:
+        return None
+    asked = dict(state.asked)
+    fresh = _asked(view, program.predicates or frozenset(), edited)
+    same = all(fresh.get(s) == state.asked.get(s) for s in edited)
+    for s in edited:
+        if s in fresh:
+            asked[s] = fresh[s]
+        else:
+            asked.pop(s, None)
+    run = _Run(program, view)
+    if same:  # the SPARQL store would hold the same triples: the same rows
+        run._rows.update(state.rows)
+        bounded = bounded._replace(sparql=frozenset())
+    by_focus = _evaluate(run, bounded, state.findings, affected)
+    findings = sorted((f for out in by_focus.values() for f in out), key=_key)
+    return findings, State(digests, by_focus, pointers, state.below, asked, run._rows)
+
+
+def _plain(text: str) -> Term:
+    return text[1:-1] if text.startswith("<") else text
+
+
+def _reach(view: GraphView, bounded: Plan, seeds: set[Term]) -> set[Term] | None:
+    """The nodes within `depth` reverse steps of the seeds (None: too many)."""
+    found, frontier = set(seeds), set(seeds)
+    for _ in range(bounded.depth):
+        step: set[Term] = set()
+        for node in frontier:
+            for p in bounded.forward:
+                step.update(view.subjects(p, node))
+            for p in bounded.inverse:
+                step.update(view.objects(node, p))
+        frontier = step - found
+        found |= frontier
+        if len(found) > MAX_AFFECTED:
+            return None
+    return found
+
+
+def _evaluate(run: _Run, bounded: Plan, before: ByFocus, affected: set[Term]) -> ByFocus:
+    program = run.program
+    by_focus = {
+        key: out
+        for key, out in before.items()
+        if key[1] not in affected and key[0] not in bounded.sparql
+    }
+    for i, root in enumerate(program.roots):
+        if root.deactivated:
+            continue
+        nodes: Iterable[Term] = affected
+        if i in bounded.sparql:  # its queries re-asked whole: every node they name
+            asked = [run.rows(q).keys() for q in root.sparql]
+            old = [f for j, f in before if j == i]
+            nodes = {**dict.fromkeys(affected), **dict.fromkeys(old)}
+            asked += [run.rows(q).keys() for kind, q in root.targets if kind == "sparql"]  # type: ignore[arg-type]
+            for keys in asked:
+                nodes.update(dict.fromkeys(keys))
+        member = _membership(run, root)
+        for focus in nodes:
+            if member(focus):
+                out: list[Finding] = []
+                run.evaluate(root, focus, out)
+                if out:
+                    by_focus[i, focus] = out
+    return by_focus
+
+
+def _membership(run: _Run, root: Shape) -> Callable[[Term], bool]:
+    """Whether a node is a focus node of `root` (what `_Run.focus_nodes` would list)."""
+    data = run.data
+    tests: list[Callable[[Term], bool]] = []
+    for kind, arg in root.targets:
+        if kind == "class":
+            tests.append(lambda n, c=arg: data.is_instance(n, c))  # type: ignore[misc]
+        elif kind == "node":
+            tests.append(lambda n, a=arg: n == a)  # type: ignore[misc]
+        elif kind == "subjects":
+            tests.append(lambda n, p=arg: bool(data.objects(n, p)))  # type: ignore[misc]
+        elif kind == "objects":
+            tests.append(lambda n, p=arg: bool(data.subjects(p, n)))  # type: ignore[misc]
+        else:
+            tests.append(lambda n, q=arg: n in run.rows(q))  # type: ignore[misc]
+    return lambda n: any(t(n) for t in tests)
+
+
+# ------------------------------------------------------------------ the kept state
+
+
+def validate(
+    triples: Triples,
+    program: Program,
+    ontology: list[PlainTriple],
+    cache: SignedCache,
+    key: str,
+    isolate: Callable[[Callable[[], list[Finding]]], list[Finding]],
+) -> list[Finding]:
+    """The findings, from the state kept under `key` when there is a usable one (in this
+    process), else from a full run under `isolate` (a forked child for a big graph),
+    which keeps the state for the next run."""
+    state = cache.get(key)
+    if isinstance(state, State):
+        done = update(triples, program, ontology, state)
+        if done is not None:
+            cache.put(key, done[1])
+            return done[0]
+
+    def whole() -> list[Finding]:
+        findings, kept = full(triples, program, ontology)
+        if kept is not None:
+            cache.put(key, kept)
+        return findings
+
+    return isolate(whole)

@@ -1,0 +1,188 @@
+"""Incremental compiled validation (kg/validate/incremental.py, decision 0043) gives a
+full run's findings, result by result, after random edits of every kind the data has:
+titles, authors, affiliations, dates, removed and added subjects and triples, and the
+injected violations of every constraint kind (tests/violations.py) split by subject.
+The state is carried from edit to edit, as builds carry it. Plus kg/graph/delta.py."""
+
+from __future__ import annotations
+
+import random
+import shutil
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from test_validate_compiled import compiled
+from violations import inject
+
+from kg.bench.synth import generate
+from kg.cache import SignedCache
+from kg.config import load_config
+from kg.graph import delta
+from kg.graph.triples import Triples
+from kg.pipeline import STATE_DIR, build
+from kg.validate import incremental
+from kg.validate.compiler import compile_graph
+from kg.validate.engine import ontology_triples, plain_triples
+from kg.validate.shacl import shapes_graph
+from kg.validate.terms import RDF_TYPE, Lit, to_rdflib
+
+SCHEMA = "http://schema.org/"
+KG = "https://w3id.org/kg-profiles/vocab#"
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory, repo_config):
+    root = tmp_path_factory.mktemp("incremental")
+    generate(root, 10, seed=5)
+    from kg.pipeline import build_graph
+
+    base = list(plain_triples(build_graph(load_config(root), cache=False)[1].triples))
+    shapes = shapes_graph(repo_config.shapes_dir, repo_config.ontology_dir)
+    program = compile_graph(shapes)
+    ontology = ontology_triples(repo_config.ontology_dir)
+    broken, _ = inject(base, shapes, seed=4)
+    return base, broken, program, ontology
+
+
+def _graph(triples) -> Triples:
+    return Triples((to_rdflib(s), to_rdflib(p), to_rdflib(o)) for s, p, o in triples)
+
+
+def _injections(base, broken) -> list[tuple[list, list]]:
+    """The injected violations, one edit per subject they touch."""
+    old, new = set(base), set(broken)
+    by_subject: dict = {}
+    for t in old - new:
+        by_subject.setdefault(t[0], ([], []))[0].append(t)
+    for t in new - old:
+        by_subject.setdefault(t[0], ([], []))[1].append(t)
+    return [by_subject[s] for s in sorted(by_subject, key=str)]
+
+
+def _edit(triples: list, kind: str, rng: random.Random, injections: list) -> list:
+    """`triples` after one edit of `kind` (a new list)."""
+    kept = dict.fromkeys(triples)
+    subjects = sorted({t[0] for t in triples}, key=str)
+
+    def pick(predicate: str) -> tuple | None:
+        found = sorted((t for t in kept if t[1] == predicate), key=str)
+        return rng.choice(found) if found else None
+
+    def swap(predicate: str, make) -> None:
+        t = pick(predicate)
+        if t is not None:
+            del kept[t]
+            kept[(t[0], t[1], make(t))] = None
+
+    iris = [o for o in {t[2] for t in triples} if isinstance(o, str)]
+    iris.sort()
+    if kind == "title":
+        swap(SCHEMA + "name", lambda t: Lit(f"edited {rng.random()}", t[2].dt, t[2].lang))
+    elif kind == "date":
+        swap(SCHEMA + "datePublished", lambda t: Lit(str(rng.randint(1990, 2030)), t[2].dt))
+    elif kind in ("author", "affiliation", "object"):
+        predicate = {"author": SCHEMA + "author", "affiliation": SCHEMA + "worksFor"}.get(kind)
+        t = pick(predicate) if predicate else rng.choice(sorted(kept, key=str))
+        if t is not None:
+            del kept[t]
+            kept[(t[0], t[1], rng.choice(iris))] = None
+    elif kind == "remove subject":
+        gone = rng.choice(subjects)
+        kept = {t: None for t in kept if t[0] != gone}
+    elif kind == "add subject":  # a copy of another subject under a new IRI
+        model = rng.choice(subjects)
+        fresh = f"https://kg.example.org/added/{rng.randint(0, 10**9)}"
+        kept.update(((fresh, p, o), None) for s, p, o in triples if s == model)
+        if rng.random() < 0.5:  # and pointed at, like a new co-author
+            kept[(rng.choice(subjects), KG + "advisor", fresh)] = None
+    elif kind == "remove triple":
+        del kept[rng.choice(sorted(kept, key=str))]
+    elif kind == "retype":
+        swap(RDF_TYPE, lambda t: rng.choice([SCHEMA + "Person", SCHEMA + "Organization"]))
+    else:  # an injected violation
+        remove, add = rng.choice(injections)
+        for t in remove:
+            kept.pop(t, None)
+        kept.update(dict.fromkeys(add))
+    return list(kept)
+
+
+KINDS = [
+    "title", "date", "author", "affiliation", "object", "remove subject", "add subject",
+    "remove triple", "retype", "violation",
+]  # fmt: skip
+
+
+@settings(
+    max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(edits=st.lists(st.sampled_from(KINDS), min_size=1, max_size=4), seed=st.integers(0, 99))
+def test_incremental_findings_equal_a_full_runs_after_random_edits(world, edits, seed):
+    base, broken, program, ontology = world
+    rng = random.Random(seed)
+    injections = _injections(base, broken)
+    triples = broken if rng.random() < 0.5 else base
+    _, state = incremental.full(_graph(triples), program, ontology)
+    assert state is not None
+    for kind in edits:
+        triples = _edit(triples, kind, rng, injections)
+        graph = _graph(triples)
+        expected, _ = incremental.full(graph, program, ontology)
+        done = incremental.update(graph, program, ontology, state)
+        if done is None:  # only a changed rdfs:subClassOf may ask for a full run here
+            assert kind in ("object", "add subject")
+            _, state = incremental.full(graph, program, ontology)
+            continue
+        assert compiled(done[0]) == compiled(expected), kind
+        state = done[1]
+
+
+def test_the_plan_bounds_the_repos_shapes(world):
+    *_, program, _ = world
+    plan = incremental.plan(program)
+    assert plan is not None and plan.depth == 1  # a class test reads a value's types
+    assert (SCHEMA + "agentInteractionStatistic") in plan.inverse
+    assert {SCHEMA + "instructor", SCHEMA + "mainEntity"} <= plan.pointed
+
+
+def test_delta_names_added_removed_and_changed_subjects():
+    a, b, c = (f"https://x.example/{n}" for n in "abc")
+    name = SCHEMA + "name"
+    before = delta.subject_digests(_graph([(a, name, Lit("A", "x")), (b, name, Lit("B", "x"))]))
+    after = delta.subject_digests(_graph([(a, name, Lit("A", "x")), (c, name, Lit("B", "x"))]))
+    assert delta.changed(before, after) == {f"<{b}>", f"<{c}>"}
+    same = delta.subject_digests(_graph([(b, name, Lit("B", "x")), (a, name, Lit("A", "x"))]))
+    assert same == before and not delta.changed(before, same)
+
+
+def test_a_tampered_or_foreign_state_is_a_miss(tmp_path):
+    cache = SignedCache(tmp_path / "c", secret=b"k" * 32)
+    delta.keep(cache, "ab" * 32, {"<x>": b"d" * 16})
+    assert delta.kept(cache, "ab" * 32) == {"<x>": b"d" * 16}
+    entry = next((tmp_path / "c").rglob("abab*"))
+    entry.write_bytes(entry.read_bytes()[:-3] + b"xyz")
+    assert delta.kept(cache, "ab" * 32) is None
+    other = SignedCache(tmp_path / "c", secret=b"j" * 32)
+    delta.keep(cache, "cd" * 32, {"<x>": b"d" * 16})
+    assert delta.kept(other, "cd" * 32) is None
+    cache.put("ef" * 32, ["not", "a", "table"])
+    assert delta.kept(cache, "ef" * 32) is None
+
+
+def test_a_rebuild_after_an_edit_reports_what_a_cold_build_does(tmp_path):
+    generate(tmp_path / "p", 12, seed=2)
+    config = load_config(tmp_path / "p")
+    build(config, out=tmp_path / "a", allow_violations=True, jobs=1)
+    assert any((tmp_path / "p" / STATE_DIR).rglob("*"))  # the state is kept
+    edited = 0
+    for path in sorted((tmp_path / "p" / "data").rglob("*.yaml")):
+        text = path.read_text()
+        if "title:" in text and not edited:
+            path.write_text(text.replace("title: ", "title: Edited ", 1))
+            edited += 1
+    assert edited
+    again = build(config, out=tmp_path / "b", allow_violations=True, jobs=1)
+    shutil.rmtree(tmp_path / "p" / STATE_DIR)
+    cold = build(config, out=tmp_path / "c", allow_violations=True, jobs=1)
+    assert again.report.results == cold.report.results
