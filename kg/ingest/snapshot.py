@@ -72,14 +72,15 @@ class Snapshot:
     def _read(self) -> tuple[dict, dict] | None:
         """The last build's entries and shared texts (None: none kept, or not ours).
         The collector is paused while a million records are made, then they are moved
-        to its permanent generation (`gc.freeze`): it would walk them again and again
-        for cycles records do not have (about half the time). Frozen objects are still
-        freed when the last reference to them goes."""
+        to its oldest generation (`gc.freeze` and `gc.unfreeze`): it would walk them
+        again and again for cycles records do not have (about half the time). Nothing
+        stays frozen, so a long-lived process (`kg serve`) collects as before."""
         paused = gc.isenabled()
         gc.disable()
         try:
             kept = self.cache.get(self.key)
             gc.freeze()
+            gc.unfreeze()  # the permanent generation merges into the oldest one
         finally:
             if paused:
                 gc.enable()
