@@ -23,6 +23,7 @@ from kg.cache import SignedCache, digest, package_digest
 from kg.errors import InputError, Problem
 from kg.ingest.names import name_key
 from kg.ingest.share import share_texts
+from kg.ingest.snapshot import Snapshot, status_of
 from kg.ingest.yamlsafe import (
     MappingNode,
     Node,
@@ -409,7 +410,7 @@ def load_file(path: Path, cls: type, display: str) -> Any:
 
 
 def _load_file(
-    path: Path, cls: type, display: str, parse_cache: SignedCache | None = None
+    path: Path, cls: type, display: str, parse_cache: Snapshot | None = None
 ) -> tuple[Any, list[Problem]]:
     """The record (partial when there are problems, None when unusable) and the problems."""
     return _parsed(path, display, cls.__name__, parse_cache, lambda n: _record(n, cls, display))
@@ -433,26 +434,27 @@ def _parsed(
     path: Path,
     display: str,
     kind: str,
-    parse_cache: SignedCache | None,
+    parse_cache: Snapshot | None,
     convert_node: typing.Callable[[Node], tuple[Any, list[Problem]]],
 ) -> tuple[Any, list[Problem]]:
     """`convert_node` of the file's YAML, or, for bytes read before without problems,
     the value kept in `parse_cache` (keyed by the bytes, the path and kg's code)."""
     if parse_cache is None or not parse_cache.enabled:
         return convert_node(read_node(path, display))
+    status = status_of(path)  # before reading: a later change gives another status
     data = read_yaml_bytes(path, display)
     key = digest("parse", package_digest(), kind, display, data)
-    kept = parse_cache.get(key)
+    kept = parse_cache.same_bytes(display, key, status)
     if kept is not None:
         return kept
     value = convert_node(node_from_bytes(data, display))
     if not value[1]:
-        parse_cache.put(key, value)
+        parse_cache.converted(key, value)
     return value
 
 
 def _load_registry(
-    path: Path, cls: type, display: str, parse_cache: SignedCache | None = None
+    path: Path, cls: type, display: str, parse_cache: Snapshot | None = None
 ) -> tuple[tuple, list[Problem]]:
     return _parsed(
         path, display, f"{cls.__name__}s", parse_cache, lambda n: _registry(n, cls, display)
@@ -503,28 +505,29 @@ def load_dataset_partially(
     problems) and every problem found; for checking references in the same run.
 
     With `parse_cache`, files whose bytes were read before without problems are not
-    parsed again (a build of 10k profiles after one edit parses one)."""
+    parsed again (a build of 10k profiles after one edit parses one), and the loader's
+    snapshot (kg.ingest.snapshot) gives back, without reading them, the records of the
+    files whose status did not change since the last build."""
     if not data_dir.is_dir():
         problem = Problem(Source(str(data_dir), 0, 0), "", "data directory not found")
         raise InputError([problem])
+    _RESOLVED.clear()
+    snap = Snapshot(parse_cache, data_dir) if parse_cache is not None else None
     problems: list[Problem] = []
     found: dict[str, tuple] = {}
     for name, cls in REGISTRIES:
         path = data_dir / f"{name}.yaml"
         display = _display(path, data_dir)
-        found[name] = _collect(problems, data_dir, _load_registry, path, cls, display, parse_cache)
+        found[name] = _collect(problems, data_dir, _load_registry, path, cls, display, snap)
     profiles = [
-        _collect(problems, data_dir, _load_profile, path, data_dir, parse_cache)
+        _collect(problems, data_dir, _load_profile, path, data_dir, snap)
         for path in _profile_paths(data_dir, problems)
     ]
     news_file = data_dir / "news.yaml"
     news = None
     if news_file.exists() or news_file.is_symlink():  # optional
         display = _display(news_file, data_dir)
-        news = _collect(problems, data_dir, _load_file, news_file, model.News, display, parse_cache)
-    # equal texts of different files as one object (a 10k dataset: a tenth of the strings)
-    texts = share_texts([r for name, _ in REGISTRIES for r in found[name] or ()])
-    share_texts([*(p for p in profiles if p is not None), *(news.news if news else ())], texts)
+        news = _collect(problems, data_dir, _load_file, news_file, model.News, display, snap)
     data = Dataset(
         profiles=tuple(p for p in profiles if p is not None),
         organizations=found["organizations"] or (),
@@ -532,7 +535,29 @@ def load_dataset_partially(
         people=found["people"] or (),
         news=tuple(news.news) if news is not None else (),
     )
+    _share(data, snap, problems)
     return data, problems
+
+
+def _share(data: Dataset, snap: Snapshot | None, problems: list[Problem]) -> None:
+    """Equal texts of different files as one object (a 10k dataset: a tenth of the
+    strings); the snapshot's records share theirs already, with its table of texts.
+    Then the snapshot keeps this run's records."""
+    registries = [*data.organizations, *data.venues, *data.people]
+    records = [*data.profiles, *data.news]
+    if snap is None or not snap.found or snap.rewrites(not problems):
+        texts = share_texts(registries)  # anew: no text of a file gone is kept
+        share_texts(records, texts)
+    else:
+        texts = share_texts(_fresh(registries, snap), snap.texts)
+        share_texts(_fresh(records, snap), texts)
+    if snap is not None:
+        snap.save(not problems, texts)
+
+
+def _fresh(records: list[Any], snap: Snapshot) -> list[Any]:
+    """The records not taken from the snapshot (by the file they were read from)."""
+    return [r for r in records if r.source is None or r.source.file not in snap.kept]
 
 
 def _profile_paths(data_dir: Path, problems: list[Problem]) -> list[Path]:
@@ -559,12 +584,26 @@ def _profile_paths(data_dir: Path, problems: list[Problem]) -> list[Path]:
 
 def _outside(path: Path, data_dir: Path) -> bool:
     """Whether `path` is (or links to) a file outside data/: such a file is never read,
-    so a link to a secret cannot be published or quoted in an error message."""
-    return not path.resolve().is_relative_to(data_dir.resolve())
+    so a link to a secret cannot be published or quoted in an error message. (A file
+    that is not a link is where its folder is: the folder is resolved once per run.)"""
+    if path.is_symlink():
+        return not path.resolve().is_relative_to(data_dir.resolve())
+    return not _resolved(path.parent).is_relative_to(_resolved(data_dir))
+
+
+def _resolved(folder: Path) -> Path:
+    """`folder.resolve()`, once per load (`_RESOLVED` is cleared when a load starts)."""
+    found = _RESOLVED.get(folder)
+    if found is None:
+        found = _RESOLVED[folder] = folder.resolve()
+    return found
+
+
+_RESOLVED: dict[Path, Path] = {}
 
 
 def _load_profile(
-    path: Path, data_dir: Path, parse_cache: SignedCache | None = None
+    path: Path, data_dir: Path, parse_cache: Snapshot | None = None
 ) -> tuple[model.Profile | None, list[Problem]]:
     display = _display(path, data_dir)
     if not FORMATS["key"][0].match(path.stem) or len(path.stem) > MAX_SLUG:
@@ -589,12 +628,18 @@ def _collect(problems: list[Problem], data_dir: Path, fn: Any, path: Path, *args
         message = "is a link to a file outside data/; expected a file inside data/"
         problems.append(Problem(Source(display, 0, 0), "", message))
         return None
+    snap = args[-1]
+    kept = snap.unchanged(path, display) if snap is not None and snap.enabled else None
+    if kept is not None:
+        return kept
     try:
         value, found = fn(path, *args)
     except InputError as exc:  # the file cannot be read or parsed at all
         problems.extend(exc.problems)
         return None
     problems.extend(found)
+    if snap is not None and not found and value is not None:
+        snap.keep(display, value)
     return value
 
 
