@@ -22,8 +22,8 @@ without following links), or kept as bytes when there is no such folder
 folder (removed before the tree is shown). With one, it is `.kg-cache/blocks` and the
 files are kept between builds (`keep_range`, `kept_range`): a range's file is named by
 its cache key, and the range's signed cache entry holds its subjects' N-Triples digests
-(`SubjectChunks.digest`) and each file's stamp (inode, size, modification time), so a
-file changed, replaced or planted since is a miss. A rebuild neither reads nor writes
+(`SubjectChunks.digest`) and each file's stamp (inode, size, modification and change
+times), so a file changed, replaced or planted since is a miss. A rebuild neither reads nor writes
 the ranges whose subjects' digests are all unchanged (the files are read in place), and
 formats only the subjects whose triples changed.
 """
@@ -48,7 +48,7 @@ from kg.graph.triples import Triples
 from kg.publish import export
 from kg.publish.jsontext import dumps
 
-Stamp = tuple[int, int, int]  # a kept file's inode, size and modification time (ns)
+Stamp = tuple[int, int, int, int]  # a kept file's inode, size, modification and change times
 RANGE_SIZE = 2000  # subjects per range on average: a task of about 0.1 CPU-s at 10k
 OPEN_FILES = 64  # range files a process keeps open for reading, at most
 FORMATS = (TURTLE.ext, JSONLD.ext)
@@ -60,10 +60,11 @@ def canonical_subjects(graph: Triples) -> list[Node]:
     return sorted(graph.subjects(), key=export.subject_key)
 
 
-def cut(subjects: Sequence[Node], size: int = RANGE_SIZE) -> list[tuple[int, int]]:
+def cut(subjects: Sequence[Node], size: int | None = None) -> list[tuple[int, int]]:
     """Ranges (start, stop) of `subjects`, each ending at a subject whose text's CRC-32 is
-    0 modulo `size` (or after `8 * size` subjects): where a range ends depends on its
-    own subjects only."""
+    0 modulo `size` (default `RANGE_SIZE`; or after `8 * size` subjects): where a range
+    ends depends on its own subjects only."""
+    size = size or RANGE_SIZE
     ranges, start = [], 0
     for i, s in enumerate(subjects):
         if zlib.crc32(str(s).encode()) % size == 0 or i + 1 - start >= 8 * size:
@@ -212,9 +213,8 @@ def keep_range(folder: int, key: str, made: Range) -> Range:
         fd = os.open(temporary, NEW_FILE, 0o600, dir_fd=folder)
         with open(fd, "wb") as file:
             file.write(_bytes(blob, folder))
-            file.flush()
-            stamps[ext] = _stamp(os.fstat(fd))
         os.replace(temporary, name, src_dir_fd=folder, dst_dir_fd=folder)
+        stamps[ext] = _stamp(os.stat(name, dir_fd=folder, follow_symlinks=False))
         data[ext] = name
     return Range(data, made.starts, made.masks, made.sizes, made.digests, stamps)
 
@@ -238,7 +238,9 @@ def kept_range(folder: int, key: str, entry: object) -> Range | None:
 
 
 def _stamp(found: os.stat_result) -> Stamp:
-    return found.st_ino, found.st_size, found.st_mtime_ns
+    """Where a file's bytes may have changed, one of these has: a write changes the
+    times, and only the change time (ctime) cannot be set back."""
+    return found.st_ino, found.st_size, found.st_mtime_ns, found.st_ctime_ns
 
 
 def prune_kept(folder: int, keys: Collection[str]) -> None:
@@ -373,7 +375,7 @@ def dump_text(table: BlockTable, ext: str, graph: Triples, unusable: Collection[
     return b"".join(parts).decode()
 
 
-def table_of(graph: Triples, size: int = RANGE_SIZE) -> BlockTable:
+def table_of(graph: Triples, size: int | None = None) -> BlockTable:
     """The block table of `graph` made in this process, its ranges kept as bytes."""
     subjects = canonical_subjects(graph)
     formatter = _formatter_of(graph)
