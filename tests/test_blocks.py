@@ -3,6 +3,7 @@ formats each whole node once."""
 
 from __future__ import annotations
 
+import os
 from collections import Counter
 
 import pytest
@@ -140,11 +141,13 @@ def test_range_files_are_read_by_offset_with_few_files_open(tmp_path, monkeypatc
         (URIRef(f"https://e.org/p/{i}"), SCHEMA.name, Literal(f"P{i}")) for i in range(40)
     )
     kept = table_of(graph, size=2)
+    folder = os.open(tmp_path, os.O_RDONLY | os.O_DIRECTORY)
     on_disk = module.BlockTable(
         kept.index,
-        [module.write_range(tmp_path, i, r) for i, r in enumerate(kept.ranges)],
+        [module.write_range(folder, str(i), r) for i, r in enumerate(kept.ranges)],
         kept.prefixes,
         kept.starts,
+        folder,
     )
     assert len(list(tmp_path.iterdir())) == 2 * len(kept.ranges) > 6
     for s in graph.subjects():
@@ -155,3 +158,4 @@ def test_range_files_are_read_by_offset_with_few_files_open(tmp_path, monkeypatc
     for fmt in ("ttl", "jsonld"):
         assert dump_text(on_disk, fmt, graph, ()) == dump_text(kept, fmt, graph, ())
     on_disk.close()
+    os.close(folder)

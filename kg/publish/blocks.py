@@ -16,22 +16,29 @@ the dumps. Hence:
   only its partial nodes itself.
 
 The ranges are formatted by the render workers in parallel (`format_range`) and written
-to files in a folder kg made in the build's staging folder (removed before the tree is
-shown), or kept as bytes when there is no staging folder (`render_outputs`, dask). With a
-render cache, each range is kept with its subjects' N-Triples digests
-(`SubjectChunks.digest`): a rebuild formats only the subjects whose triples changed.
+to files in a folder kg made (given as a descriptor: files are named inside it, opened
+without following links), or kept as bytes when there is no such folder
+(`render_outputs`, dask). Without a render cache the folder is in the build's staging
+folder (removed before the tree is shown). With one, it is `.kg-cache/blocks` and the
+files are kept between builds (`keep_range`, `kept_range`): a range's file is named by
+its cache key, and the range's signed cache entry holds its subjects' N-Triples digests
+(`SubjectChunks.digest`) and each file's stamp (inode, size, modification and change
+times), so a file changed, replaced or planted since is a miss. A rebuild neither reads nor writes
+the ranges whose subjects' digests are all unchanged (the files are read in place), and
+formats only the subjects whose triples changed.
 """
 
 from __future__ import annotations
 
 import bisect
+import contextlib
 import os
 import shutil
+import stat
 import zlib
 from array import array
 from collections.abc import Callable, Collection, Iterable, Sequence
-from dataclasses import dataclass
-from pathlib import Path
+from dataclasses import dataclass, field
 from typing import Any
 
 from rdflib.term import Node
@@ -41,6 +48,7 @@ from kg.graph.triples import Triples
 from kg.publish import export
 from kg.publish.jsontext import dumps
 
+Stamp = tuple[int, int, int, int]  # a kept file's inode, size, modification and change times
 RANGE_SIZE = 2000  # subjects per range on average: a task of about 0.1 CPU-s at 10k
 OPEN_FILES = 64  # range files a process keeps open for reading, at most
 FORMATS = (TURTLE.ext, JSONLD.ext)
@@ -52,10 +60,11 @@ def canonical_subjects(graph: Triples) -> list[Node]:
     return sorted(graph.subjects(), key=export.subject_key)
 
 
-def cut(subjects: Sequence[Node], size: int = RANGE_SIZE) -> list[tuple[int, int]]:
+def cut(subjects: Sequence[Node], size: int | None = None) -> list[tuple[int, int]]:
     """Ranges (start, stop) of `subjects`, each ending at a subject whose text's CRC-32 is
-    0 modulo `size` (or after `8 * size` subjects): where a range ends depends on its
-    own subjects only."""
+    0 modulo `size` (default `RANGE_SIZE`; or after `8 * size` subjects): where a range
+    ends depends on its own subjects only."""
+    size = size or RANGE_SIZE
     ranges, start = [], 0
     for i, s in enumerate(subjects):
         if zlib.crc32(str(s).encode()) % size == 0 or i + 1 - start >= 8 * size:
@@ -72,25 +81,37 @@ class Range:
     them) and where each block starts; the Turtle prefixes each block uses (bits of the
     table's prefix order) and each subject's number of triples."""
 
-    data: dict[str, bytes | str]
+    data: dict[str, bytes | str]  # str: a file's name in the table's folder
     starts: dict[str, array]  # one more than the blocks: the end plus the separator
     masks: array
     sizes: array
     digests: bytes  # the subjects' N-Triples digests, 16 bytes each ("" without a cache)
+    stamps: dict[str, Stamp] = field(default_factory=dict)  # of the kept files
 
     def entry(self) -> dict[str, Any]:
-        """What the render cache keeps of the range (its data as bytes)."""
+        """What the render cache keeps of a kept range: all but its data, which is in
+        the files the stamps name."""
         return {
             "digests": self.digests,
-            "data": {ext: _bytes(d) for ext, d in self.data.items()},
+            "stamps": self.stamps,
             "starts": self.starts,
             "masks": self.masks,
             "sizes": self.sizes,
         }
 
+    def blocks(self, ext: str, folder: int | None) -> list[bytes]:
+        """The blocks of format `ext` (a file's read whole, from `folder`)."""
+        data = _bytes(self.data[ext], folder)
+        starts, cut = self.starts[ext], len(SEPARATOR[ext])
+        return [data[starts[i] : starts[i + 1] - cut] for i in range(len(starts) - 1)]
 
-def _bytes(data: bytes | str) -> bytes:
-    return data if isinstance(data, bytes) else Path(data).read_bytes()
+
+def _bytes(data: bytes | str, folder: int | None = None) -> bytes:
+    if isinstance(data, bytes):
+        return data
+    fd = os.open(data, os.O_RDONLY | os.O_NOFOLLOW, dir_fd=folder)
+    with open(fd, "rb") as file:
+        return file.read()
 
 
 class Formatter:
@@ -116,11 +137,13 @@ def format_range(
     subjects: Sequence[Node],
     formatter: Formatter,
     digests: Sequence[bytes] = (),
-    old: dict[str, Any] | None = None,
+    old: Range | None = None,
+    folder: int | None = None,
 ) -> Range:
-    """The range of `subjects`; with `old` (a cached range) and the subjects' `digests`,
-    the blocks of subjects whose digest `old` has are taken from it, not formatted."""
-    reuse = _reusable(old) if old is not None and digests else {}
+    """The range of `subjects`; with `old` (a kept range, its files in `folder`) and the
+    subjects' `digests`, the blocks of subjects whose digest `old` has are taken from
+    it, not formatted."""
+    reuse = _reusable(old, folder) if old is not None and digests else {}
     texts: dict[str, list[bytes]] = {ext: [] for ext in FORMATS}
     masks, sizes = array("q"), array("q")
     for i, s in enumerate(subjects):
@@ -149,39 +172,85 @@ def _joined(blocks: list[bytes], separator: bytes) -> tuple[bytes, array]:
     return separator.join(blocks), starts
 
 
-def _reusable(old: dict[str, Any]) -> dict[bytes, tuple[bytes, int, bytes, int]]:
-    """A cached range's blocks by their subject's digest."""
+def _reusable(old: Range, folder: int | None) -> dict[bytes, tuple[bytes, int, bytes, int]]:
+    """A kept range's blocks by their subject's digest."""
     found: dict[bytes, tuple[bytes, int, bytes, int]] = {}
     try:
-        digests, data, starts = old["digests"], old["data"], old["starts"]
-        ttl, json = (_slices(data[ext], starts[ext], SEPARATOR[ext]) for ext in FORMATS)
+        ttl, json = (old.blocks(ext, folder) for ext in FORMATS)
+        digests = old.digests
         for i in range(len(digests) // 16):
-            found[digests[16 * i : 16 * i + 16]] = (
-                ttl[i],
-                old["masks"][i],
-                json[i],
-                old["sizes"][i],
-            )
-    except (KeyError, IndexError, TypeError, ValueError):  # an entry of another shape
+            found[digests[16 * i : 16 * i + 16]] = (ttl[i], old.masks[i], json[i], old.sizes[i])
+    except (OSError, KeyError, IndexError, TypeError, ValueError):  # not as the entry says
         return {}
     return found
 
 
-def _slices(data: bytes, starts: array, separator: bytes) -> list[bytes]:
-    cut = len(separator)
-    return [data[starts[i] : starts[i + 1] - cut] for i in range(len(starts) - 1)]
+NEW_FILE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
 
 
-def write_range(folder: Path, index: int, made: Range) -> Range:
-    """`made` with its data in new files of `folder` (a folder kg made)."""
+def write_range(folder: int, name: str, made: Range) -> Range:
+    """`made` with its data in new files `<name>.<ext>` of `folder` (a descriptor of a
+    folder kg made for this build)."""
     data: dict[str, bytes | str] = {}
     for ext, blob in made.data.items():
-        path = folder / f"{index}.{ext}"
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+        fd = os.open(f"{name}.{ext}", NEW_FILE, 0o600, dir_fd=folder)
         with open(fd, "wb") as file:
-            file.write(_bytes(blob))
-        data[ext] = str(path)
+            file.write(_bytes(blob, folder))
+        data[ext] = f"{name}.{ext}"
     return Range(data, made.starts, made.masks, made.sizes, made.digests)
+
+
+def keep_range(folder: int, key: str, made: Range) -> Range:
+    """`made` with its data in the files `<key>.<ext>` of `folder` (kg's own
+    `.kg-cache/blocks`), each written new and renamed over the one there (never written
+    into, never through a link), and their stamps."""
+    data: dict[str, bytes | str] = {}
+    stamps: dict[str, Stamp] = {}
+    for ext, blob in made.data.items():
+        name, temporary = f"{key}.{ext}", f".{key}.{ext}.{os.getpid()}"
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(temporary, dir_fd=folder)  # a killed run's (or a planted link)
+        fd = os.open(temporary, NEW_FILE, 0o600, dir_fd=folder)
+        with open(fd, "wb") as file:
+            file.write(_bytes(blob, folder))
+        os.replace(temporary, name, src_dir_fd=folder, dst_dir_fd=folder)
+        stamps[ext] = _stamp(os.stat(name, dir_fd=folder, follow_symlinks=False))
+        data[ext] = name
+    return Range(data, made.starts, made.masks, made.sizes, made.digests, stamps)
+
+
+def kept_range(folder: int, key: str, entry: object) -> Range | None:
+    """The range kept under `key` (its cache `entry`, files in `folder`), or None when
+    the entry is not one `keep_range` made or a file is not the one it wrote."""
+    try:
+        assert isinstance(entry, dict)
+        stamps = entry["stamps"]
+        data: dict[str, bytes | str] = {ext: f"{key}.{ext}" for ext in FORMATS}
+        for ext, name in data.items():
+            found = os.stat(name, dir_fd=folder, follow_symlinks=False)
+            if not stat.S_ISREG(found.st_mode) or _stamp(found) != stamps[ext]:
+                return None
+        made = Range(data, entry["starts"], entry["masks"], entry["sizes"], entry["digests"])
+    except (AssertionError, OSError, KeyError, TypeError):
+        return None
+    made.stamps = stamps
+    return made
+
+
+def _stamp(found: os.stat_result) -> Stamp:
+    """Where a file's bytes may have changed, one of these has: a write changes the
+    times, and only the change time (ctime) cannot be set back."""
+    return found.st_ino, found.st_size, found.st_mtime_ns, found.st_ctime_ns
+
+
+def prune_kept(folder: int, keys: Collection[str]) -> None:
+    """Remove from `folder` every file but the ranges of `keys` (links are removed, not
+    followed; folders are left)."""
+    wanted = {f"{key}.{ext}" for key in keys for ext in FORMATS}
+    for entry in os.scandir(folder):
+        if entry.name not in wanted and not entry.is_dir(follow_symlinks=False):
+            with contextlib.suppress(OSError):
+                os.unlink(entry.name, dir_fd=folder)
 
 
 class BlockTable:
@@ -193,7 +262,9 @@ class BlockTable:
         ranges: list[Range],
         prefixes: list[str],
         starts: Sequence[int],
+        folder: int | None = None,
     ) -> None:
+        self.folder = folder  # a descriptor of the folder the ranges' files are in
         self.index = {s: i for i, s in enumerate(subjects)}
         self.ranges = ranges
         self.starts = array("q", starts)  # each range's first subject
@@ -202,7 +273,7 @@ class BlockTable:
         self._fds: dict[str, int] = {}  # the range files open for reading (read with pread)
 
     def __getstate__(self) -> dict[str, Any]:  # (dask) the data, not this process's memos
-        return {**self.__dict__, "_used": {}, "_fds": {}}
+        return {**self.__dict__, "_used": {}, "_fds": {}, "folder": None}
 
     def close(self) -> None:
         """Close the files this process opened (a forked process shares them: pread)."""
@@ -249,7 +320,8 @@ class BlockTable:
         if fd is None:
             if len(self._fds) >= OPEN_FILES:  # bounded: a process may open few files
                 self.close()
-            fd = self._fds[data] = os.open(data, os.O_RDONLY | os.O_NOFOLLOW)
+            fd = os.open(data, os.O_RDONLY | os.O_NOFOLLOW, dir_fd=self.folder)
+            self._fds[data] = fd
         return os.pread(fd, stop - start, start).decode()
 
     def turtle_prefixes(self) -> frozenset[str]:
@@ -270,7 +342,7 @@ class BlockTable:
             if isinstance(data, bytes):
                 write(data)
                 continue
-            fd = os.open(data, os.O_RDONLY | os.O_NOFOLLOW)
+            fd = os.open(data, os.O_RDONLY | os.O_NOFOLLOW, dir_fd=self.folder)
             with open(fd, "rb") as file:
                 shutil.copyfileobj(file, _Writer(write), 1 << 20)
         write(tail)
@@ -303,7 +375,7 @@ def dump_text(table: BlockTable, ext: str, graph: Triples, unusable: Collection[
     return b"".join(parts).decode()
 
 
-def table_of(graph: Triples, size: int = RANGE_SIZE) -> BlockTable:
+def table_of(graph: Triples, size: int | None = None) -> BlockTable:
     """The block table of `graph` made in this process, its ranges kept as bytes."""
     subjects = canonical_subjects(graph)
     formatter = _formatter_of(graph)

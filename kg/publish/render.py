@@ -26,6 +26,7 @@ from rdflib.term import Node
 from kg import scheme
 from kg.cache import SignedCache, digest
 from kg.config import Config
+from kg.files import open_folder
 from kg.formats import NTRIPLES, RDF_FORMATS, TURTLE
 from kg.graph.triples import Triples
 from kg.publish.assets import logo_path, photo_thumbnails, scan, site_files
@@ -39,6 +40,9 @@ from kg.publish.blocks import (
     dump_ends,
     dump_text,
     format_range,
+    keep_range,
+    kept_range,
+    prune_kept,
     write_range,
 )
 from kg.publish.deploy import deploy_files
@@ -70,6 +74,7 @@ from kg.workers import Pool, as_pool
 
 PEOPLE_PER_TASK = 50
 BLOCKS_FOLDER = ".kg-blocks"  # the block table's files in the staging folder, removed after
+KEPT_BLOCKS = "blocks"  # with a render cache: the table's files, kept beside it in .kg-cache
 THINGS_PER_TASK = 200
 
 Task = tuple[str, int, int]  # kind, start, stop
@@ -97,7 +102,9 @@ class _State:
     ntriples: Files | None = None  # the N-Triples dump, when written into `staging`
     subjects: list[Node] | None = None  # every subject in canonical order: the table's rows
     unusable: frozenset[str] = frozenset()  # context prefixes the whole graph collides with
-    table_folder: Path | None = None  # where the workers write the table's ranges
+    table_folder: Path | None = None  # the table's folder in `staging` (removed after)
+    table_fd: int | None = None  # the folder the workers write the table's ranges in
+    kept: list[str] | None = None  # with `.kg-cache/blocks`: the range keys it holds
 
 
 def _ntriples_dump(graph: Triples, staging: Path | None) -> tuple[SubjectChunks, Files | None]:
@@ -235,35 +242,57 @@ def _block_table(state: _State, pool: Pool, used: set[str]) -> BlockTable:
     the staging folder when there is one); the cache keys used go to `used`."""
     subjects = state.subjects or []
     ranges = [(i, start, stop) for i, (start, stop) in enumerate(cut(subjects))]
-    if state.staging is not None:
-        state.table_folder = state.staging / BLOCKS_FOLDER
-        os.mkdir(state.table_folder, 0o700)  # new: the staging folder is kg's, made now
+    _table_folder(state)
     made: list[Range] = []
-    for found, keys in pool.map(block_task, state, ranges):
+    keys: list[str] = []
+    for found, key in pool.map(block_task, state, ranges):
         made.append(found)
-        used.update(keys)
+        keys.extend(key)
+    used.update(keys)
+    if state.kept is not None:
+        state.kept = keys  # the files to keep in .kg-cache/blocks
     prefixes = [prefix for _, prefix in state.blocks.turtle_terms.order]
-    return BlockTable(subjects, made, prefixes, [start for _, start, _ in ranges])
+    starts = [start for _, start, _ in ranges]
+    return BlockTable(subjects, made, prefixes, starts, state.table_fd)
+
+
+def _table_folder(state: _State) -> None:
+    """Where the workers write the table's ranges: with a render cache, kg's own
+    `.kg-cache/blocks` (reached without following links; kept between builds), else a
+    new folder of the staging folder; none without a staging folder (the data stays
+    bytes: dask's workers may not see this file system)."""
+    if state.staging is None:
+        return
+    cache = state.cache
+    if cache is not None:
+        rel = os.path.join(os.path.dirname(cache.rel), KEPT_BLOCKS)
+        try:
+            state.table_fd, state.kept = open_folder(cache.root, rel, create=True), []
+            return
+        except OSError:  # shipped as a link, or not writable: this build's folder
+            pass
+    state.table_folder = state.staging / BLOCKS_FOLDER
+    os.mkdir(state.table_folder, 0o700)  # new: the staging folder is kg's, made now
+    state.table_fd = open_folder(state.table_folder, ".")
 
 
 def block_task(state: _State, item: tuple[int, int, int]) -> tuple[Range, list[str]]:
     """One range of the block table (`kg.publish.blocks`) and the cache key it used."""
     index, start, stop = item
     subjects = (state.subjects or [])[start:stop]
-    keys: list[str] = []
-    old, digests = None, [state.chunks.digest[s] for s in subjects]
-    if state.cache is not None:
-        keys.append(_range_key(state, subjects[0]))
-        old = state.cache.get(keys[0])
-    if isinstance(old, dict) and old.get("digests") == b"".join(digests):
-        made = Range(old["data"], old["starts"], old["masks"], old["sizes"], old["digests"])
-    else:
-        made = format_range(state.graph, subjects, _formatter(state), digests, old)
-        if state.cache is not None:
-            state.cache.put(keys[0], made.entry())
-    if state.table_folder is not None:
-        made = write_range(state.table_folder, index, made)
-    return made, keys
+    digests = [state.chunks.digest[s] for s in subjects]
+    folder = state.table_fd
+    if state.cache is None or state.kept is None or folder is None:
+        made = format_range(state.graph, subjects, _formatter(state), digests)
+        return (made if folder is None else write_range(folder, str(index), made)), []
+    key = _range_key(state, subjects[0])
+    old = kept_range(folder, key, state.cache.get(key))
+    if old is not None and old.digests == b"".join(digests):
+        return old, [key]  # its files are read in place: neither read nor written here
+    made = format_range(state.graph, subjects, _formatter(state), digests, old, folder)
+    made = keep_range(folder, key, made)
+    state.cache.put(key, made.entry())
+    return made, [key]
 
 
 def _range_key(state: _State, first: Node) -> str:
@@ -280,8 +309,15 @@ def _formatter(state: _State) -> Formatter:
 
 
 def _drop_table(state: _State) -> None:
+    """Close the table's files; prune `.kg-cache/blocks` to this build's ranges (after
+    a build that made them all), or remove the staging folder's table."""
     if isinstance(state.blocks.table, BlockTable):
         state.blocks.table.close()
+    if state.table_fd is not None:
+        if state.kept:
+            prune_kept(state.table_fd, state.kept)
+        os.close(state.table_fd)
+        state.table_fd = None
     if state.table_folder is not None:
         shutil.rmtree(state.table_folder)
         state.table_folder = None
