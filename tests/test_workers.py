@@ -113,3 +113,12 @@ def test_the_tuned_collector_runs_young_passes_rarely_and_still_frees_cycles():
         assert alive() is None
     finally:
         gc.set_threshold(*before)
+
+
+def test_a_forked_child_starts_with_the_inherited_objects_frozen_and_the_parent_does_not():
+    """Decision 0047: the child's collections never walk (and write to) what it inherited;
+    the parent's own collector gets its objects back."""
+    assert gc.get_freeze_count() == 0
+    inherited = in_child(gc.get_freeze_count)
+    assert inherited > 1000  # at least the interpreter's and the test's objects
+    assert gc.get_freeze_count() == 0
