@@ -232,12 +232,12 @@ def test_a_forged_validation_entry_cannot_make_a_violation_conform(violating, tm
     entries = sorted((root / ".kg-cache" / "validation").glob("*/*"))
     assert entries
     forged = pickle.dumps([])
-    parse = sorted((root / ".kg-cache" / "parse").glob("*/*"))
 
     def emptied(entry: Path) -> None:  # the old signature kept, the results emptied
         entry.write_bytes(entry.read_bytes()[:32] + forged)
 
-    def swapped(entry: Path) -> None:  # a valid signed entry of another cache
+    def swapped(entry: Path) -> None:  # a valid signed entry of another cache, as it is now
+        parse = sorted((root / ".kg-cache" / "parse").glob("*/*"))  # builds prune them
         shutil.copyfile(parse[0], entry)
 
     for forge in (emptied, swapped):
