@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from rdflib.term import Node
 
 from kg.cache import SignedCache
-from kg.graph.ntriples import nt_object
+from kg.graph.ntriples import memo_terms
 from kg.graph.triples import Triples
 
 Digests = dict[str, bytes]  # subject's N-Triples text -> blake2b-16 of its sorted lines
@@ -27,14 +27,7 @@ Digests = dict[str, bytes]  # subject's N-Triples text -> blake2b-16 of its sort
 def subject_digests(graph: Triples, memo: dict[Node, str] | None = None) -> Digests:
     """Each subject's digest: one walk of the graph, each distinct term formatted once
     (into `memo`, when given: a caller that writes lines next reuses the texts)."""
-    memo = {} if memo is None else memo
-
-    def term(t: Node) -> str:
-        text = memo.get(t)
-        if text is None:
-            text = memo[t] = nt_object(t)
-        return text
-
+    term = memo_terms({} if memo is None else memo)
     blake2b = hashlib.blake2b
     found: Digests = {}
     for s, predicates in graph.by_subject():

@@ -4,7 +4,7 @@ sortable form the whole-graph dump, the validation cache keys and the writers sh
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from rdflib import Literal
 from rdflib.term import Node
@@ -21,7 +21,12 @@ def to_ntriples(graph: Iterable[Triple], memo: dict[Node, str] | None = None) ->
 def ntriples_lines(graph: Iterable[Triple], memo: dict[Node, str] | None = None) -> list[str]:
     """The N-Triples lines (each ending in a newline) of the triples, sorted; `memo`: the
     terms' texts, shared by the files one process writes."""
-    memo = {} if memo is None else memo
+    term = memo_terms({} if memo is None else memo)
+    return sorted(f"{term(s)} {term(p)} {term(o)} .\n" for s, p, o in graph)
+
+
+def memo_terms(memo: dict[Node, str]) -> Callable[[Node], str]:
+    """A term's N-Triples text, each distinct term formatted once into `memo`."""
 
     def term(t: Node) -> str:
         text = memo.get(t)
@@ -29,7 +34,7 @@ def ntriples_lines(graph: Iterable[Triple], memo: dict[Node, str] | None = None)
             text = memo[t] = nt_object(t)
         return text
 
-    return sorted(f"{term(s)} {term(p)} {term(o)} .\n" for s, p, o in graph)
+    return term
 
 
 _NT_ESCAPES = {"\\": "\\\\", '"': '\\"', "\n": "\\n", "\r": "\\r", "\t": "\\t"}
