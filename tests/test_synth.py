@@ -55,3 +55,24 @@ def test_names_past_the_plain_name_space_are_drawn_and_earlier_ones_kept():
     assert big[:PLAIN_NAMES] == _names(random.Random(7), PLAIN_NAMES)
     assert all(". " in name for name in big[PLAIN_NAMES:])
     assert not any(". " in name for name in big[:PLAIN_NAMES])
+
+
+def test_a_profile_lists_at_most_listed_papers_and_the_corpus_stays_valid(
+    tmp_path, capsys, monkeypatch
+):
+    """The busiest synthetic author of a 100k corpus would list ~125,000 papers (a 25 MB
+    profile, over kg's input limit); a profile lists at most LISTED_PAPERS."""
+    import yaml
+
+    from kg.bench import synth
+
+    monkeypatch.setattr(synth, "LISTED_PAPERS", 6)
+    out = tmp_path / "capped"
+    assert main(["bench", "generate", "--people", "30", "--seed", "3", "--out", str(out)]) == 0
+    listed = [
+        len(yaml.safe_load(p.read_text())["publications"])
+        for p in sorted((out / "data" / "profiles").glob("*.yaml"))
+    ]
+    assert max(listed) == 6
+    assert main(["--project", str(out), "check"]) == 0
+    capsys.readouterr()
