@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from rdflib.term import Node
 
 from kg.cache import SignedCache
-from kg.graph.ntriples import memo_terms
+from kg.graph.ntriples import memo_terms, subject_block
 from kg.graph.triples import Triples
 
 Digests = dict[str, bytes]  # subject's N-Triples text -> blake2b-16 of its sorted lines
@@ -27,16 +27,14 @@ Digests = dict[str, bytes]  # subject's N-Triples text -> blake2b-16 of its sort
 def subject_digests(graph: Triples, memo: dict[Node, str] | None = None) -> Digests:
     """Each subject's digest: one walk of the graph, each distinct term formatted once
     (into `memo`, when given: a caller that writes lines next reuses the texts)."""
-    term = memo_terms({} if memo is None else memo)
+    memo = {} if memo is None else memo
+    term = memo_terms(memo)
     blake2b = hashlib.blake2b
     found: Digests = {}
     for s, predicates in graph.by_subject():
         head = term(s)
-        lines = [
-            f"{head} {term(p)} {term(o)} .\n" for p, objects in predicates.items() for o in objects
-        ]
-        lines.sort()
-        found[head] = blake2b("".join(lines).encode(), digest_size=16).digest()
+        block = subject_block(head, predicates, memo)
+        found[head] = blake2b(block.encode(), digest_size=16).digest()
     return found
 
 

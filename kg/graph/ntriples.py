@@ -4,7 +4,7 @@ sortable form the whole-graph dump, the validation cache keys and the writers sh
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable, Mapping
 
 from rdflib import Literal
 from rdflib.term import Node
@@ -35,6 +35,22 @@ def memo_terms(memo: dict[Node, str]) -> Callable[[Node], str]:
         return text
 
     return term
+
+
+def subject_block(
+    head: str, predicates: Mapping[Node, Collection[Node]], memo: dict[Node, str]
+) -> str:
+    """The sorted N-Triples lines of one subject (`head`: its text), each term's text
+    looked up in `memo` (made there once); the chunk the sorted dump is made of and
+    what a subject's digest is taken over (the hot loop of a build)."""
+    term = memo_terms(memo)
+    lines = []
+    for p, objects in predicates.items():
+        start = f"{head} {memo.get(p) or term(p)} "
+        for o in objects:
+            lines.append(start + (memo.get(o) or term(o)) + " .\n")
+    lines.sort()
+    return "".join(lines)
 
 
 _NT_ESCAPES = {"\\": "\\\\", '"': '\\"', "\n": "\\n", "\r": "\\r", "\t": "\\t"}

@@ -24,7 +24,7 @@ from __future__ import annotations
 import bisect
 import hashlib
 import pickle
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable
 from typing import Protocol
 
 from rdflib import URIRef
@@ -34,7 +34,7 @@ from kg import scheme
 from kg.cache import digest, package_digest
 from kg.config import Config
 from kg.graph.namespaces import RDF, SCHEMA
-from kg.graph.ntriples import nt_object
+from kg.graph.ntriples import nt_object, subject_block
 from kg.graph.triples import Triples
 from kg.model import Profile
 from kg.publish.markup import works_of
@@ -67,7 +67,7 @@ class SubjectChunks:
         self.digest: dict[Node, bytes] = {}
         self.order = sorted(graph.subjects(), key=term)
         for s in self.order:
-            data = self._lines(s, graph.describe(s)).encode()
+            data = subject_block(term(s), graph.describe(s), self.memo).encode()
             self.digest[s] = hashlib.blake2b(data, digest_size=16).digest()
             if sink is not None:
                 sink.write(data)
@@ -75,19 +75,6 @@ class SubjectChunks:
                 self.text[s] = data.decode()  # type: ignore[index]
         self._keys = [term(s) for s in self.order]
         self.terms = tuple(self.memo)  # every distinct term of the graph (memo grows later)
-
-    def _lines(self, s: Node, predicates: Mapping[Node, Collection[Node]]) -> str:
-        """The sorted N-Triples lines of `s` (the hot loop of a build: each term's text
-        looked up once per triple, a predicate's once per predicate)."""
-        memo, term = self.memo, self.term
-        lines = []
-        head = term(s) + " "
-        for p, objects in predicates.items():
-            start = head + (memo.get(p) or term(p)) + " "
-            for o in objects:
-                lines.append(start + (memo.get(o) or term(o)) + " .\n")
-        lines.sort()
-        return "".join(lines)
 
     def term(self, t: Node) -> str:
         text = self.memo.get(t)
