@@ -132,11 +132,7 @@ class Data:
         return found
 
     def _lines(self, predicates: Wanted | None) -> Iterable[str]:
-        every = {p for p, only in predicates or () if only is None}
-        some: dict[str, set[Term]] = {}
-        for p, only in predicates or ():
-            if only is not None and p not in every:
-                some.setdefault(p, set()).add(only)
+        every, some = split_wanted(predicates)
         written: dict[Term, str] = {}  # each distinct object formatted once
         for s, by_predicate in self.spo.items():
             subject = None
@@ -149,6 +145,17 @@ class Data:
                         if text is None:
                             text = written[o] = nt(o)
                         yield f"{subject} <{p}> {text} .\n"
+
+
+def split_wanted(predicates: Wanted | None) -> tuple[set[str], dict[str, set[Term]]]:
+    """The predicates whose every object a query reads, and the others with the objects
+    it reads of them (`Wanted`: (predicate, None or one object IRI) pairs)."""
+    every = {p for p, only in predicates or () if only is None}
+    some: dict[str, set[Term]] = {}
+    for p, only in predicates or ():
+        if only is not None and p not in every:
+            some.setdefault(p, set()).add(only)
+    return every, some
 
 
 def _load(store: pyoxigraph.Store, lines: list[str]) -> None:

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from kg.graph.delta import Digests, changed, subject_digests
 from kg.validate.compiler import Program, Shape
-from kg.validate.data import Data
+from kg.validate.data import Data, split_wanted
 from kg.validate.engine import Finding, _chain, _key, _Run, read_triples
 from kg.validate.sparql import Row, Wanted
 from kg.validate.terms import RDFS_SUBCLASSOF, PlainTriple, Term, nt
@@ -130,11 +130,7 @@ def full(
 def _asked(data: Data, wanted: Wanted, subjects: Iterable[Term] | None) -> dict[Term, bytes]:
     """Each subject's digest of its triples the SPARQL store holds (`Data._lines`'s
     choice): while no subject's changes, every query's rows stay the same."""
-    every = {p for p, only in wanted if only is None}
-    some: dict[str, set[str]] = {}
-    for p, only in wanted:
-        if only is not None and p not in every:
-            some.setdefault(p, set()).add(only)
+    every, some = split_wanted(wanted)
     predicates = sorted(every | some.keys())
     if subjects is None:
         subjects = dict.fromkeys(s for p in predicates for s in data.subjects_of(p))

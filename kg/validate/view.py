@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING
 from rdflib import URIRef
 from rdflib.term import Node
 
-from kg.graph.ntriples import nt_object
-from kg.validate.data import _EMPTY, Data
+from kg.graph.ntriples import memo_terms
+from kg.validate.data import _EMPTY, Data, split_wanted
 from kg.validate.terms import PlainTriple, Term, from_rdflib, to_rdflib
 
 if TYPE_CHECKING:
@@ -112,13 +112,9 @@ class GraphView(Data):
         """As `Data._lines`, written from the graph's own terms (`nt_object` writes what
         `nt` writes for the converted term), each formatted once."""
         yield from self._ontology._lines(predicates)
-        memo = self.memo
-        every = {p for p, only in predicates or () if only is None}
-        some: dict[str, set[str]] = {}
-        for iri, only in predicates or ():
-            if only is not None and iri not in every:
-                some.setdefault(iri, set()).add(only)
-        decided: dict[Node, tuple[str, set[str] | None] | None] = {}
+        term = memo_terms(self.memo)
+        every, some = split_wanted(predicates)
+        decided: dict[Node, tuple[str, set[Term] | None] | None] = {}
         for s, by_predicate in self.triples.by_subject():
             head = None
             for p, objects in by_predicate.items():
@@ -129,15 +125,8 @@ class GraphView(Data):
                 found = decided[p]
                 if found is None:
                     continue
-                head = head or _text(s, memo)
+                head = head or term(s)
                 predicate, wanted = found
                 for o in objects:
                     if wanted is None or (type(o) is URIRef and str(o) in wanted):
-                        yield f"{head} {predicate} {_text(o, memo)} .\n"
-
-
-def _text(term: Node, memo: dict[Node, str]) -> str:
-    text = memo.get(term)
-    if text is None:
-        text = memo[term] = nt_object(term)
-    return text
+                        yield f"{head} {predicate} {term(o)} .\n"
