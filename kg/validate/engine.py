@@ -47,10 +47,16 @@ def validate_triples(
     """Findings for the pipeline's `Triples` (rdflib terms, converted once each). Only
     the triples of predicates the program reads are converted and indexed (a fifth of
     kg's graph is read by no shape: names given twice, FOAF mirrors, back links)."""
+    return run(program, triples_data(triples, program, ontology))
+
+
+def triples_data(triples: Triples, program: Program, ontology: Iterable[PlainTriple] = ()) -> Data:
+    """The `Data` a program runs over: the graph's and the ontology's triples of the
+    predicates the program reads."""
     reads = program.reads
     if reads is not None:
         ontology = [t for t in ontology if t[1] in reads]
-    return run(program, Data(_chain(read_triples(triples, reads), ontology)))
+    return Data(_chain(read_triples(triples, reads), ontology))
 
 
 def plain_triples(triples: Iterable[tuple]) -> Iterator[PlainTriple]:
@@ -126,13 +132,21 @@ class _Run:
         self._conforms: dict[tuple[int, Term], bool] = {}
 
     def findings(self) -> list[Finding]:
-        out: list[Finding] = []
-        for shape in self.program.roots:
+        return [f for out in self.by_focus().values() for f in out]
+
+    def by_focus(self) -> dict[tuple[int, Term], list[Finding]]:
+        """The findings of every focus node of every root shape, by (the root's index in
+        `program.roots`, the focus node); nodes without findings are left out."""
+        found: dict[tuple[int, Term], list[Finding]] = {}
+        for i, shape in enumerate(self.program.roots):
             if shape.deactivated:
                 continue
             for focus in self.focus_nodes(shape):
+                out: list[Finding] = []
                 self.evaluate(shape, focus, out)
-        return out
+                if out:
+                    found[i, focus] = out
+        return found
 
     def focus_nodes(self, shape: Shape) -> Iterable[Term]:
         data = self.data

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, NamedTuple
 from kg.graph.delta import Digests, changed, subject_digests
 from kg.validate.compiler import Program, Shape
 from kg.validate.data import Data, split_wanted
-from kg.validate.engine import Finding, _chain, _key, _Run, read_triples
+from kg.validate.engine import Finding, _key, _Run, triples_data
 from kg.validate.sparql import Row, Wanted
 from kg.validate.terms import RDFS_SUBCLASSOF, PlainTriple, Term, nt
 from kg.validate.view import GraphView
@@ -104,18 +104,9 @@ def full(
     triples: Triples, program: Program, ontology: list[PlainTriple]
 ) -> tuple[list[Finding], State | None]:
     """A full run, and the state a later run starts from (None: nothing to keep)."""
-    reads = program.reads
-    onto = [t for t in ontology if reads is None or t[1] in reads]
-    data = Data(_chain(read_triples(triples, reads), onto))
+    data = triples_data(triples, program, ontology)
     run = _Run(program, data)
-    by_focus: ByFocus = {}
-    for i, root in enumerate(program.roots):
-        if not root.deactivated:
-            for focus in run.focus_nodes(root):
-                out: list[Finding] = []
-                run.evaluate(root, focus, out)
-                if out:
-                    by_focus[i, focus] = out
+    by_focus = run.by_focus()
     findings = sorted((f for out in by_focus.values() for f in out), key=_key)
     bounded = plan(program)
     if bounded is None:
@@ -169,6 +160,8 @@ def update(
     memo: dict = {}  # every term's N-Triples text: the digests' walk, then the store's
     digests = subject_digests(triples, memo)
     edited = {_plain(s) for s in changed(state.digests, digests)}
+    if not edited:  # the same graph: the same findings, the same state
+        return sorted((f for out in state.findings.values() for f in out), key=_key), state
     view = GraphView(triples, ontology, program.reads, state.below, memo)
     pointers = dict(state.pointers)
     seeds = set(edited)
@@ -287,7 +280,8 @@ def validate(
     if isinstance(state, State):
         done = update(triples, program, ontology, state)
         if done is not None:
-            cache.put(key, done[1])
+            if done[1] is not state:  # (an unchanged graph: the kept state stays as it is)
+                cache.put(key, done[1])
             return done[0]
 
     def whole() -> list[Finding]:
