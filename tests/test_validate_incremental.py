@@ -156,18 +156,36 @@ def test_delta_names_added_removed_and_changed_subjects():
     assert same == before and not delta.changed(before, same)
 
 
-def test_a_tampered_or_foreign_state_is_a_miss(tmp_path):
+def test_a_tampered_or_foreign_state_is_a_miss(world, tmp_path):
+    """The kept state is read only through the signed cache: a tampered entry, one
+    signed with another secret, or a value that is not a state gives a full run."""
+    base, _, program, ontology = world
+    graph = _graph(base)
+    expected, _ = incremental.full(graph, program, ontology)
     cache = SignedCache(tmp_path / "c", secret=b"k" * 32)
-    delta.keep(cache, "ab" * 32, {"<x>": b"d" * 16})
-    assert delta.kept(cache, "ab" * 32) == {"<x>": b"d" * 16}
+    key = "ab" * 32
+    runs: list[str] = []
+
+    def isolate(run):
+        runs.append("full")
+        return run()
+
+    assert incremental.validate(graph, program, ontology, cache, key, isolate) == expected
+    assert isinstance(cache.get(key), incremental.State)
     entry = next((tmp_path / "c").rglob("abab*"))
     entry.write_bytes(entry.read_bytes()[:-3] + b"xyz")
-    assert delta.kept(cache, "ab" * 32) is None
+    assert cache.get(key) is None
+    assert incremental.validate(graph, program, ontology, cache, key, isolate) == expected
     other = SignedCache(tmp_path / "c", secret=b"j" * 32)
-    delta.keep(cache, "cd" * 32, {"<x>": b"d" * 16})
-    assert delta.kept(other, "cd" * 32) is None
-    cache.put("ef" * 32, ["not", "a", "table"])
-    assert delta.kept(cache, "ef" * 32) is None
+    assert other.get(key) is None
+    cache.put(key, ["not", "a", "state"])
+    assert incremental.validate(graph, program, ontology, cache, key, isolate) == expected
+    assert runs == ["full"] * 3
+    # a usable state and an unchanged graph: no full run, the entry not rewritten
+    written = entry.stat().st_mtime_ns, entry.stat().st_ino
+    assert incremental.validate(graph, program, ontology, cache, key, isolate) == expected
+    assert runs == ["full"] * 3
+    assert (entry.stat().st_mtime_ns, entry.stat().st_ino) == written
 
 
 def test_a_rebuild_after_an_edit_reports_what_a_cold_build_does(tmp_path):

@@ -6,8 +6,8 @@ Digests are keyed by the subject's N-Triples text (`<iri>` or `_:label`).
 
 Invariant: two graphs have the same digest table exactly when (up to blake2b collisions)
 they hold the same triples; `changed` names every subject whose triples differ, was
-added or was removed. A kept table is read back only through a `SignedCache`: a missing,
-tampered, truncated or foreign entry (or one that is not a table) is None, never trusted.
+added or was removed. Tables are kept between builds by their users (the incremental
+validator's state, kg/validate/incremental.py), in a `SignedCache`.
 """
 
 from __future__ import annotations
@@ -17,7 +17,6 @@ from collections.abc import Mapping
 
 from rdflib.term import Node
 
-from kg.cache import SignedCache
 from kg.graph.ntriples import memo_terms, subject_block
 from kg.graph.triples import Triples
 
@@ -43,18 +42,3 @@ def changed(before: Mapping[str, bytes], after: Mapping[str, bytes]) -> set[str]
     found = {s for s, d in after.items() if before.get(s) != d}
     found.update(s for s in before if s not in after)
     return found
-
-
-def kept(cache: SignedCache, key: str) -> Digests | None:
-    """The table `keep` stored under `key`, or None (missing, or not one we signed)."""
-    value = cache.get(key)
-    if not isinstance(value, dict):
-        return None
-    if not all(isinstance(k, str) and isinstance(v, bytes) for k, v in value.items()):
-        return None
-    return value
-
-
-def keep(cache: SignedCache, key: str, digests: Digests) -> None:
-    """Store the table under `key` (signed; replaced in place, never through a link)."""
-    cache.put(key, digests)
