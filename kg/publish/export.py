@@ -135,6 +135,15 @@ class NodeBlocks:
         # prefix: then no subset's does, and a file need not look (`to_jsonld`)
         self.collision_free = False
 
+    def forget_terms(self) -> None:
+        """Empty the term texts (pure memos) this process made, e.g. while formatting its
+        ranges of the block table: processes forked from it would each count them again
+        (decision 0047); a task formats only the terms of its partial nodes again. The
+        Turtle prefixes in use (`turtle_terms.order`) are kept."""
+        self.turtle_terms.memo.clear()
+        self.json_terms.keys.clear()
+        self.json_terms.values.clear()
+
 
 def _node_text(
     blocks: NodeBlocks | None,

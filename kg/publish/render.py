@@ -159,7 +159,7 @@ def render_parts(
     pool = as_pool(jobs)
     try:
         state.blocks.table = _block_table(state, pool, used)  # before the other tasks
-        _forget_terms(state.blocks)  # before the render workers fork (decision 0047)
+        state.blocks.forget_terms()  # before the render workers fork (decision 0047)
         results = pool.map(render_task, state, tasks)
         for done, (part, keys, entries) in enumerate(results, start=1):
             yield part
@@ -236,15 +236,6 @@ def _make_state(
         canonical_subjects(graph),
         unusable,
     )
-
-
-def _forget_terms(blocks: NodeBlocks) -> None:
-    """Empty this process's term texts (pure memos) made while formatting its ranges: the
-    render workers fork from this process and would each count them again; a task
-    formats only the terms of its partial nodes again."""
-    blocks.turtle_terms.memo.clear()
-    blocks.json_terms.keys.clear()
-    blocks.json_terms.values.clear()
 
 
 def _block_table(state: _State, pool: Pool, used: set[str]) -> BlockTable:
