@@ -193,11 +193,16 @@ def write_range(folder: int, name: str, made: Range) -> Range:
     folder kg made for this build)."""
     data: dict[str, bytes | str] = {}
     for ext, blob in made.data.items():
-        fd = os.open(f"{name}.{ext}", NEW_FILE, 0o600, dir_fd=folder)
-        with open(fd, "wb") as file:
-            file.write(_bytes(blob, folder))
-        data[ext] = f"{name}.{ext}"
+        data[ext] = _write_new(folder, f"{name}.{ext}", _bytes(blob, folder))
     return Range(data, made.starts, made.masks, made.sizes, made.digests)
+
+
+def _write_new(folder: int, name: str, data: bytes) -> str:
+    """A new file `name` of `folder` holding `data` (never an existing file or a link)."""
+    fd = os.open(name, NEW_FILE, 0o600, dir_fd=folder)
+    with open(fd, "wb") as file:
+        file.write(data)
+    return name
 
 
 def keep_range(folder: int, key: str, made: Range) -> Range:
@@ -210,9 +215,7 @@ def keep_range(folder: int, key: str, made: Range) -> Range:
         name, temporary = f"{key}.{ext}", f".{key}.{ext}.{os.getpid()}"
         with contextlib.suppress(FileNotFoundError):
             os.unlink(temporary, dir_fd=folder)  # a killed run's (or a planted link)
-        fd = os.open(temporary, NEW_FILE, 0o600, dir_fd=folder)
-        with open(fd, "wb") as file:
-            file.write(_bytes(blob, folder))
+        _write_new(folder, temporary, _bytes(blob, folder))
         os.replace(temporary, name, src_dir_fd=folder, dst_dir_fd=folder)
         stamps[ext] = _stamp(os.stat(name, dir_fd=folder, follow_symlinks=False))
         data[ext] = name
@@ -222,19 +225,19 @@ def keep_range(folder: int, key: str, made: Range) -> Range:
 def kept_range(folder: int, key: str, entry: object) -> Range | None:
     """The range kept under `key` (its cache `entry`, files in `folder`), or None when
     the entry is not one `keep_range` made or a file is not the one it wrote."""
+    if not isinstance(entry, dict):
+        return None
     try:
-        assert isinstance(entry, dict)
         stamps = entry["stamps"]
         data: dict[str, bytes | str] = {ext: f"{key}.{ext}" for ext in FORMATS}
         for ext, name in data.items():
             found = os.stat(name, dir_fd=folder, follow_symlinks=False)
             if not stat.S_ISREG(found.st_mode) or _stamp(found) != stamps[ext]:
                 return None
-        made = Range(data, entry["starts"], entry["masks"], entry["sizes"], entry["digests"])
-    except (AssertionError, OSError, KeyError, TypeError):
+        starts, masks, sizes = entry["starts"], entry["masks"], entry["sizes"]
+        return Range(data, starts, masks, sizes, entry["digests"], stamps)
+    except (OSError, KeyError, TypeError):
         return None
-    made.stamps = stamps
-    return made
 
 
 def _stamp(found: os.stat_result) -> Stamp:
