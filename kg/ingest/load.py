@@ -518,16 +518,16 @@ def load_dataset_partially(
     for name, cls in REGISTRIES:
         path = data_dir / f"{name}.yaml"
         display = _display(path, data_dir)
-        found[name] = _collect(problems, data_dir, _load_registry, path, cls, display, snap)
+        found[name] = _collect(problems, data_dir, snap, _load_registry, path, cls, display)
     profiles = [
-        _collect(problems, data_dir, _load_profile, path, data_dir, snap)
+        _collect(problems, data_dir, snap, _load_profile, path, data_dir)
         for path in _profile_paths(data_dir, problems)
     ]
     news_file = data_dir / "news.yaml"
     news = None
     if news_file.exists() or news_file.is_symlink():  # optional
         display = _display(news_file, data_dir)
-        news = _collect(problems, data_dir, _load_file, news_file, model.News, display, snap)
+        news = _collect(problems, data_dir, snap, _load_file, news_file, model.News, display)
     data = Dataset(
         profiles=tuple(p for p in profiles if p is not None),
         organizations=found["organizations"] or (),
@@ -618,9 +618,12 @@ def _load_profile(
     return (dataclasses.replace(profile, slug=path.stem) if profile else None), problems
 
 
-def _collect(problems: list[Problem], data_dir: Path, fn: Any, path: Path, *args: Any) -> Any:
-    """What `fn(path, *args)` read from one file, its problems noted; None when the file
-    cannot be read at all (or is a link out of data/, which is never read)."""
+def _collect(
+    problems: list[Problem], data_dir: Path, snap: Snapshot | None, fn: Any, path: Path, *args: Any
+) -> Any:
+    """What `fn(path, *args, snap)` read from one file, its problems noted; None when the
+    file cannot be read at all (or is a link out of data/, which is never read). A file
+    the snapshot has unchanged is not read; one read without problems is recorded."""
     if fn is _load_registry and not path.exists() and not path.is_symlink():
         return ()
     display = _display(path, data_dir)
@@ -628,12 +631,11 @@ def _collect(problems: list[Problem], data_dir: Path, fn: Any, path: Path, *args
         message = "is a link to a file outside data/; expected a file inside data/"
         problems.append(Problem(Source(display, 0, 0), "", message))
         return None
-    snap = args[-1]
     kept = snap.unchanged(path, display) if snap is not None and snap.enabled else None
     if kept is not None:
         return kept
     try:
-        value, found = fn(path, *args)
+        value, found = fn(path, *args, snap)
     except InputError as exc:  # the file cannot be read or parsed at all
         problems.extend(exc.problems)
         return None
