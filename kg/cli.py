@@ -285,6 +285,15 @@ def _parser() -> argparse.ArgumentParser:
         type=Path,
         help="update this Markdown file's generated table (e.g. docs/performance.md)",
     )
+    run.add_argument(
+        "--include",
+        type=Path,
+        action="append",
+        default=[],
+        metavar="JSON",
+        help="also show the results of an earlier run (its --json file) for the sizes "
+        "this run does not measure (repeatable)",
+    )
 
     imp = sub.add_parser(
         "import",
@@ -995,14 +1004,18 @@ def _bench_run(args: argparse.Namespace) -> int:
         sizes = [int(x) for x in args.sizes.split(",") if x.strip()]
     except ValueError:
         raise UsageError(f"--sizes {args.sizes!r}: expected numbers like 100,1000") from None
+    earlier = [result for path in args.include for result in _bench_results(path)]
     results = []
     for people in sizes:
         _progress(f"benchmarking {people} people")
         results.append(bench.measure(people, args.seed))
-    text = f"{bench.table(results)}\n\nStored queries, embedded:\n\n{bench.query_table(results)}"
-    print(f"machine: {bench.machine()}\n{text}")
     if args.json:
         args.json.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
+    results = bench.combined(earlier, results)
+    text = f"{bench.table(results)}\n\nStored queries, embedded:\n\n{bench.query_table(results)}"
+    when = bench.provenance(results)
+    text = f"{when}\n\n{text}" if when else text
+    print(f"machine: {bench.machine()}\n{text}")
     if args.doc:
         doc = args.doc.read_text(encoding="utf-8")
         head, rest = doc.split("<!-- BEGIN GENERATED -->", 1)
@@ -1013,6 +1026,20 @@ def _bench_run(args: argparse.Namespace) -> int:
             encoding="utf-8",
         )
     return EXIT_OK
+
+
+def _bench_results(path: Path) -> list[dict]:
+    """The results an earlier `kg bench run --json` wrote."""
+    try:
+        results = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise UsageError(f"--include {path}: cannot read it as JSON ({exc})") from None
+    shaped = isinstance(results, list) and all(
+        isinstance(r, dict) and isinstance(r.get("people"), int) and "kg" in r for r in results
+    )
+    if not shaped:
+        raise UsageError(f"--include {path}: expected the --json file of `kg bench run`")
+    return results
 
 
 def _params(pairs: list[str]) -> dict[str, str]:

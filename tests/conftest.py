@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import atexit
 import os
 import shutil
 import tempfile
@@ -18,7 +19,12 @@ VOCAB = Path(__file__).resolve().parent / "vocab"  # vendored copies (see vocab/
 MINI = Path(__file__).resolve().parent / "fixtures" / "mini"
 PROFILES = sorted((REPO / "data" / "profiles").glob("*.yaml"))
 # The cache signing secret of this test run (kg.cache): never the user's own.
-os.environ.setdefault("XDG_CACHE_HOME", tempfile.mkdtemp(prefix="kg-tests-cache-"))
+# Made once by the process that starts the run (xdist's workers inherit it), removed when
+# that process exits.
+if "KG_TESTS_CACHE" not in os.environ:
+    os.environ["KG_TESTS_CACHE"] = tempfile.mkdtemp(prefix="kg-tests-cache-")
+    atexit.register(shutil.rmtree, os.environ["KG_TESTS_CACHE"], ignore_errors=True)
+os.environ["XDG_CACHE_HOME"] = os.environ["KG_TESTS_CACHE"]
 
 # Property tests: the same bounded examples on every run (no shrinking marathons, no flaky
 # CI); `HYPOTHESIS_PROFILE=explore pytest` searches wider and randomly while developing.

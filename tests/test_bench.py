@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from kg.bench import run as bench
@@ -62,3 +64,34 @@ def test_percentiles_pick_the_right_sample():
     samples = [0.005, 0.001, 0.003, 0.002, 0.004]
     assert bench._ms(samples, 50) == "3" and bench._ms(samples, 95) == "5"
     assert bench._ms([], 50) == "not run"
+
+
+def test_a_table_holds_an_earlier_runs_sizes_beside_this_runs():
+    earlier = [{"people": 100000, "kg": {}, "measured": "2026-11-25"}, {"people": 10, "kg": {}}]
+    now = [{"people": 10, "kg": {"new": 1}, "measured": "2026-11-26"}]
+    both = bench.combined(earlier, now)
+    assert [r["people"] for r in both] == [10, 100000] and both[0] is now[0]
+    assert bench.provenance(both) == (
+        "Measured: 10 people on 2026-11-26, 100000 people on 2026-11-25."
+    )
+    assert bench.provenance(now) == ""  # one run: the machine line says enough
+
+
+def test_bench_run_puts_an_included_run_in_the_doc_and_refuses_a_file_it_cannot_read(
+    result, tmp_path, capsys
+):
+    from kg.cli import main
+
+    doc = tmp_path / "performance.md"
+    doc.write_text("Intro.\n<!-- BEGIN GENERATED -->\nold\n<!-- END GENERATED -->\nEnd.\n")
+    earlier = tmp_path / "earlier.json"
+    earlier.write_text(json.dumps([result]), encoding="utf-8")
+    assert main(["bench", "run", "--sizes", "", "--include", str(earlier), "--doc", str(doc)]) == 0
+    text = doc.read_text()
+    assert text.startswith("Intro.\n") and text.endswith("End.\n") and "old" not in text
+    assert "| 8 |" in text and "| 8 | coauthors |" in text
+    for bad in ("{not json", json.dumps([{"people": "8"}])):
+        earlier.write_text(bad, encoding="utf-8")
+        argv = ["bench", "run", "--sizes", "", "--include", str(earlier), "--doc", str(doc)]
+        assert main(argv) == 2
+        assert "--include" in capsys.readouterr().err and doc.read_text() == text

@@ -272,7 +272,7 @@ def measure(people: int, seed: int = 1, timeout: float = 7200) -> dict:
     with tempfile.TemporaryDirectory(prefix="kg-bench-") as tmp:
         root = Path(tmp)
         generate(root, people, seed)
-        result: dict = {"people": people}
+        result: dict = {"people": people, "measured": time.strftime("%Y-%m-%d", time.gmtime())}
         modes = ["kg", "rebuild", "floor", "query"] + (["naive"] if people <= NAIVE_UP_TO else [])
         for mode in modes:
             started = time.perf_counter()
@@ -285,6 +285,22 @@ def measure(people: int, seed: int = 1, timeout: float = 7200) -> dict:
             "summed_peak_mib": rebuild["summed_peak_mib"],
         }
         return result
+
+
+def combined(earlier: list[dict], measured: list[dict]) -> list[dict]:
+    """One table's results by corpus size: this run's, then an earlier run's (its `--json`
+    file) for the sizes this run did not measure (a 100k run takes an hour)."""
+    sizes = {r["people"] for r in measured}
+    kept = [r for r in earlier if r["people"] not in sizes]
+    return sorted([*measured, *kept], key=lambda r: r["people"])
+
+
+def provenance(results: list[dict]) -> str:
+    """When each size was measured, where the runs differ."""
+    dates = {r["people"]: r.get("measured", "an earlier run") for r in results}
+    if len(set(dates.values())) <= 1:
+        return ""
+    return "Measured: " + ", ".join(f"{n} people on {d}" for n, d in sorted(dates.items())) + "."
 
 
 # (row, kg's stage, naive's stage, floor's stage): kg renders and writes as one stream
