@@ -390,6 +390,29 @@ def test_watch_rebuilds_after_an_edit_and_keeps_the_last_good_build(tmp_path):
         )
 
 
+def test_watch_rebuilds_after_a_template_edit(tmp_path):
+    from importlib.resources import files
+
+    from kg.serve.watch import watched_paths
+
+    root = tmp_path / "project"
+    shutil.copytree(MINI, root)
+    (root / "static").mkdir()
+    template = root / "templates" / "person.html.j2"
+    template.parent.mkdir()
+    original = (files("kg.publish") / "templates" / "person.html.j2").read_text("utf-8")
+    template.write_text(original, "utf-8")
+    config = load_config(root)
+    assert {root / "templates", root / "static"} <= set(watched_paths(config))
+    live = open_live(config, lambda _: None, rebuild=True)
+    with running(app_for(config, live, True, lambda _: None)) as url:
+        client = Client(url)
+        assert b"Ann Bee" in client.get("/person/a-b")[2]
+        time.sleep(0.5)  # the watcher is running
+        template.write_text(original.replace("</h1>", " (watched)</h1>", 1), "utf-8")
+        wait_for(lambda: b"(watched)</h1>" in client.get("/person/a-b")[2])
+
+
 def test_serve_refuses_a_port_in_use_without_building(tmp_path, capsys):
     import socket
 

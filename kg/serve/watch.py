@@ -48,10 +48,11 @@ def violations(report) -> str:
 
 
 def watched_paths(config: Config) -> list[Path]:
-    """data/, kg.toml and the project's own queries/, shapes/, ontology/ (not dist/)."""
+    """data/, kg.toml and the project's own queries/, shapes/, ontology/, templates/ and
+    static/ (photos, PDFs, the logo), when they exist (not dist/ or .kg-cache/)."""
     root = config.root
     candidates = [config.data_dir, root / "kg.toml"] + [
-        root / name for name in ("queries", "shapes", "ontology")
+        root / name for name in ("queries", "shapes", "ontology", "templates", "static")
     ]
     return [p for p in candidates if p.exists()]
 
