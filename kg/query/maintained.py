@@ -119,7 +119,7 @@ def _triples(changed: tuple[bytes, bytes]) -> list[ox.Triple] | None:
 def _iris(triples: Iterable[ox.Triple]) -> set[str]:
     found: set[str] = set()
     for t in triples:
-        found.update(str(n) for n in (t.subject, t.object) if isinstance(n, ox.NamedNode))
+        found.update(n.value for n in (t.subject, t.object) if isinstance(n, ox.NamedNode))
     return found
 
 
