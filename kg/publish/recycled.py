@@ -73,11 +73,12 @@ def drop_unwritten(staging: Path, swept: Swept, written: Collection[str]) -> Non
             kept_folders.add(folder)
     fd = os.open(staging, FOLDER_FLAGS)
     try:
-        for rel in sorted(files.difference(written)):
+        done = set(written)
+        for rel in sorted(files - done - kept_folders):  # (a file may be a folder now)
             if rel.rpartition("/")[0] in kept_folders:  # else its folder goes below
                 _remove_in(fd, rel)
-        for rel in sorted(folders - kept_folders, key=lambda r: -r.count("/")):
-            _remove_in(fd, rel)
+        for rel in sorted(folders - kept_folders - done, key=lambda r: -r.count("/")):
+            _remove_in(fd, rel)  # (a folder may be a file now)
         remove_at(fd, RECYCLED)
     finally:
         os.close(fd)
