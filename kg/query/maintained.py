@@ -207,9 +207,17 @@ def _asked(store: QueryStore, text: str, variables: list[str] | None) -> list[di
 
 
 def _restricted(text: str, at: int, persons: set[str]) -> str | None:
-    """`text` with `VALUES ?person {...}` first in its `at`-th `WHERE {` group."""
-    found = list(_WHERE.finditer(text))
+    """`text` with `VALUES ?person {...}` first in its `at`-th `WHERE {` group (not
+    counting one on a comment line, as in the `#+ precompute:` header). Wherever it
+    lands the answer is exact (only the reached keys' rows are taken from the result);
+    in the right group it is also fast."""
+    found = [m for m in _WHERE.finditer(text) if not _commented(text, m.start())]
     if len(found) <= at:
         return None
     end = found[at].end()
     return f"{text[:end]} {_values('person', persons)} {text[end:]}"
+
+
+def _commented(text: str, at: int) -> bool:
+    """Whether the line holding `at` is a comment line."""
+    return text[text.rfind("\n", 0, at) + 1 : at].lstrip().startswith("#")
