@@ -17,7 +17,7 @@ from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from pathlib import Path
-from stat import S_ISREG
+from stat import S_ISDIR, S_ISREG
 from typing import BinaryIO, Protocol, TypeVar, cast
 
 from rdflib import BNode, Literal, URIRef
@@ -32,7 +32,8 @@ from kg.graph.namespaces import DCAT, DCTERMS, FOAF, KG, PREFIXES, RDF, SCHEMA, 
 from kg.graph.ntriples import nt_object, nt_string, to_ntriples
 from kg.graph.triples import GraphLike, Triple, Triples
 from kg.publish.jsontext import dumps
-from kg.publish.outdir import MARKER, replace_tree
+from kg.publish.outdir import MARKER, remove_at, replace_tree
+from kg.publish.recycled import RECYCLED, drop_unwritten, sweep
 
 T = TypeVar("T")
 CONTEXT_PREFIXES = ("foaf", "kg", "xsd", "rdfs", "dcterms", "dcat", "void", "skos")
@@ -538,6 +539,7 @@ def write_outputs(
     """
 
     def fill(staging: Path) -> list[str]:
+        swept = sweep(staging)  # a recycled tree (kg.publish.outdir's spare), else None
         if callable(files):
             parts: Iterable[Part] = files(staging)
         else:
@@ -548,6 +550,8 @@ def write_outputs(
             writer.write(part)
             names.extend(part)
         writer.write({MARKER: "written by kg build; replaced on every build\n"})
+        if swept is not None:
+            drop_unwritten(staging, swept, writer.done)
         if manifest is not None:
             _save_manifest(manifest, staging.name, writer.done)
         return sorted(names)
@@ -621,6 +625,8 @@ def write_streamed(
     at `rels[0]` and hard-linked (else copied) at the others. Returns the stamps and
     what `produce` returned."""
     writer = _TreeWriter(staging, None)
+    for rel in rels:
+        writer.clear(rel)
     target = writer._target(rels[0])
     fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)  # less the umask
     with open(fd, "wb", buffering=1 << 20) as file:
@@ -702,11 +708,16 @@ class _TreeWriter:
 
     New files are made in their folder's descriptor (opened once per part and folder),
     so each costs four system calls (open, write, fstat, close) and no walk of its path;
-    a file given as `Encoded` is not encoded nor digested again."""
+    a file given as `Encoded` is not encoded nor digested again.
+
+    In a recycled staging folder (kg.publish.recycled), a path already there is kept
+    when it is the previous tree's very file with these bytes (its stamp), else removed
+    before the new file is made."""
 
     def __init__(self, staging: Path, previous: Previous | None) -> None:
         self.staging = staging
         self.previous = previous
+        self.recycled = os.path.lexists(staging / RECYCLED)
         self.folders: set[str] = {""}  # folders made, relative to the staging folder
         self.fds: dict[str, int] = {}  # folder -> descriptor, while a part is written
         self.done: dict[str, Stamp] = {}
@@ -730,14 +741,19 @@ class _TreeWriter:
     def _write(self, rel: str, text: str | bytes | Encoded, written: dict) -> None:
         folder, name = self._place(rel)
         first = written.get(id(text))
-        if first is not None and _linked_at(first[0], first[1], folder, name):
-            self.done[rel] = self.done[first[2]]
-            return
+        if first is not None:
+            if self.recycled:
+                _clear_at(folder, name)
+            if _linked_at(first[0], first[1], folder, name):
+                self.done[rel] = self.done[first[2]]
+                return
         if isinstance(text, Encoded):
             data, digest = text.data, text.digest
         else:
             data = text if isinstance(text, bytes) else text.encode("utf-8")
             digest = content_digest(data)
+        if self.recycled and self._here(rel, digest, folder, name):
+            return
         if self.previous is None or not self._reuse(rel, digest, self.staging / rel):
             self.done[rel] = _stamp(digest, _write_new(folder, name, data))
         written.setdefault(id(text), (folder, name, rel))
@@ -749,6 +765,8 @@ class _TreeWriter:
         if fd is None:
             path = self.staging / folder if folder else self.staging
             if folder not in self.folders:
+                if self.recycled:
+                    self._folders_on_the_way(folder)
                 path.mkdir(parents=True, exist_ok=True)
                 self._made(folder)
             fd = self.fds[folder] = os.open(path, FOLDER_FLAGS)
@@ -759,10 +777,51 @@ class _TreeWriter:
             self.folders.add(folder)
             folder = folder.rpartition("/")[0]
 
+    def _folders_on_the_way(self, folder: str) -> None:
+        """In a recycled tree: a file where `folder` or a folder above it goes, removed."""
+        on_the_way = ""
+        for part in folder.split("/"):
+            on_the_way = f"{on_the_way}/{part}" if on_the_way else part
+            try:
+                found = os.lstat(self.staging / on_the_way)
+            except FileNotFoundError:
+                return  # made below, with the folders under it
+            if not S_ISDIR(found.st_mode):
+                self.clear(on_the_way)
+
+    def clear(self, rel: str) -> None:
+        """In a recycled tree: whatever is at `rel`, removed (never followed)."""
+        if self.recycled:
+            folder, _, name = _check_rel(rel).rpartition("/")
+            try:
+                fd = os.open(self.staging / folder if folder else self.staging, FOLDER_FLAGS)
+            except FileNotFoundError:
+                return
+            try:
+                _clear_at(fd, name)
+            finally:
+                os.close(fd)
+
+    def _here(self, rel: str, digest: str, folder: int, name: str) -> bool:
+        """In a recycled tree: whether the file at `rel` is the previous tree's very file
+        holding `digest` (kept, stamped), else it is removed."""
+        stamp = self.previous[1].get(rel) if self.previous is not None else None
+        try:
+            found = os.stat(name, dir_fd=folder, follow_symlinks=False)
+        except FileNotFoundError:
+            return False
+        if stamp is not None and S_ISREG(found.st_mode) and _stamp(digest, found) == stamp:
+            self.done[rel] = stamp
+            return True
+        remove_at(folder, name)
+        return False
+
     def _target(self, rel: str) -> Path:
         folder = _check_rel(rel).rpartition("/")[0]
         target = self.staging / rel
         if folder not in self.folders:
+            if self.recycled:
+                self._folders_on_the_way(folder)
             target.parent.mkdir(parents=True, exist_ok=True)
             self._made(folder)
         return target
@@ -770,6 +829,10 @@ class _TreeWriter:
     def _keep(self, rel: str, digest: str, target: Path) -> None:
         """Take the previous tree's file (a link, else a copy): the renderer found it
         holds the bytes of this build's file."""
+        if self.recycled:
+            folder, name = self._place(rel)
+            if self._here(rel, digest, folder, name):
+                return
         if self._reuse(rel, digest, target):
             return
         if self.previous is None or not still_there(self.previous, rel, digest):
@@ -815,6 +878,11 @@ def _write_new(folder: int, name: str, data: bytes) -> os.stat_result:
         return os.fstat(fd)
     finally:
         os.close(fd)
+
+
+def _clear_at(folder: int, name: str) -> None:
+    """Whatever is at `name` in the folder `folder`, removed (never followed)."""
+    remove_at(folder, name)
 
 
 def _linked_at(first_folder: int, first: str, folder: int, name: str) -> bool:

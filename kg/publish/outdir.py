@@ -9,6 +9,14 @@ link over `dist` (rename(2) replaces a link atomically): whenever the process di
 call where the kernel has it. Leftovers of a killed run (unfinished versions, links)
 are removed by the next run, under a lock so two runs never remove each other's work.
 
+The tree a build replaces is not removed: it is kept as `.dist.versions/spare` and the
+next build fills it again as its staging folder (decision 0050; kg.publish.export keeps
+each file that is the current tree's very file with the new bytes and replaces the
+rest), so a rebuild neither links every kept file into a new folder nor unlinks the
+old tree. The spare is never the tree `dist` shows: writing into it cannot change the
+published tree (files are only ever unlinked and made anew there, never written in
+place, so a hard link it shares with the current tree is never written through).
+
 A project may come from someone else, so nothing here writes or deletes through a link
 kg did not make: `dist` must be absent, a real folder, or kg's own link (to a real folder
 in a real `.dist.versions/`); `.dist.versions` must be a real folder; leftovers are
@@ -35,6 +43,7 @@ from kg.files import FOLDER_FLAGS
 MARKER = ".kg-output"
 T = TypeVar("T")
 LOCK = ".lock"
+SPARE = "spare"  # the tree before the current one, the next build's staging folder
 CRASH_ENV = "KG_TEST_CRASH_AT"  # tests: SIGKILL this process at the named step
 
 
@@ -51,17 +60,53 @@ def replace_tree(out_dir: Path, fill: Callable[[Path], T], inside: Path | None =
     with _locked(versions):
         clean_leftovers(out_dir)
         staging = Path(tempfile.mkdtemp(prefix="v-", dir=versions))
+        _recycle(versions / SPARE, staging)
         os.chmod(staging, 0o755)
         try:
             result = fill(staging)
             _crash_point("staged")
+            replaced = _current(out_dir)
             _switch(out_dir, staging)
         except BaseException:
             _remove(staging)
             raise
         _crash_point("switched")
+        if replaced is not None:
+            _keep_spare(versions, replaced)
         clean_leftovers(out_dir)
     return result
+
+
+def _recycle(spare: Path, staging: Path) -> None:
+    """The spare tree (a real folder) moved to `staging` (new and empty: rename(2)
+    replaces it in one step); else `staging` stays the new empty folder."""
+    if not _real_folder(spare):
+        return
+    try:
+        os.rename(spare, staging)
+    except OSError:
+        _remove(spare)
+        return
+    if not _real_folder(staging):  # the spare was swapped for a link since the check
+        _remove(staging)
+        os.mkdir(staging, 0o700)
+
+
+def _current(out_dir: Path) -> str | None:
+    """The name of the version `out_dir` (kg's link) shows, else None."""
+    if not out_dir.is_symlink():
+        return None
+    name = Path(os.readlink(out_dir)).name
+    return name if name.startswith("v-") else None
+
+
+def _keep_spare(versions: Path, replaced: str) -> None:
+    """The tree just replaced kept as the spare (a real folder of kg's, not a link)."""
+    if not _real_folder(versions / replaced):
+        return
+    _remove(versions / SPARE)
+    with contextlib.suppress(OSError):
+        os.rename(versions / replaced, versions / SPARE)
 
 
 def _own_path(out_dir: Path, inside: Path | None) -> Path:
@@ -172,7 +217,9 @@ def clean_leftovers(out_dir: Path) -> None:
     fd = os.open(versions, FOLDER_FLAGS)  # not through a link put there since the check
     try:
         for version in os.scandir(fd):
-            if version.name != LOCK and (current is None or Path(current).name != version.name):
+            if version.name in (LOCK, SPARE):
+                continue
+            if current is None or Path(current).name != version.name:
                 _remove_at(fd, version.name)
     finally:
         os.close(fd)
@@ -211,6 +258,12 @@ def _remove(path: Path) -> None:
 
 
 MAX_DEPTH = 256  # deeper trees are not kg's output
+
+
+def remove_at(dir_fd: int, name: str) -> None:
+    """Remove `name` in the folder `dir_fd` (a folder with all it holds), never
+    following a link (see `_remove_at`)."""
+    _remove_at(dir_fd, name)
 
 
 def _remove_at(dir_fd: int, name: str, depth: int = 0) -> None:

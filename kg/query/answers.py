@@ -82,6 +82,7 @@ class Earlier:
 
     folder: Path
     entries: dict
+    changed: tuple[bytes, bytes] | None = None  # the patch's removed and added lines
 
 
 def write_answers(
@@ -110,9 +111,9 @@ def write_answers(
         key = answer_key(query.text)
         try:
             if query.parameters:
-                entry: dict | None = _write_bound(store, query, folder, base)
+                entry: dict | None = _write_bound(store, query, folder, base, earlier)
             else:
-                entry = _answered(store, query, folder, base, earlier, key)
+                entry = _answered(store, query, folder, base, earlier, key, _maintainable(query))
         except KgError:
             continue
         if entry is not None:
@@ -122,13 +123,22 @@ def write_answers(
     return entries
 
 
-def _write_bound(store: QueryStore, query: StoredQuery, folder: Path, base: str) -> dict:
+def _write_bound(
+    store: QueryStore, query: StoredQuery, folder: Path, base: str, earlier: Earlier | None
+) -> dict:
     """A query with parameters, answered for each row of values its `#+ precompute:` query
     gives (at most MOST_BOUND): `{"bound": {key of the text with those values bound:
-    entry}}` (the text as `with_values` binds it, so the answer is the query's own)."""
+    entry}}` (the text as `with_values` binds it, so the answer is the query's own);
+    `earlier`: the earlier build's answers, whose bound entries are reused as
+    `_answered` reuses an answer."""
     from kg.query.stored import with_values
 
     bound: dict[str, dict] = {}
+    kind = _maintainable(query)
+    if earlier is not None:
+        entry = earlier.entries.get(answer_key(query.text))
+        found = entry.get("bound") if isinstance(entry, dict) else None
+        earlier = dataclasses.replace(earlier, entries=found if isinstance(found, dict) else {})
     for values in _precompute_values(store, query):
         try:
             text = with_values(query, query.bindings(values))
@@ -136,7 +146,7 @@ def _write_bound(store: QueryStore, query: StoredQuery, folder: Path, base: str)
             continue
         alone = dataclasses.replace(query, text=text, parameters=(), precompute=None)
         try:
-            entry = _answered(store, alone, folder, base, None, answer_key(text))
+            entry = _answered(store, alone, folder, base, earlier, answer_key(text), kind)
         except KgError:
             continue
         if entry is not None:
@@ -171,13 +181,16 @@ def _answered(
     base: str,
     earlier: Earlier | None,
     key: str,
+    kind: str | None = None,
 ) -> dict | None:
     """The manifest entry of one query's answer, its files in `folder`, with what the
-    query reads (kg.query.footprint) and its result's digest."""
+    query reads (kg.query.footprint) and its result's digest. A query kg keeps up to date
+    (`kind`, kg.query.maintained) is answered from the earlier answer and the change
+    where it can be, and its result bytes are kept too (named by their digest, `raw`)."""
     from kg.query.footprint import footprint
     from kg.query.stored import run_embedded
 
-    found = _raw(store, query)
+    found = _maintained(store, query, earlier, key, kind) or _raw(store, query)
     reads = {"footprint": footprint(run_text(store, query)).as_json()}  # for the next build
     if found is None:  # ASK, or a query read by the page-owner index: answered as asked
         answer = run_embedded(store, query, {}, precomputed=False)
@@ -185,18 +198,50 @@ def _answered(
         return None if files is None else {**_entry(answer, base, files), **reads}
     raw, read_back = found
     sha = hashlib.sha256(raw).hexdigest()
+    if kind is not None and not _write_new(folder / sha, raw):
+        return None
+    kept = {"rawfile": sha} if kind is not None else {}
     previous = earlier.entries.get(key) if earlier is not None else None
     if (
         earlier is not None
         and isinstance(previous, dict)
         and previous.get("raw") == sha
         and previous.get("base") == base
+        and previous.get("rawfile") == kept.get("rawfile")
         and link_files(previous, earlier.folder, folder)
     ):
         return previous
     answer = read_back()
     files = _write_renderings(answer, folder, base)
-    return None if files is None else {**_entry(answer, base, files), **reads, "raw": sha}
+    if files is None:
+        return None
+    return {**_entry(answer, base, files), **reads, "raw": sha, **kept}
+
+
+def _maintainable(query: StoredQuery) -> str | None:
+    """The name of a query kg.query.maintained keeps up to date: kg's own text of it."""
+    from kg.query.maintained import KINDS
+    from kg.query.stored import kg_texts
+
+    return query.name if query.name in KINDS and query.text in kg_texts(query.name) else None
+
+
+def _maintained(
+    store: QueryStore, query: StoredQuery, earlier: Earlier | None, key: str, kind: str | None
+) -> tuple[bytes, Callable[[], Answer]] | None:
+    """The answer kg.query.maintained makes from the earlier one and the change, as
+    `_raw` gives it; None where there is none to make it from or it cannot be made."""
+    from kg.query.maintained import maintain
+
+    if kind is None or earlier is None or earlier.changed is None:
+        return None
+    previous = earlier.entries.get(key)
+    sha = previous.get("rawfile") if isinstance(previous, dict) else None
+    before = read_verified(earlier.folder / sha, sha) if isinstance(sha, str) else None
+    if before is None:
+        return None
+    raw = maintain(store, kind, run_text(store, query), before, earlier.changed)
+    return None if raw is None else (raw, lambda: _from_raw("SELECT", raw))
 
 
 def _raw(store: QueryStore, query: StoredQuery) -> tuple[bytes, Callable[[], Answer]] | None:
@@ -288,7 +333,8 @@ def link_files(entry: dict, source: Path, folder: Path) -> bool:
     files = entry.get("files")
     if not isinstance(files, dict):
         return False
-    return all(_link_file(source, folder, str(sha)) for sha in set(files.values()))
+    kept = {entry["rawfile"]} if isinstance(entry.get("rawfile"), str) else set()
+    return all(_link_file(source, folder, str(sha)) for sha in set(files.values()) | kept)
 
 
 def _link_file(source: Path, folder: Path, sha: str) -> bool:

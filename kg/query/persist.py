@@ -51,6 +51,7 @@ from kg.query.answers import (
 )
 from kg.query.coauthors import COAUTHORS, Collector
 from kg.query.footprint import Change, Delta, Footprint, change_of, footprint, matters
+from kg.query.maintained import MOST_CHANGED
 from kg.query.patch import Patch, page_owner, patch_store
 from kg.query.store import OWNER, OWNERS, QueryStore
 
@@ -271,7 +272,11 @@ def _precompute(
                 kept[key] = entry
         del store, delta  # the stores are closed before the answering process opens one
     todo = [q for q, k in zip(queries, keys, strict=True) if k not in kept]
-    before = Earlier(reuse.folder, reuse.entries) if reuse is not None else None
+    before = None
+    if reuse is not None:
+        small = len(reuse.patch.removed) + len(reuse.patch.added) <= MOST_CHANGED
+        changed = (b"".join(reuse.patch.removed), b"".join(reuse.patch.added))
+        before = Earlier(reuse.folder, reuse.entries, changed if small else None)
     entries = write_answers_bounded(path, todo, folder, config.base_iri, before) if todo else {}
     return {k: kept.get(k) or entries.get(k) for k in keys}
 

@@ -289,6 +289,11 @@ def store_form(store: QueryStore, query: StoredQuery, bindings: Mapping[str, Nod
     return coauthors.store_text(str(a), str(b), store.oxigraph)
 
 
+def kg_texts(name: str) -> frozenset[str]:
+    """kg's own text of a stored query, as written and with kg's prefixes declared."""
+    return _kg_texts(name)
+
+
 @lru_cache(maxsize=4)
 def _kg_texts(name: str) -> frozenset[str]:
     """kg's own text of a stored query, as written and with kg's prefixes declared."""
