@@ -13,8 +13,10 @@ it), the resolved records behind it (`RECORD`). The rule, from the changes:
   it; when it is in the graph, every item owning a node it points at; when it is new,
   every item reading the subtree of one of its IRI's prefixes (`<a/b/c>`: `<a>`, `<a/b>`);
 - a record whose digest changed (or that appeared or went): every item that read it;
-- kg's code, the project's settings and registries, or the set of pages (where every
-  link goes) changed, or the state is not the previous tree's: every item (no state).
+- a page that appeared or went (the set of pages says where every link goes): every
+  item that read a node at or under its IRI (whose link may now go elsewhere);
+- kg's code, the project's settings and registries changed, or the state is not the
+  previous tree's: every item (no state).
 
 The state is a signed entry of the render cache (tampered, foreign, or from another
 tree: a full pass, as without it); it holds each item's key (so the cache keeps its
@@ -24,14 +26,16 @@ and records' digests to compare with the next build's.
 
 from __future__ import annotations
 
+import bisect
 import hashlib
-from collections.abc import Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from rdflib import URIRef
 from rdflib.term import Node
 
 from kg.cache import SignedCache, digest
+from kg.graph.ntriples import nt_object
 from kg.graph.triples import Triples
 from kg.publish.fingerprint import OWNED, READ, RECORD, SUBTREE, SubjectChunks
 
@@ -52,15 +56,12 @@ class Deps:
 @dataclass
 class DirtyState:
     tree: str  # the output tree this state describes (the staging folder's name)
-    globals: str  # digest of the settings and the set of pages
+    globals: str  # digest of the settings (kg's code, the project's settings, registries)
+    pages: frozenset[str]  # the path of every page
     subjects: dict[str, bytes]  # each subject's N-Triples digest, by its term's text
     records: dict[str, bytes]  # each record's digest, by its atom
     items: dict[str, Deps] = field(default_factory=dict)
     index: dict[str, set[str]] = field(default_factory=dict)  # atom -> items
-
-
-def globals_digest(settings: str, pages: Iterable[str]) -> str:
-    return digest(settings, "\n".join(sorted(pages)))
 
 
 def subject_digests(chunks: SubjectChunks) -> dict[str, bytes]:
@@ -84,6 +85,8 @@ def dirty_items(
     chunks: SubjectChunks,
     subjects: dict[str, bytes],
     records: dict[str, bytes],
+    pages: frozenset[str],
+    page_iri: Callable[[str], str],
 ) -> set[str]:
     """The items of `old` an edit reaches (the module's rule)."""
     atoms = {a for a, d in records.items() if old.records.get(a) != d}
@@ -95,9 +98,30 @@ def dirty_items(
     for s in changed:
         atoms.update(_reach(s, graph, chunks, chunks.memo[s] not in before))
     index = old.index
+    moved = old.pages ^ pages
+    if moved:
+        atoms.update(_under(sorted(index), [_iri(page_iri(path)) for path in moved]))
     found: set[str] = set()
     for atom in atoms:
         found.update(index.get(atom, ()))
+    return found
+
+
+def _iri(iri: str) -> str:
+    """An IRI's N-Triples text, as the atoms hold it."""
+    return nt_object(URIRef(iri))
+
+
+def _under(atoms: list[str], terms: list[str]) -> list[str]:
+    """The `READ` atoms (`atoms` sorted) of the nodes at or under each IRI of `terms`."""
+    found = []
+    for term in terms:
+        found.append(READ + term)
+        head = f"{READ}{term[:-1]}/"
+        at = bisect.bisect_left(atoms, head)
+        while at < len(atoms) and atoms[at].startswith(head):
+            found.append(atoms[at])
+            at += 1
     return found
 
 
@@ -110,7 +134,7 @@ def _reach(s: Node, graph: Triples, chunks: SubjectChunks, new: bool) -> list[st
         iri = str(s)
         cut = iri.find("/")
         while cut != -1:
-            found.append(f"{SUBTREE}<{iri[:cut]}>")
+            found.append(SUBTREE + _iri(iri[:cut]))
             cut = iri.find("/", cut + 1)
     return found
 

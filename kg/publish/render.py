@@ -261,13 +261,16 @@ def _dirty(
     for path in site.related:
         records[f"{dirty.RECORD}summary\t{path}"] = dirty.blake(repr(site.summary(path)))
     subjects = dirty.subject_digests(chunks)
-    globals_ = dirty.globals_digest(prints.settings, pages)
-    after = DirtyState(staging.name, globals_, subjects, records)
+    after = DirtyState(staging.name, prints.settings, pages, subjects, records)
     tree = previous[0].name if previous is not None else None
-    before = dirty.load(cache, tree, globals_)
+    before = dirty.load(cache, tree, prints.settings)
     if before is None:
         return None, None, after
-    return before, dirty.dirty_items(before, graph, chunks, subjects, records), after
+    base = prints.config.base_iri
+    reached = dirty.dirty_items(
+        before, graph, chunks, subjects, records, pages, partial(scheme.mint, base)
+    )
+    return before, reached, after
 
 
 def _save_items(state: _State, made: dict[str, Deps], used: set[str]) -> None:
