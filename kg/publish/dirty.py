@@ -160,9 +160,11 @@ def updated(
                 if not holders:
                     del index[atom]
         del kept[item]
+    shared = {atom: atom for atom in index}  # one string per atom, so pickled once
     for item, deps in fresh.items():
-        kept[item] = deps
-        for atom in deps.atoms:
+        atoms = frozenset([shared.setdefault(atom, atom) for atom in deps.atoms])
+        kept[item] = Deps(deps.key, deps.files, atoms)
+        for atom in atoms:
             index.setdefault(atom, set()).add(item)
     new.items, new.index = kept, index
     return new
