@@ -121,7 +121,8 @@ class Fingerprints:
         self.href = href
         self._views: dict[Node, bytes] = {}
         self._reached: dict[Node, bytes] = {}
-        self._pubs: dict[str, bytes] = {}
+        self._pubs: dict[str, tuple[bytes, tuple[str, ...]]] = {}
+        self._owners: dict[Node, Node] = {}  # each reached node's link owner
         self.citation_keys = citation_keys
         # once, before any fork: every worker would otherwise make its own
         self.settings = self._settings()
@@ -142,10 +143,11 @@ class Fingerprints:
             _pickled((d.organizations, d.venues, d.people)),
         )
 
-    def _description(self, owned: set[Node]) -> tuple[bytes, bytes, bytes]:
+    def _description(self, owned: set[Node], atoms: set[str]) -> tuple[bytes, bytes, bytes]:
         """What `described(graph, owned)` holds, and of each node in it what a page may
         show when linking it, without building the description: the owned nodes'
-        whole-graph digests, the links into them, and the reached nodes' lines."""
+        whole-graph digests, the links into them, and the reached nodes' lines. What was
+        read goes to `atoms` (`kg.publish.dirty`)."""
         term, graph, facts = self.chunks.term, self.graph, self.chunks.digest
         reached: set[Node] = set(owned)
         links = []
@@ -157,11 +159,16 @@ class Fingerprints:
                     links.append(f"{term(s2)} {term(p)} {term(s)}")
                     reached.add(s2)
         lines = self._reached
-        return (
+        found = (
             b"".join([facts.get(s, _NONE) for s in own]),
             _text_digest("\n".join(sorted(links))),
             b"".join([lines.get(n) or self._reached_line(n) for n in sorted(reached, key=str)]),
         )
+        owners = self._owners
+        atoms.update([OWNED + term(s) for s in own])
+        atoms.update([READ + term(n) for n in reached])
+        atoms.update([READ + term(owners[n]) for n in reached])
+        return found
 
     def _reached_line(self, node: Node) -> bytes:
         """What a description shows of a node it reaches: its view, where it links to
@@ -170,6 +177,7 @@ class Fingerprints:
         link = self.href(str(node))
         owner = URIRef(scheme.mint(self.config.base_iri, link)) if link != str(node) else node
         line = f"{node}\t{self._view(node).hex()}\t{link}\t{self._view(owner).hex()}"
+        self._owners[node] = owner
         found = self._reached[node] = _text_digest(line)
         return found
 
@@ -182,47 +190,78 @@ class Fingerprints:
             found = self._views[node] = _text_digest("\n".join(lines))
         return found
 
-    def _subtree(self, node: Node) -> bytes:
+    def _subtree(self, node: Node, atoms: set[str]) -> bytes:
         """The whole-graph digests of `node` and of every node minted under it."""
-        digests = self.chunks.digest
+        digests, term = self.chunks.digest, self.chunks.term
         first, last = self.chunks.under(node)
         under = self.chunks.order[first:last]
+        atoms.add(SUBTREE + term(node))
+        atoms.add(READ + term(node))
+        atoms.update([READ + term(s) for s in under])
         return b"".join([digests.get(node, _NONE), *(digests[s] for s in under)])
 
-    def _publication(self, pub: PublicationEntity) -> bytes:
+    def _publication(self, pub: PublicationEntity, atoms: set[str]) -> bytes:
         """The resolved record, its citation key and its authors' records (once per
         publication and process)."""
         found = self._pubs.get(pub.key)
         if found is None:
             records = self._records
+            people = [slot.person for slot in pub.authors if slot.person]
             authors = [
                 part
-                for slot in pub.authors
-                if slot.person
+                for person in people
                 for part in (
-                    records.get(("name", slot.person), _NONE),
-                    records.get(("profile", slot.person), _NONE),
+                    records.get(("name", person), _NONE),
+                    records.get(("profile", person), _NONE),
                 )
             ]
             record = records.get(("publication", pub.key)) or _pickled(pub)
             key = self.citation_keys.get(pub.key, "").encode()
-            found = self._pubs[pub.key] = _text_digest(digest(record, key, *authors))
-        return found
+            read = [record_atom("publication", pub.key), record_atom("cite", pub.key)]
+            read += [record_atom(kind, p) for p in people for kind in ("name", "profile")]
+            made = _text_digest(digest(record, key, *authors))
+            found = self._pubs[pub.key] = (made, tuple(read))
+        atoms.update(found[1])
+        return found[0]
 
-    def thing(self, thing: URIRef, owned: set[Node], pub: PublicationEntity | None) -> str:
+    def thing(
+        self,
+        thing: URIRef,
+        owned: set[Node],
+        pub: PublicationEntity | None,
+        atoms: set[str] | None = None,
+    ) -> str:
+        """A thing's key; what it was made of goes to `atoms`."""
+        atoms = set() if atoms is None else atoms
         return digest(
             self.settings,
             "thing",
             str(thing),
-            *self._description(owned),
-            self._subtree(thing),
-            self._publication(pub) if pub is not None else b"",
+            *self._description(owned, atoms),
+            self._subtree(thing, atoms),
+            self._publication(pub, atoms) if pub is not None else b"",
         )
 
-    def person(self, profile: Profile, owned: set[Node], works: list[PublicationEntity]) -> str:
+    def person(
+        self,
+        profile: Profile,
+        owned: set[Node],
+        works: list[PublicationEntity],
+        atoms: set[str] | None = None,
+    ) -> str:
+        """A profiled person's key; what it was made of goes to `atoms`."""
+        atoms = set() if atoms is None else atoms
         source = profile.source.file if profile.source else ""
         person = URIRef(scheme.person(self.config.base_iri, profile.slug))
         records = self._records
+        atoms.update(
+            [
+                record_atom("profile", profile.slug),
+                record_atom("name", profile.slug),
+                record_atom("refs", source),
+                SUBTREE + self.chunks.term(person),
+            ]
+        )
         return digest(
             self.settings,
             "person",
@@ -230,13 +269,29 @@ class Fingerprints:
             records.get(("profile", profile.slug), _NONE),
             records.get(("name", profile.slug), _NONE),
             records.get(("refs", source), _NONE),
-            *self._description(owned),
-            b"".join([self._subtree(work) for work in works_of(self.graph, person)]),
-            b"".join([self._publication(pub) for pub in works]),
+            *self._description(owned, atoms),
+            b"".join([self._subtree(work, atoms) for work in works_of(self.graph, person)]),
+            b"".join([self._publication(pub, atoms) for pub in works]),
         )
+
+    def record_digests(self) -> dict[str, bytes]:
+        """Every record's digest by its atom (`record_atom`), citation keys included."""
+        found = {record_atom(kind, key): value for (kind, key), value in self._records.items()}
+        for key, cite in self.citation_keys.items():
+            found[record_atom("cite", key)] = _text_digest(cite)
+        return found
 
 
 _NONE = bytes(16)  # in place of the digest of something absent
+
+# What a key reads, as atoms (`kg.publish.dirty` keeps them between builds): a subject's
+# triples (by its N-Triples term), a node the item owns (its links in), a node whose
+# subtree the item reads (nodes minted under it), a resolved record.
+READ, OWNED, SUBTREE, RECORD = "s", "o", "u", "r"
+
+
+def record_atom(kind: str, key: str) -> str:
+    return f"{RECORD}{kind}\t{key}"
 
 
 def _record_digests(r: Resolution) -> dict[tuple[str, str], bytes]:

@@ -29,6 +29,7 @@ from kg.config import Config
 from kg.files import open_folder
 from kg.formats import NTRIPLES, RDF_FORMATS, TURTLE
 from kg.graph.triples import Triples
+from kg.publish import dirty
 from kg.publish.assets import logo_path, photo_thumbnails, scan, site_files
 from kg.publish.blocks import (
     RANGE_SIZE,
@@ -46,6 +47,7 @@ from kg.publish.blocks import (
     write_range,
 )
 from kg.publish.deploy import deploy_files
+from kg.publish.dirty import Deps, DirtyState
 from kg.publish.export import (
     Encoded,
     Kept,
@@ -105,6 +107,10 @@ class _State:
     table_folder: Path | None = None  # the table's folder in `staging` (removed after)
     table_fd: int | None = None  # the folder the workers write the table's ranges in
     kept: list[str] | None = None  # with `.kg-cache/blocks`: the range keys it holds
+    before: DirtyState | None = None  # the previous build's items (`kg.publish.dirty`)
+    reached: set[str] | None = None  # the items of `before` an edit reaches
+    after: DirtyState | None = None  # this build's state, once its items are known
+    made: dict[str, Deps] | None = None  # the items this process rendered, for `after`
 
 
 def _ntriples_dump(graph: Triples, staging: Path | None) -> tuple[SubjectChunks, Files | None]:
@@ -161,15 +167,18 @@ def render_parts(
         state.blocks.table = _block_table(state, pool, used)  # before the other tasks
         state.blocks.forget_terms()  # before the render workers fork (decision 0047)
         results = pool.map(render_task, state, tasks)
-        for done, (part, keys, entries) in enumerate(results, start=1):
+        made: dict[str, Deps] = {}
+        for done, (part, keys, entries, deps) in enumerate(results, start=1):
             yield part
             used.update(keys)
             fresh.update(entries)
+            made.update(deps)
             if progress is not None:
                 progress(done, len(tasks))
     finally:
         _drop_table(state)
     if cache is not None:
+        _save_items(state, made, used)
         packs = cache.write_packs(fresh, used) if cache.enabled else set()
         cache.prune(used | packs)
     yield {"context.jsonld": json.dumps({"@context": jsonld_context()}, indent=2) + "\n"}
@@ -213,6 +222,7 @@ def _make_state(
         href = _linker(config.base_iri, pages)
         prints = Fingerprints(config, resolution, graph, chunks, href, site.citations.keys)
     things = [t for t in tops if t not in profiled]
+    before, reached, after = _dirty(cache, prints, site, graph, chunks, pages, previous, staging)
     owned = owned_nodes(graph, tops)
     blocks = NodeBlocks(graph)
     unusable = frozenset(colliding_prefixes(chunks.terms))
@@ -235,7 +245,55 @@ def _make_state(
         dump,
         canonical_subjects(graph),
         unusable,
+        before=before,
+        reached=reached,
+        after=after,
     )
+
+
+def _dirty(
+    cache: SignedCache | None,
+    prints: Fingerprints | None,
+    site: SiteBuilder,
+    graph: Triples,
+    chunks: SubjectChunks,
+    pages: frozenset[str],
+    previous: Previous | None,
+    staging: Path | None,
+) -> tuple[DirtyState | None, set[str] | None, DirtyState | None]:
+    """The previous build's items, those an edit reaches (None: all) and this build's
+    state to fill (`kg.publish.dirty`); with a cache and workers that write only."""
+    if cache is None or prints is None or staging is None:
+        return None, None, None
+    records = prints.record_digests()
+    for path in site.related:
+        records[f"{dirty.RECORD}summary\t{path}"] = dirty.blake(repr(site.summary(path)))
+    subjects = dirty.subject_digests(chunks)
+    after = DirtyState(staging.name, prints.settings, pages, subjects, records)
+    tree = previous[0].name if previous is not None else None
+    before = dirty.load(cache, tree, prints.settings)
+    if before is None:
+        return None, None, after
+    base = prints.config.base_iri
+    reached = dirty.dirty_items(
+        before, graph, chunks, subjects, records, pages, partial(scheme.mint, base)
+    )
+    return before, reached, after
+
+
+def _save_items(state: _State, made: dict[str, Deps], used: set[str]) -> None:
+    """Keep this build's items (`kg.publish.dirty`) in the render cache."""
+    if state.after is None or state.cache is None:
+        return
+    r = state.resolution
+    items = {_item_id("p", p.slug) for p in r.dataset.profiles}
+    items.update(_item_id("t", str(t)) for t in state.things)
+    dirty.save(state.cache, dirty.updated(state.before, state.after, made, items))
+    used.add(dirty.STATE_KEY)
+
+
+def _item_id(kind: str, name: str) -> str:
+    return f"{kind}{name}"
 
 
 def _block_table(state: _State, pool: Pool, used: set[str]) -> BlockTable:
@@ -348,13 +406,18 @@ def _tasks(resolution: Resolution, things: int) -> Iterator[Task]:
         yield ("things", start, min(start + THINGS_PER_TASK, things))
 
 
-def render_task(state: _State, task: Task) -> tuple[Files, list[str], dict[str, bytes]]:
-    """The files of one task, the cache keys it used and the packed entries it made
-    (`SignedCache.put_packed`, written by the parent): a pure function of the shared
-    state and the task (only the terms' texts of `state.blocks`, a cache that does not
-    change the output, and the render cache's files are written)."""
+def render_task(
+    state: _State, task: Task
+) -> tuple[Files, list[str], dict[str, bytes], dict[str, Deps]]:
+    """The files of one task, the cache keys it used, the packed entries it made
+    (`SignedCache.put_packed`, written by the parent) and what the items it rendered
+    depend on (`kg.publish.dirty`): a pure function of the shared state and the task
+    (only the terms' texts of `state.blocks`, a cache that does not change the output,
+    and the render cache's files are written)."""
+    state.made = {}
     files, keys = _task_files(state, task)
-    return files, keys, state.cache.take_pending() if state.cache is not None else {}
+    made, state.made = state.made, None
+    return files, keys, state.cache.take_pending() if state.cache is not None else {}, made
 
 
 def _task_files(state: _State, task: Task) -> tuple[Files, list[str]]:
@@ -408,13 +471,46 @@ def _keys(state: _State) -> Fingerprints:
     return state.prints
 
 
-def _cached(
-    state: _State, key: Callable[[], str], render: Callable[[], dict[str, str]], keys: list[str]
+def _item(
+    state: _State,
+    item: str,
+    key: Callable[[set[str]], str],
+    render: Callable[[], dict[str, str]],
+    keys: list[str],
 ) -> Rendered:
-    """`render()`, or the files kept under `key()` when the cache has them."""
+    """An item's files: the previous tree's when no edit reaches it (`kg.publish.dirty`),
+    else `render()` or the files kept under its key (`key(atoms)`, which gives what it
+    read to `atoms`) when the cache has them."""
     if state.cache is None:
         return render()
-    found = key()
+    kept = _unreached(state, item)
+    if kept is not None:
+        keys.append(kept[0])  # its cache entry stays
+        return kept[1]
+    atoms: set[str] = set()
+    found = key(atoms)
+    files = _cached(state, found, render, keys)
+    if state.made is not None and state.after is not None:
+        digests = {rel: file.digest for rel, file in files.items()}
+        state.made[item] = Deps(found, digests, frozenset(atoms))
+    return files
+
+
+def _unreached(state: _State, item: str) -> tuple[str, dict[str, Kept]] | None:
+    """The key and the previous tree's files of an item no edit reaches, when all are
+    still there."""
+    before, previous = state.before, state.previous
+    if before is None or state.reached is None or previous is None or item in state.reached:
+        return None
+    deps = before.items.get(item)
+    if deps is None or not all(still_there(previous, r, d) for r, d in deps.files.items()):
+        return None
+    return deps.key, {rel: Kept(d) for rel, d in deps.files.items()}
+
+
+def _cached(state: _State, found: str, render: Callable[[], dict[str, str]], keys: list[str]):
+    """`render()`, or the files kept under the key `found` when the cache has them."""
+    assert state.cache is not None
     keys.append(found)
     kept = state.cache.get_packed(found)  # path -> digest of the bytes last rendered for it
     previous = state.previous
@@ -457,10 +553,12 @@ def _thing(state: _State, thing: URIRef, keys: list[str]) -> Rendered:
             files[f"site/{html}"] = state.site.thing_page(thing, subset, state.pages)
         return files
 
-    def key() -> str:  # an organization's or venue's page also shows what refers to it
-        return digest(_keys(state).thing(thing, owned, pub), repr(state.site.summary(path)))
+    def key(atoms: set[str]) -> str:  # an organization's or venue's page shows what refers to it
+        atoms.add(f"{dirty.RECORD}summary\t{path}")
+        made = _keys(state).thing(thing, owned, pub, atoms)
+        return digest(made, repr(state.site.summary(path)))
 
-    return _cached(state, key, render, keys)
+    return _item(state, _item_id("t", str(thing)), key, render, keys)
 
 
 def _people(state: _State, start: int, stop: int, keys: list[str]) -> Rendered:
@@ -470,9 +568,10 @@ def _people(state: _State, start: int, stop: int, keys: list[str]) -> Rendered:
         owned = person_nodes(state.graph, person, state.owned[person])
         works = state.site.publications_of(profile.slug)
         files.update(
-            _cached(
+            _item(
                 state,
-                lambda: _keys(state).person(profile, owned, works),  # noqa: B023 (called now)
+                _item_id("p", profile.slug),
+                lambda atoms: _keys(state).person(profile, owned, works, atoms),  # noqa: B023
                 lambda: _person_files(state, profile, person, owned),  # noqa: B023
                 keys,
             )

@@ -1,0 +1,125 @@
+"""Dirty items (kg.publish.dirty, decision 0044): after random edits, a build that keeps
+only the items no change reaches gives the very bytes of a cold build, and a title edit
+reaches a few items, not all."""
+
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+from conftest import seed_project
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from test_incremental import _assert_same_tree, _profiles
+
+from kg.config import load_config
+from kg.pipeline import build
+from kg.publish import render
+
+
+@pytest.fixture(scope="module")
+def warm(tmp_path_factory) -> Path:
+    """The seed project, built once: its caches and dirty-items state are warm."""
+    root = seed_project(tmp_path_factory.mktemp("warm") / "project")
+    assert build(load_config(root), root / "dist").published
+    return root
+
+
+def _sub(path: Path, pattern: str, replacement: str) -> None:
+    text = path.read_text(encoding="utf-8")
+    changed = re.sub(pattern, replacement, text, count=1, flags=re.M)
+    assert changed != text, f"{pattern!r} not found in {path}"
+    path.write_text(changed, encoding="utf-8")
+
+
+def _title(root: Path, n: int) -> None:
+    _sub(_profiles(root)[n % 5], r'^(\s*- title: "?)', rf"\1Edit {n}: ")
+
+
+def _coauthor_added(root: Path, n: int) -> None:
+    _sub(_profiles(root)[n % 5], r"^(\s*authors: \[)", rf"\1Ada Newperson{n}, ")
+
+
+def _coauthor_removed(root: Path, n: int) -> None:
+    _sub(_profiles(root)[0], r"^(\s*authors: \[)Xinyi Zhang, ", r"\1")
+
+
+def _name(root: Path, n: int) -> None:
+    _sub(_profiles(root)[n % 5], r'^name: "?', f"name: Dr{n} ")
+
+
+def _affiliation(root: Path, n: int) -> None:
+    _sub(root / "data" / "organizations.yaml", r'^(\s+name: "?)', rf"\1Renamed{n} ")
+
+
+def _profile_removed(root: Path, n: int) -> None:
+    _profiles(root)[n % 5].unlink()
+
+
+def _profile_added(root: Path, n: int) -> None:
+    first = _profiles(root)[0]
+    twin = first.with_name(f"zz-twin-{n}.yaml")
+    shutil.copy(first, twin)
+    _sub(twin, r'^name: "?', f"name: Twin{n} ")
+
+
+def _settings(root: Path, n: int) -> None:
+    _sub(root / "kg.toml", r'^(title = ")', rf"\1Edited {n} ")
+
+
+EDITS = [
+    _title,
+    _coauthor_added,
+    _coauthor_removed,
+    _name,
+    _affiliation,
+    _profile_removed,
+    _profile_added,
+    _settings,
+]
+
+
+@settings(
+    max_examples=3,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(st.lists(st.tuples(st.sampled_from(EDITS), st.integers(0, 9)), min_size=1, max_size=2))
+def test_a_build_after_random_edits_equals_a_cold_build(warm, tmp_path_factory, edits):
+    work = tmp_path_factory.mktemp("edits")
+    root = work / "project"
+    shutil.copytree(warm, root, symlinks=True)
+    build(load_config(root), root / "dist")  # this copy's own tree and state
+    for edit, n in edits:
+        edit(root, n)
+    config = load_config(root)
+    warm = build(config, root / "dist")
+    cold = build(config, work / "cold", cache=False)
+    assert warm.published == cold.published
+    if cold.published:
+        _assert_same_tree(root / "dist", work / "cold")
+
+
+def test_a_title_edit_reaches_a_few_items(warm, tmp_path, monkeypatch):
+    root = tmp_path / "project"
+    shutil.copytree(warm, root, symlinks=True)
+    build(load_config(root), root / "dist")
+    seen = []
+    made = render._dirty
+
+    def spy(*args):
+        found = made(*args)
+        seen.append(found)
+        return found
+
+    monkeypatch.setattr(render, "_dirty", spy)
+    _title(root, 0)
+    build(load_config(root), root / "dist")
+    before, reached, _ = seen[-1]
+    assert before is not None and reached is not None
+    edited = f"p{_profiles(root)[0].stem}"
+    assert edited in reached  # the person whose publication it is
+    assert 0 < len(reached) < len(before.items) / 2
