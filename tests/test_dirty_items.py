@@ -121,5 +121,5 @@ def test_a_title_edit_reaches_a_few_items(warm, tmp_path, monkeypatch):
     before, reached, _ = seen[-1]
     assert before is not None and reached is not None
     edited = f"p{_profiles(root)[0].stem}"
-    assert edited in reached  # the person whose publication it is
-    assert 0 < len(reached) < len(before.items) / 2
+    assert edited in reached.items  # the person whose publication it is
+    assert 0 < len(reached.items) < len(before.items) / 2

@@ -30,6 +30,7 @@ import bisect
 import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from rdflib import URIRef
 from rdflib.term import Node
@@ -37,20 +38,22 @@ from rdflib.term import Node
 from kg.cache import SignedCache, digest
 from kg.graph.ntriples import nt_object
 from kg.graph.triples import Triples
-from kg.publish.fingerprint import OWNED, READ, RECORD, SUBTREE, SubjectChunks
+from kg.publish.fingerprint import LINKER, OWNED, READ, RECORD, SUBTREE, VIEW, SubjectChunks
 
 __all__ = ["RECORD", "Deps", "DirtyState"]
 
-STATE_KEY = digest("kg render: dirty items, version 1")  # its entry in the render cache
+STATE_KEY = digest("kg render: dirty items, version 2")  # its entry in the render cache
 
 
 @dataclass
 class Deps:
-    """What one item's files were made of: its key, its files' digests, its atoms."""
+    """What one item's files were made of: its key, its files' digests, its atoms, the
+    digest of the lines linking into its owned nodes (`Reads.links`)."""
 
     key: str
     files: dict[str, str]
     atoms: frozenset[str]
+    links: bytes
 
 
 @dataclass
@@ -60,8 +63,21 @@ class DirtyState:
     pages: frozenset[str]  # the path of every page
     subjects: dict[str, bytes]  # each subject's N-Triples digest, by its term's text
     records: dict[str, bytes]  # each record's digest, by its atom
+    views: dict[str, bytes] = field(default_factory=dict)  # node's text -> its view's digest
     items: dict[str, Deps] = field(default_factory=dict)
     index: dict[str, set[str]] = field(default_factory=dict)  # atom -> items
+
+
+@dataclass
+class Made:
+    """What the items a process made read (`Deps`), and the views they read."""
+
+    items: dict[str, Deps] = field(default_factory=dict)
+    views: dict[str, bytes] = field(default_factory=dict)
+
+    def add(self, other: Made) -> None:
+        self.items.update(other.items)
+        self.views.update(other.views)
 
 
 def subject_digests(chunks: SubjectChunks) -> dict[str, bytes]:
@@ -79,32 +95,53 @@ def load(cache: SignedCache, tree: str | None, globals: str) -> DirtyState | Non
     return found
 
 
+class Reached(NamedTuple):
+    """The items an edit reaches, and those it may reach: an item linked into by a
+    changed subject is made only when its `Deps.links` differ (`candidate`)."""
+
+    items: set[str]
+    candidates: set[str]
+
+
 def dirty_items(
     old: DirtyState,
+    new: DirtyState,
     graph: Triples,
     chunks: SubjectChunks,
-    subjects: dict[str, bytes],
-    records: dict[str, bytes],
-    pages: frozenset[str],
+    view: Callable[[Node], bytes],
     page_iri: Callable[[str], str],
-) -> set[str]:
-    """The items of `old` an edit reaches (the module's rule)."""
+) -> Reached:
+    """The items of `old` an edit reaches (the module's rule); the views of the changed
+    subjects go to `new.views`."""
+    records = new.records
     atoms = {a for a, d in records.items() if old.records.get(a) != d}
     atoms.update(a for a in old.records if a not in records)
-    before = old.subjects
-    changed = [s for s, d in chunks.digest.items() if before.get(chunks.memo[s]) != d]
-    gone = before.keys() - subjects.keys()
-    atoms.update(READ + t for t in gone)
-    for s in changed:
-        atoms.update(_reach(s, graph, chunks, chunks.memo[s] not in before))
-    index = old.index
-    moved = old.pages ^ pages
+    before, index = old.subjects, old.index
+    new.views = old.views
+    gone = before.keys() - new.subjects.keys()
+    atoms.update(kind + t for t in gone for kind in (READ, VIEW))
+    maybe = [LINKER + t for t in gone]
+    for s, d in chunks.digest.items():
+        text = chunks.memo[s]
+        if before.get(text) != d:
+            atoms.update(_reach(s, graph, chunks, text not in before))
+            maybe.append(LINKER + text)
+            maybe += [OWNED + chunks.term(o) for o in _links(graph, s)]
+            if VIEW + text in index and old.views.get(text) != (seen := view(s)):
+                atoms.add(VIEW + text)
+                new.views[text] = seen
+    moved = old.pages ^ new.pages
     if moved:
         atoms.update(_under(sorted(index), [_iri(page_iri(path)) for path in moved]))
     found: set[str] = set()
     for atom in atoms:
         found.update(index.get(atom, ()))
-    return found
+    candidates = {item for atom in maybe for item in index.get(atom, ()) if item not in found}
+    return Reached(found, candidates)
+
+
+def _links(graph: Triples, s: Node) -> list[Node]:
+    return [o for _, o in graph.predicate_objects(s) if isinstance(o, URIRef)]
 
 
 def _iri(iri: str) -> str:
@@ -113,23 +150,25 @@ def _iri(iri: str) -> str:
 
 
 def _under(atoms: list[str], terms: list[str]) -> list[str]:
-    """The `READ` atoms (`atoms` sorted) of the nodes at or under each IRI of `terms`."""
+    """The `READ` and `VIEW` atoms (`atoms` sorted) of the nodes at or under each IRI of
+    `terms` (where a page links them may change when a page appears or goes)."""
     found = []
     for term in terms:
-        found.append(READ + term)
-        head = f"{READ}{term[:-1]}/"
-        at = bisect.bisect_left(atoms, head)
-        while at < len(atoms) and atoms[at].startswith(head):
-            found.append(atoms[at])
-            at += 1
+        for kind in (READ, VIEW):
+            found.append(kind + term)
+            head = f"{kind}{term[:-1]}/"
+            at = bisect.bisect_left(atoms, head)
+            while at < len(atoms) and atoms[at].startswith(head):
+                found.append(atoms[at])
+                at += 1
     return found
 
 
 def _reach(s: Node, graph: Triples, chunks: SubjectChunks, new: bool) -> list[str]:
-    """The atoms a changed subject touches."""
+    """The atoms a changed subject touches for sure (its links out and in are
+    candidates only: `dirty_items`)."""
     term = chunks.term
     found = [READ + term(s)]
-    found += [OWNED + term(o) for _, o in graph.predicate_objects(s) if isinstance(o, URIRef)]
     if new and isinstance(s, URIRef):
         iri = str(s)
         cut = iri.find("/")
@@ -144,6 +183,7 @@ def updated(
     new: DirtyState,
     fresh: dict[str, Deps],
     items: set[str],
+    views: dict[str, bytes],
 ) -> DirtyState:
     """`new` with the items of this build: `fresh` (made now) and the others of `old`;
     the index updated for the items made or gone (the whole index without `old`)."""
@@ -163,10 +203,11 @@ def updated(
     shared = {atom: atom for atom in index}  # one string per atom, so pickled once
     for item, deps in fresh.items():
         atoms = frozenset([shared.setdefault(atom, atom) for atom in deps.atoms])
-        kept[item] = Deps(deps.key, deps.files, atoms)
+        kept[item] = Deps(deps.key, deps.files, atoms, deps.links)
         for atom in atoms:
             index.setdefault(atom, set()).add(item)
     new.items, new.index = kept, index
+    new.views.update(views)
     return new
 
 

@@ -25,6 +25,7 @@ import bisect
 import hashlib
 import pickle
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Protocol
 
 from rdflib import URIRef
@@ -143,32 +144,49 @@ class Fingerprints:
             _pickled((d.organizations, d.venues, d.people)),
         )
 
-    def _description(self, owned: set[Node], atoms: set[str]) -> tuple[bytes, bytes, bytes]:
+    def _description(self, owned: set[Node], reads: Reads) -> tuple[bytes, bytes, bytes]:
         """What `described(graph, owned)` holds, and of each node in it what a page may
         show when linking it, without building the description: the owned nodes'
         whole-graph digests, the links into them, and the reached nodes' lines. What was
-        read goes to `atoms` (`kg.publish.dirty`)."""
+        read goes to `reads` (`kg.publish.dirty`): the owned nodes' triples, the nodes
+        linking in (as candidates: their lines are in `reads.links`), the views of the
+        reached nodes and of their owners (a page shows a linked node's view only)."""
         term, graph, facts = self.chunks.term, self.graph, self.chunks.digest
-        reached: set[Node] = set(owned)
-        links = []
         own = sorted(owned, key=str)
+        links, linkers = self.links_in(own, owned)
+        reached: set[Node] = set(owned) | linkers
         for s in own:
             reached.update(o for _, o in graph.predicate_objects(s) if isinstance(o, URIRef))
-            for s2, p in graph.subject_predicates(s):
-                if s2 not in owned:
-                    links.append(f"{term(s2)} {term(p)} {term(s)}")
-                    reached.add(s2)
         lines = self._reached
         found = (
             b"".join([facts.get(s, _NONE) for s in own]),
-            _text_digest("\n".join(sorted(links))),
+            links,
             b"".join([lines.get(n) or self._reached_line(n) for n in sorted(reached, key=str)]),
         )
-        owners = self._owners
+        owners, views, atoms = self._owners, self._views, reads.atoms
+        reads.links = links
         atoms.update([OWNED + term(s) for s in own])
-        atoms.update([READ + term(n) for n in reached])
-        atoms.update([READ + term(owners[n]) for n in reached])
+        atoms.update([READ + term(s) for s in own])
+        atoms.update([LINKER + term(s) for s in linkers])
+        for n in reached:
+            for node in (n, owners[n]):
+                text = term(node)
+                atoms.add(VIEW + text)
+                reads.views[text] = views[node]
         return found
+
+    def links_in(self, own: list[Node], owned: set[Node]) -> tuple[bytes, set[Node]]:
+        """The digest of the lines linking into the `owned` nodes (`own`: sorted) from
+        outside, and the nodes they come from."""
+        term, graph = self.chunks.term, self.graph
+        links = []
+        linkers: set[Node] = set()
+        for s in own:
+            for s2, p in graph.subject_predicates(s):
+                if s2 not in owned:
+                    links.append(f"{term(s2)} {term(p)} {term(s)}")
+                    linkers.add(s2)
+        return _text_digest("\n".join(sorted(links))), linkers
 
     def _reached_line(self, node: Node) -> bytes:
         """What a description shows of a node it reaches: its view, where it links to
@@ -176,12 +194,12 @@ class Fingerprints:
         node (an organization or a venue is reached from thousands of pages)."""
         link = self.href(str(node))
         owner = URIRef(scheme.mint(self.config.base_iri, link)) if link != str(node) else node
-        line = f"{node}\t{self._view(node).hex()}\t{link}\t{self._view(owner).hex()}"
+        line = f"{node}\t{self.view(node).hex()}\t{link}\t{self.view(owner).hex()}"
         self._owners[node] = owner
         found = self._reached[node] = _text_digest(line)
         return found
 
-    def _view(self, node: Node) -> bytes:
+    def view(self, node: Node) -> bytes:
         """The facts of `node` that a page linking to it may show."""
         found = self._views.get(node)
         if found is None:
@@ -190,9 +208,9 @@ class Fingerprints:
             found = self._views[node] = _text_digest("\n".join(lines))
         return found
 
-    def _subtree(self, node: Node, atoms: set[str]) -> bytes:
+    def _subtree(self, node: Node, reads: Reads) -> bytes:
         """The whole-graph digests of `node` and of every node minted under it."""
-        digests, term = self.chunks.digest, self.chunks.term
+        digests, term, atoms = self.chunks.digest, self.chunks.term, reads.atoms
         first, last = self.chunks.under(node)
         under = self.chunks.order[first:last]
         atoms.add(SUBTREE + term(node))
@@ -200,7 +218,7 @@ class Fingerprints:
         atoms.update([READ + term(s) for s in under])
         return b"".join([digests.get(node, _NONE), *(digests[s] for s in under)])
 
-    def _publication(self, pub: PublicationEntity, atoms: set[str]) -> bytes:
+    def _publication(self, pub: PublicationEntity, reads: Reads) -> bytes:
         """The resolved record, its citation key and its authors' records (once per
         publication and process)."""
         found = self._pubs.get(pub.key)
@@ -221,7 +239,7 @@ class Fingerprints:
             read += [record_atom(kind, p) for p in people for kind in ("name", "profile")]
             made = _text_digest(digest(record, key, *authors))
             found = self._pubs[pub.key] = (made, tuple(read))
-        atoms.update(found[1])
+        reads.atoms.update(found[1])
         return found[0]
 
     def thing(
@@ -229,17 +247,17 @@ class Fingerprints:
         thing: URIRef,
         owned: set[Node],
         pub: PublicationEntity | None,
-        atoms: set[str] | None = None,
+        reads: Reads | None = None,
     ) -> str:
-        """A thing's key; what it was made of goes to `atoms`."""
-        atoms = set() if atoms is None else atoms
+        """A thing's key; what it was made of goes to `reads`."""
+        reads = Reads() if reads is None else reads
         return digest(
             self.settings,
             "thing",
             str(thing),
-            *self._description(owned, atoms),
-            self._subtree(thing, atoms),
-            self._publication(pub, atoms) if pub is not None else b"",
+            *self._description(owned, reads),
+            self._subtree(thing, reads),
+            self._publication(pub, reads) if pub is not None else b"",
         )
 
     def person(
@@ -247,14 +265,14 @@ class Fingerprints:
         profile: Profile,
         owned: set[Node],
         works: list[PublicationEntity],
-        atoms: set[str] | None = None,
+        reads: Reads | None = None,
     ) -> str:
-        """A profiled person's key; what it was made of goes to `atoms`."""
-        atoms = set() if atoms is None else atoms
+        """A profiled person's key; what it was made of goes to `reads`."""
+        reads = Reads() if reads is None else reads
         source = profile.source.file if profile.source else ""
         person = URIRef(scheme.person(self.config.base_iri, profile.slug))
         records = self._records
-        atoms.update(
+        reads.atoms.update(
             [
                 record_atom("profile", profile.slug),
                 record_atom("name", profile.slug),
@@ -269,9 +287,9 @@ class Fingerprints:
             records.get(("profile", profile.slug), _NONE),
             records.get(("name", profile.slug), _NONE),
             records.get(("refs", source), _NONE),
-            *self._description(owned, atoms),
-            b"".join([self._subtree(work, atoms) for work in works_of(self.graph, person)]),
-            b"".join([self._publication(pub, atoms) for pub in works]),
+            *self._description(owned, reads),
+            b"".join([self._subtree(work, reads) for work in works_of(self.graph, person)]),
+            b"".join([self._publication(pub, reads) for pub in works]),
         )
 
     def record_digests(self) -> dict[str, bytes]:
@@ -287,7 +305,20 @@ _NONE = bytes(16)  # in place of the digest of something absent
 # What a key reads, as atoms (`kg.publish.dirty` keeps them between builds): a subject's
 # triples (by its N-Triples term), a node the item owns (its links in), a node whose
 # subtree the item reads (nodes minted under it), a resolved record.
-READ, OWNED, SUBTREE, RECORD = "s", "o", "u", "r"
+# Finer (decision 0049): the view of a node a page links (`view`), and a node linking
+# into an owned node (a candidate only: its item is made when its `Reads.links` differ).
+READ, OWNED, SUBTREE, RECORD, VIEW, LINKER = "s", "o", "u", "r", "v", "l"
+
+
+@dataclass
+class Reads:
+    """What one key read (`kg.publish.dirty` keeps it): its atoms, the view digest of
+    each node whose view it read (by the node's N-Triples text), and the digest of the
+    lines linking into its owned nodes."""
+
+    atoms: set[str] = field(default_factory=set)
+    views: dict[str, bytes] = field(default_factory=dict)
+    links: bytes = b""
 
 
 def record_atom(kind: str, key: str) -> str:

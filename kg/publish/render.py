@@ -47,7 +47,7 @@ from kg.publish.blocks import (
     write_range,
 )
 from kg.publish.deploy import deploy_files
-from kg.publish.dirty import Deps, DirtyState
+from kg.publish.dirty import Deps, DirtyState, Made, Reached
 from kg.publish.export import (
     Encoded,
     Kept,
@@ -68,7 +68,7 @@ from kg.publish.export import (
     write_part,
     write_streamed,
 )
-from kg.publish.fingerprint import Fingerprints, SubjectChunks
+from kg.publish.fingerprint import Fingerprints, Reads, SubjectChunks
 from kg.publish.layout import DATASET, DUMP, SPARQL, owner_path, page_things, path_of
 from kg.publish.site import SiteBuilder, SiteSettings
 from kg.resolve.identity import Resolution
@@ -108,9 +108,9 @@ class _State:
     table_fd: int | None = None  # the folder the workers write the table's ranges in
     kept: list[str] | None = None  # with `.kg-cache/blocks`: the range keys it holds
     before: DirtyState | None = None  # the previous build's items (`kg.publish.dirty`)
-    reached: set[str] | None = None  # the items of `before` an edit reaches
+    reached: Reached | None = None  # the items of `before` an edit reaches, or may
     after: DirtyState | None = None  # this build's state, once its items are known
-    made: dict[str, Deps] | None = None  # the items this process rendered, for `after`
+    made: Made | None = None  # the items this process rendered, for `after`
 
 
 def _ntriples_dump(graph: Triples, staging: Path | None) -> tuple[SubjectChunks, Files | None]:
@@ -167,12 +167,12 @@ def render_parts(
         state.blocks.table = _block_table(state, pool, used)  # before the other tasks
         state.blocks.forget_terms()  # before the render workers fork (decision 0047)
         results = pool.map(render_task, state, tasks)
-        made: dict[str, Deps] = {}
+        made = Made()
         for done, (part, keys, entries, deps) in enumerate(results, start=1):
             yield part
             used.update(keys)
             fresh.update(entries)
-            made.update(deps)
+            made.add(deps)
             if progress is not None:
                 progress(done, len(tasks))
     finally:
@@ -260,7 +260,7 @@ def _dirty(
     pages: frozenset[str],
     previous: Previous | None,
     staging: Path | None,
-) -> tuple[DirtyState | None, set[str] | None, DirtyState | None]:
+) -> tuple[DirtyState | None, Reached | None, DirtyState | None]:
     """The previous build's items, those an edit reaches (None: all) and this build's
     state to fill (`kg.publish.dirty`); with a cache and workers that write only."""
     if cache is None or prints is None or staging is None:
@@ -275,20 +275,20 @@ def _dirty(
     if before is None:
         return None, None, after
     base = prints.config.base_iri
-    reached = dirty.dirty_items(
-        before, graph, chunks, subjects, records, pages, partial(scheme.mint, base)
-    )
+    page_iri = partial(scheme.mint, base)
+    reached = dirty.dirty_items(before, after, graph, chunks, prints.view, page_iri)
     return before, reached, after
 
 
-def _save_items(state: _State, made: dict[str, Deps], used: set[str]) -> None:
+def _save_items(state: _State, made: Made, used: set[str]) -> None:
     """Keep this build's items (`kg.publish.dirty`) in the render cache."""
     if state.after is None or state.cache is None:
         return
     r = state.resolution
     items = {_item_id("p", p.slug) for p in r.dataset.profiles}
     items.update(_item_id("t", str(t)) for t in state.things)
-    dirty.save(state.cache, dirty.updated(state.before, state.after, made, items))
+    found = dirty.updated(state.before, state.after, made.items, items, made.views)
+    dirty.save(state.cache, found)
     used.add(dirty.STATE_KEY)
 
 
@@ -406,15 +406,13 @@ def _tasks(resolution: Resolution, things: int) -> Iterator[Task]:
         yield ("things", start, min(start + THINGS_PER_TASK, things))
 
 
-def render_task(
-    state: _State, task: Task
-) -> tuple[Files, list[str], dict[str, bytes], dict[str, Deps]]:
+def render_task(state: _State, task: Task) -> tuple[Files, list[str], dict[str, bytes], Made]:
     """The files of one task, the cache keys it used, the packed entries it made
     (`SignedCache.put_packed`, written by the parent) and what the items it rendered
     depend on (`kg.publish.dirty`): a pure function of the shared state and the task
     (only the terms' texts of `state.blocks`, a cache that does not change the output,
     and the render cache's files are written)."""
-    state.made = {}
+    state.made = Made()
     files, keys = _task_files(state, task)
     made, state.made = state.made, None
     return files, keys, state.cache.take_pending() if state.cache is not None else {}, made
@@ -474,37 +472,43 @@ def _keys(state: _State) -> Fingerprints:
 def _item(
     state: _State,
     item: str,
-    key: Callable[[set[str]], str],
+    owned: set[Node],
+    key: Callable[[Reads], str],
     render: Callable[[], dict[str, str]],
     keys: list[str],
 ) -> Rendered:
     """An item's files: the previous tree's when no edit reaches it (`kg.publish.dirty`),
-    else `render()` or the files kept under its key (`key(atoms)`, which gives what it
-    read to `atoms`) when the cache has them."""
+    else `render()` or the files kept under its key (`key(reads)`, which gives what it
+    read to `reads`) when the cache has them."""
     if state.cache is None:
         return render()
-    kept = _unreached(state, item)
+    kept = _unreached(state, item, owned)
     if kept is not None:
         keys.append(kept[0])  # its cache entry stays
         return kept[1]
-    atoms: set[str] = set()
-    found = key(atoms)
+    reads = Reads()
+    found = key(reads)
     files = _cached(state, found, render, keys)
     if state.made is not None and state.after is not None:
         digests = {rel: file.digest for rel, file in files.items()}
-        state.made[item] = Deps(found, digests, frozenset(atoms))
+        state.made.items[item] = Deps(found, digests, frozenset(reads.atoms), reads.links)
+        state.made.views.update(reads.views)
     return files
 
 
-def _unreached(state: _State, item: str) -> tuple[str, dict[str, Kept]] | None:
-    """The key and the previous tree's files of an item no edit reaches, when all are
-    still there."""
-    before, previous = state.before, state.previous
-    if before is None or state.reached is None or previous is None or item in state.reached:
+def _unreached(state: _State, item: str, owned: set[Node]) -> tuple[str, dict[str, Kept]] | None:
+    """The key and the previous tree's files of an item no edit reaches (a candidate:
+    when the lines linking into its nodes are the same), when all are still there."""
+    before, previous, reached = state.before, state.previous, state.reached
+    if before is None or reached is None or previous is None or item in reached.items:
         return None
     deps = before.items.get(item)
     if deps is None or not all(still_there(previous, r, d) for r, d in deps.files.items()):
         return None
+    if item in reached.candidates:
+        links, _ = _keys(state).links_in(sorted(owned, key=str), owned)
+        if links != deps.links:
+            return None
     return deps.key, {rel: Kept(d) for rel, d in deps.files.items()}
 
 
@@ -553,12 +557,12 @@ def _thing(state: _State, thing: URIRef, keys: list[str]) -> Rendered:
             files[f"site/{html}"] = state.site.thing_page(thing, subset, state.pages)
         return files
 
-    def key(atoms: set[str]) -> str:  # an organization's or venue's page shows what refers to it
-        atoms.add(f"{dirty.RECORD}summary\t{path}")
-        made = _keys(state).thing(thing, owned, pub, atoms)
+    def key(reads: Reads) -> str:  # an organization's or venue's page shows what refers to it
+        reads.atoms.add(f"{dirty.RECORD}summary\t{path}")
+        made = _keys(state).thing(thing, owned, pub, reads)
         return digest(made, repr(state.site.summary(path)))
 
-    return _item(state, _item_id("t", str(thing)), key, render, keys)
+    return _item(state, _item_id("t", str(thing)), owned, key, render, keys)
 
 
 def _people(state: _State, start: int, stop: int, keys: list[str]) -> Rendered:
@@ -571,7 +575,8 @@ def _people(state: _State, start: int, stop: int, keys: list[str]) -> Rendered:
             _item(
                 state,
                 _item_id("p", profile.slug),
-                lambda atoms: _keys(state).person(profile, owned, works, atoms),  # noqa: B023
+                owned,
+                lambda reads: _keys(state).person(profile, owned, works, reads),  # noqa: B023
                 lambda: _person_files(state, profile, person, owned),  # noqa: B023
                 keys,
             )
