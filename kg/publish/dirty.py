@@ -18,19 +18,30 @@ it), the resolved records behind it (`RECORD`). The rule, from the changes:
 - kg's code, the project's settings and registries changed, or the state is not the
   previous tree's: every item (no state).
 
+Finer (decision 0049): a page shows a linked node's view only (`VIEW`: its type,
+labels and URL), so a changed subject reaches the items reading its view only when the
+view changed (the views are kept); a node linking into an owned node (`LINKER`), or a
+changed subject now pointing at one (`OWNED`), makes its item a candidate, made only
+when the lines linking into its nodes differ from the kept digest (`Item.links`).
+
 The state is a signed entry of the render cache (tampered, foreign, or from another
 tree: a full pass, as without it); it holds each item's key (so the cache keeps its
-entry), its files' digests and its atoms, the index atom -> items, and the subjects'
-and records' digests to compare with the next build's.
+entry), its files' digests and its atoms, the index atom -> items, and the subjects',
+views' and records' digests to compare with the next build's. Atoms are small ints
+(a term's number and a kind), the index and each item's atoms packed arrays, so the
+state pickles small and loads fast.
 """
 
 from __future__ import annotations
 
 import bisect
 import hashlib
-from collections.abc import Callable
+import pickle
+import zlib
+from array import array
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from rdflib import URIRef
 from rdflib.term import Node
@@ -42,18 +53,32 @@ from kg.publish.fingerprint import LINKER, OWNED, READ, RECORD, SUBTREE, VIEW, S
 
 __all__ = ["RECORD", "Deps", "DirtyState"]
 
-STATE_KEY = digest("kg render: dirty items, version 2")  # its entry in the render cache
+STATE_KEY = digest("kg render: dirty items, version 3")  # its entry in the render cache
+KINDS = {kind: n for n, kind in enumerate((READ, OWNED, SUBTREE, RECORD, VIEW, LINKER))}
 
 
-@dataclass
-class Deps:
-    """What one item's files were made of: its key, its files' digests, its atoms, the
-    digest of the lines linking into its owned nodes (`Reads.links`)."""
+class Deps(NamedTuple):
+    """What one item's files were made of, as a worker reports it: its key, its files'
+    digests, its atoms (`kg.publish.fingerprint.Reads`), the digest of the lines
+    linking into its owned nodes."""
 
     key: str
     files: dict[str, str]
     atoms: frozenset[str]
     links: bytes
+
+
+class Item(NamedTuple):
+    """One item as the state keeps it: `Deps` packed (atoms as numbers, digests as bytes)."""
+
+    key: str
+    paths: tuple[str, ...]
+    digests: bytes  # 16 bytes per path
+    links: bytes
+
+    def files(self) -> dict[str, str]:
+        d = self.digests
+        return {path: d[16 * i : 16 * i + 16].hex() for i, path in enumerate(self.paths)}
 
 
 @dataclass
@@ -63,9 +88,52 @@ class DirtyState:
     pages: frozenset[str]  # the path of every page
     subjects: dict[str, bytes]  # each subject's N-Triples digest, by its term's text
     records: dict[str, bytes]  # each record's digest, by its atom
-    views: dict[str, bytes] = field(default_factory=dict)  # node's text -> its view's digest
-    items: dict[str, Deps] = field(default_factory=dict)
-    index: dict[str, set[str]] = field(default_factory=dict)  # atom -> items
+    terms: list[str] = field(default_factory=list)  # an atom's text by its number // 8
+    views: dict[int, bytes] = field(default_factory=dict)  # a node's number -> its view
+    items: dict[str, Item] = field(default_factory=dict)
+    index: dict[int, bytes] = field(default_factory=dict)  # atom -> array("I") of items
+    names: list[str] = field(default_factory=list)  # an item's name by its number
+    ids: dict[str, int] = field(default_factory=dict, repr=False)  # not kept: made on load
+    numbers: dict[str, int] = field(default_factory=dict, repr=False)  # not kept
+    stale: int = 0  # items made again or gone since the index was made whole
+    body: str = ""  # the entry holding the state (`save`); not kept in it
+    changed: bool = True  # whether the kept body must be written again; not kept
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {k: v for k, v in self.__dict__.items() if k not in ("ids", "numbers", "changed")}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self.changed = False
+        self.ids = {t: n for n, t in enumerate(self.terms)}
+        self.numbers = {name: n for n, name in enumerate(self.names)}
+
+    def atom(self, text: str) -> int | None:
+        """An atom's number (None: no item read it)."""
+        found = self.ids.get(text[1:])
+        return None if found is None else found * 8 + KINDS[text[0]]
+
+    def _number(self, text: str) -> int:
+        found = self.ids.get(text[1:])
+        if found is None:
+            found = self.ids[text[1:]] = len(self.terms)
+            self.terms.append(text[1:])
+        return found * 8 + KINDS[text[0]]
+
+    def holders(self, atoms: Iterable[str]) -> set[str]:
+        """The items that read any of `atoms`."""
+        found: set[int] = set()
+        index = self.index
+        for text in atoms:
+            n = self.atom(text)
+            if n is not None and n in index:
+                found.update(array("I", index[n]))
+        names = self.names
+        return {names[i] for i in found}
+
+    def view(self, text: str) -> bytes | None:
+        n = self.ids.get(text)
+        return None if n is None else self.views.get(n)
 
 
 @dataclass
@@ -87,17 +155,21 @@ def subject_digests(chunks: SubjectChunks) -> dict[str, bytes]:
 
 def load(cache: SignedCache, tree: str | None, globals: str) -> DirtyState | None:
     """The previous build's state, when it describes `tree` and the same globals."""
-    if tree is None:
+    head = cache.get(STATE_KEY)
+    if tree is None or not isinstance(head, tuple) or head[:2] != (tree, globals):
         return None
-    found = cache.get(STATE_KEY)
-    if not isinstance(found, DirtyState) or found.tree != tree or found.globals != globals:
+    found = _unpacked(cache.get(head[2]))
+    if not isinstance(found, DirtyState) or found.globals != globals:
+        return None
+    found.tree, found.body = tree, head[2]
+    if found.stale > len(found.items) // 4:  # the index holds too many atoms no longer read
         return None
     return found
 
 
 class Reached(NamedTuple):
     """The items an edit reaches, and those it may reach: an item linked into by a
-    changed subject is made only when its `Deps.links` differ (`candidate`)."""
+    changed subject is made only when its `Item.links` differ (`candidate`)."""
 
     items: set[str]
     candidates: set[str]
@@ -112,12 +184,11 @@ def dirty_items(
     page_iri: Callable[[str], str],
 ) -> Reached:
     """The items of `old` an edit reaches (the module's rule); the views of the changed
-    subjects go to `new.views`."""
+    subjects go to `old.views`."""
     records = new.records
     atoms = {a for a, d in records.items() if old.records.get(a) != d}
     atoms.update(a for a in old.records if a not in records)
-    before, index = old.subjects, old.index
-    new.views = old.views
+    before = old.subjects
     gone = before.keys() - new.subjects.keys()
     atoms.update(kind + t for t in gone for kind in (READ, VIEW))
     maybe = [LINKER + t for t in gone]
@@ -127,17 +198,16 @@ def dirty_items(
             atoms.update(_reach(s, graph, chunks, text not in before))
             maybe.append(LINKER + text)
             maybe += [OWNED + chunks.term(o) for o in _links(graph, s)]
-            if VIEW + text in index and old.views.get(text) != (seen := view(s)):
+            kept = old.view(text)
+            if kept is not None and kept != (seen := view(s)):
                 atoms.add(VIEW + text)
-                new.views[text] = seen
+                old.views[old.ids[text]] = seen
+                old.changed = True
     moved = old.pages ^ new.pages
     if moved:
-        atoms.update(_under(sorted(index), [_iri(page_iri(path)) for path in moved]))
-    found: set[str] = set()
-    for atom in atoms:
-        found.update(index.get(atom, ()))
-    candidates = {item for atom in maybe for item in index.get(atom, ()) if item not in found}
-    return Reached(found, candidates)
+        atoms.update(_under(sorted(old.terms), [_iri(page_iri(path)) for path in moved]))
+    found = old.holders(atoms)
+    return Reached(found, old.holders(maybe) - found)
 
 
 def _links(graph: Triples, s: Node) -> list[Node]:
@@ -149,18 +219,18 @@ def _iri(iri: str) -> str:
     return nt_object(URIRef(iri))
 
 
-def _under(atoms: list[str], terms: list[str]) -> list[str]:
-    """The `READ` and `VIEW` atoms (`atoms` sorted) of the nodes at or under each IRI of
-    `terms` (where a page links them may change when a page appears or goes)."""
+def _under(terms: list[str], iris: list[str]) -> list[str]:
+    """The `READ` and `VIEW` atoms of the nodes (`terms` sorted) at or under each IRI of
+    `iris` (where a page links them may change when a page appears or goes)."""
     found = []
-    for term in terms:
-        for kind in (READ, VIEW):
-            found.append(kind + term)
-            head = f"{kind}{term[:-1]}/"
-            at = bisect.bisect_left(atoms, head)
-            while at < len(atoms) and atoms[at].startswith(head):
-                found.append(atoms[at])
-                at += 1
+    for term in iris:
+        under = [term]
+        head = f"{term[:-1]}/"
+        at = bisect.bisect_left(terms, head)
+        while at < len(terms) and terms[at].startswith(head):
+            under.append(terms[at])
+            at += 1
+        found += [kind + t for t in under for kind in (READ, VIEW)]
     return found
 
 
@@ -187,32 +257,66 @@ def updated(
 ) -> DirtyState:
     """`new` with the items of this build: `fresh` (made now) and the others of `old`;
     the index updated for the items made or gone (the whole index without `old`)."""
-    if old is None:
-        kept: dict[str, Deps] = {}
-        index: dict[str, set[str]] = {}
-    else:
-        kept, index = old.items, old.index
-    for item in [i for i in kept if i in fresh or i not in items]:
-        for atom in kept[item].atoms:
-            holders = index.get(atom)
-            if holders is not None:
-                holders.discard(item)
-                if not holders:
-                    del index[atom]
-        del kept[item]
-    shared = {atom: atom for atom in index}  # one string per atom, so pickled once
-    for item, deps in fresh.items():
-        atoms = frozenset([shared.setdefault(atom, atom) for atom in deps.atoms])
-        kept[item] = Deps(deps.key, deps.files, atoms, deps.links)
+    if old is not None:
+        new.terms, new.ids, new.views = old.terms, old.ids, old.views
+        new.items, new.index, new.names, new.numbers = old.items, old.index, old.names, old.numbers
+        new.stale, new.body = old.stale, old.body
+        new.changed = old.changed or (old.subjects, old.records, old.pages) != (
+            new.subjects,
+            new.records,
+            new.pages,
+        )
+    new.changed = new.changed or bool(fresh)
+    for name in [i for i in new.items if i in fresh or i not in items]:
+        del new.items[name]  # its old atoms stay in the index: they may only reach it
+        new.stale += 1
+        new.changed = True
+    add: dict[int, list[int]] = {}
+    for name, deps in fresh.items():
+        if name not in new.numbers:
+            new.numbers[name] = len(new.names)
+            new.names.append(name)
+        number = new.numbers[name]
+        atoms = array("I", sorted(new._number(a) for a in deps.atoms))
         for atom in atoms:
-            index.setdefault(atom, set()).add(item)
-    new.items, new.index = kept, index
-    new.views.update(views)
+            add.setdefault(atom, []).append(number)
+        paths = tuple(deps.files)
+        digests = b"".join(bytes.fromhex(deps.files[p]) for p in paths)
+        new.items[name] = Item(deps.key, paths, digests, deps.links)
+    _reindex(new.index, add)
+    for text, value in views.items():
+        new.views[new._number(READ + text) // 8] = value
     return new
 
 
-def save(cache: SignedCache, state: DirtyState) -> None:
-    cache.put(STATE_KEY, state)
+def _reindex(index: dict[int, bytes], add: dict[int, list[int]]) -> None:
+    for atom, numbers in add.items():
+        holders = array("I", index.get(atom, b""))
+        holders.extend(n for n in numbers if n not in holders)
+        index[atom] = holders.tobytes()
+
+
+def save(cache: SignedCache, state: DirtyState) -> list[str]:
+    """Keep `state`: a small head (the tree, the globals, the body's key) and, when it
+    changed, the body, pickled and compressed (its terms are IRIs: about four times
+    smaller). The keys of the two entries, for the cache's prune."""
+    if state.changed or not state.body:
+        body = digest("kg render: dirty items' body", state.tree, state.globals)
+        data = pickle.dumps(state, protocol=pickle.HIGHEST_PROTOCOL)
+        cache.put(body, zlib.compress(data, 1))
+        state.body = body
+    cache.put(STATE_KEY, (state.tree, state.globals, state.body))
+    return [STATE_KEY, state.body]
+
+
+def _unpacked(found: object) -> object:
+    """The state `save` kept (the entry is signed: its pickle is this user's own)."""
+    if not isinstance(found, bytes):
+        return None
+    try:
+        return pickle.loads(zlib.decompress(found))
+    except (zlib.error, pickle.UnpicklingError, EOFError, AttributeError, TypeError):
+        return None
 
 
 def blake(text: str) -> bytes:

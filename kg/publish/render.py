@@ -288,8 +288,7 @@ def _save_items(state: _State, made: Made, used: set[str]) -> None:
     items = {_item_id("p", p.slug) for p in r.dataset.profiles}
     items.update(_item_id("t", str(t)) for t in state.things)
     found = dirty.updated(state.before, state.after, made.items, items, made.views)
-    dirty.save(state.cache, found)
-    used.add(dirty.STATE_KEY)
+    used.update(dirty.save(state.cache, found))
 
 
 def _item_id(kind: str, name: str) -> str:
@@ -503,13 +502,16 @@ def _unreached(state: _State, item: str, owned: set[Node]) -> tuple[str, dict[st
     if before is None or reached is None or previous is None or item in reached.items:
         return None
     deps = before.items.get(item)
-    if deps is None or not all(still_there(previous, r, d) for r, d in deps.files.items()):
+    if deps is None:
+        return None
+    files = deps.files()
+    if not all(still_there(previous, r, d) for r, d in files.items()):
         return None
     if item in reached.candidates:
         links, _ = _keys(state).links_in(sorted(owned, key=str), owned)
         if links != deps.links:
             return None
-    return deps.key, {rel: Kept(d) for rel, d in deps.files.items()}
+    return deps.key, {rel: Kept(d) for rel, d in files.items()}
 
 
 def _cached(state: _State, found: str, render: Callable[[], dict[str, str]], keys: list[str]):
