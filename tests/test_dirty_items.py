@@ -110,9 +110,9 @@ def test_a_title_edit_reaches_a_few_items(warm, tmp_path, monkeypatch):
     seen = []
     made = render._dirty
 
-    def spy(*args):
-        found = made(*args)
-        seen.append(found)
+    def spy(before, *args):
+        found = made(before, *args)
+        seen.append((before, *found))
         return found
 
     monkeypatch.setattr(render, "_dirty", spy)

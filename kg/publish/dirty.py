@@ -96,6 +96,8 @@ class DirtyState:
     ids: dict[str, int] = field(default_factory=dict, repr=False)  # not kept: made on load
     numbers: dict[str, int] = field(default_factory=dict, repr=False)  # not kept
     stale: int = 0  # items made again or gone since the index was made whole
+    sizes: bytes = b""  # array("Q"): each subject's chunk size in the N-Triples dump
+    dump: str = ""  # the dump's content digest (its stamp's), for `kg.publish.olddump`
     body: str = ""  # the entry holding the state (`save`); not kept in it
     changed: bool = True  # whether the kept body must be written again; not kept
 

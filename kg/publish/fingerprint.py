@@ -24,6 +24,7 @@ from __future__ import annotations
 import bisect
 import hashlib
 import pickle
+from array import array
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol
@@ -34,6 +35,7 @@ from rdflib.term import Node
 from kg import scheme
 from kg.cache import digest, package_digest
 from kg.config import Config
+from kg.graph.delta import Table
 from kg.graph.namespaces import RDF, SCHEMA
 from kg.graph.ntriples import nt_object, subject_block
 from kg.graph.triples import Triples
@@ -51,6 +53,14 @@ class ByteSink(Protocol):
     def write(self, data: bytes, /) -> int: ...
 
 
+class OldDump(Protocol):
+    """The previous build's N-Triples dump, where it can give a subject's chunk back."""
+
+    def same(self, text: str, digest: bytes) -> bool: ...  # the chunk is there unchanged
+    def copy(self, text: str, sink: ByteSink) -> int: ...  # write it (maybe later); its size
+    def flush(self, sink: ByteSink) -> None: ...  # write what `copy` held back
+
+
 class SubjectChunks:
     """Each subject's N-Triples lines, sorted, and their digest. The sorted dump is
     these chunks in the order of the subjects' N-Triples text (IRIs end in `>`, which no
@@ -58,24 +68,47 @@ class SubjectChunks:
 
     With a `sink` (a binary file), the chunks are written to it in that order as they
     are made and not kept: the dump is never a string in memory (at 10k people it is
-    about 400 MB, in the parent and in every forked worker)."""
+    about 400 MB, in the parent and in every forked worker). With the build's digest
+    `table` (kg/graph/delta.py: decision 0049), no digest is made again; with an `old`
+    dump too, a subject whose digest is the same is copied from it, not formatted.
+    `sizes`: each chunk's size in bytes, in order (where the next build finds it)."""
 
-    def __init__(self, graph: Triples, sink: ByteSink | None = None) -> None:
-        self.memo: dict[Node, str] = {}  # every term's N-Triples text
+    def __init__(
+        self,
+        graph: Triples,
+        sink: ByteSink | None = None,
+        table: Table | None = None,
+        old: OldDump | None = None,
+    ) -> None:
+        self.memo: dict[Node, str] = table.memo if table is not None else {}  # terms' texts
         term = self.term
-
         self.text: dict[Node, str] | None = {} if sink is None else None
         self.digest: dict[Node, bytes] = {}
         self.order = sorted(graph.subjects(), key=term)
+        self.sizes = array("Q")
+        digests = table.digests if table is not None else {}
+        copy = old if sink is not None else None
         for s in self.order:
-            data = subject_block(term(s), graph.describe(s), self.memo).encode()
-            self.digest[s] = hashlib.blake2b(data, digest_size=16).digest()
+            head = term(s)
+            found = digests.get(head)
+            if copy is not None and found is not None and copy.same(head, found):
+                self.digest[s] = found
+                self.sizes.append(copy.copy(head, sink))  # type: ignore[arg-type]
+                continue
+            data = subject_block(head, graph.describe(s), self.memo).encode()
+            self.digest[s] = found or hashlib.blake2b(data, digest_size=16).digest()
+            self.sizes.append(len(data))
             if sink is not None:
+                if copy is not None:
+                    copy.flush(sink)
                 sink.write(data)
             else:
                 self.text[s] = data.decode()  # type: ignore[index]
+        if copy is not None:
+            copy.flush(sink)  # type: ignore[arg-type]
         self._keys = [term(s) for s in self.order]
-        self.terms = tuple(self.memo)  # every distinct term of the graph (memo grows later)
+        # every distinct term of the graph (the memo grows later)
+        self.terms = table.terms if table is not None else tuple(self.memo)
 
     def term(self, t: Node) -> str:
         text = self.memo.get(t)
@@ -114,6 +147,7 @@ class Fingerprints:
         chunks: SubjectChunks,
         href: Callable[[str], str],
         citation_keys: dict[str, str],
+        settings: str | None = None,
     ) -> None:
         self.config = config
         self.r = resolution
@@ -126,23 +160,8 @@ class Fingerprints:
         self._owners: dict[Node, Node] = {}  # each reached node's link owner
         self.citation_keys = citation_keys
         # once, before any fork: every worker would otherwise make its own
-        self.settings = self._settings()
+        self.settings = settings or settings_digest(config, resolution)
         self._records = _record_digests(resolution)
-
-    def _settings(self) -> str:
-        """kg's code and templates, the project's settings, templates and registries."""
-        c = self.config
-        templates = c.root / "templates"
-        files = sorted(templates.rglob("*")) if templates.is_dir() else []
-        d = self.r.dataset
-        return digest(
-            package_digest(),
-            c.base_iri,
-            repr((c.title, c.description, c.sparql_endpoint, c.license, c.site)),
-            *_logo(c),
-            *(part for f in files if f.is_file() for part in (str(f), f.read_bytes())),
-            _pickled((d.organizations, d.venues, d.people)),
-        )
 
     def _description(self, owned: set[Node], reads: Reads) -> tuple[bytes, bytes, bytes]:
         """What `described(graph, owned)` holds, and of each node in it what a page may
@@ -301,6 +320,22 @@ class Fingerprints:
 
 
 _NONE = bytes(16)  # in place of the digest of something absent
+
+
+def settings_digest(c: Config, r: Resolution) -> str:
+    """kg's code and templates, the project's settings, templates and registries."""
+    templates = c.root / "templates"
+    files = sorted(templates.rglob("*")) if templates.is_dir() else []
+    d = r.dataset
+    return digest(
+        package_digest(),
+        c.base_iri,
+        repr((c.title, c.description, c.sparql_endpoint, c.license, c.site)),
+        *_logo(c),
+        *(part for f in files if f.is_file() for part in (str(f), f.read_bytes())),
+        _pickled((d.organizations, d.venues, d.people)),
+    )
+
 
 # What a key reads, as atoms (`kg.publish.dirty` keeps them between builds): a subject's
 # triples (by its N-Triples term), a node the item owns (its links in), a node whose

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+from array import array
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from functools import partial
@@ -28,6 +29,7 @@ from kg.cache import SignedCache, digest
 from kg.config import Config
 from kg.files import open_folder
 from kg.formats import NTRIPLES, RDF_FORMATS, TURTLE
+from kg.graph.delta import Table
 from kg.graph.triples import Triples
 from kg.publish import dirty
 from kg.publish.assets import logo_path, photo_thumbnails, scan, site_files
@@ -68,8 +70,9 @@ from kg.publish.export import (
     write_part,
     write_streamed,
 )
-from kg.publish.fingerprint import Fingerprints, Reads, SubjectChunks
+from kg.publish.fingerprint import Fingerprints, Reads, SubjectChunks, settings_digest
 from kg.publish.layout import DATASET, DUMP, SPARQL, owner_path, page_things, path_of
+from kg.publish.olddump import PreviousDump
 from kg.publish.site import SiteBuilder, SiteSettings
 from kg.resolve.identity import Resolution
 from kg.workers import Pool, as_pool
@@ -113,13 +116,21 @@ class _State:
     made: Made | None = None  # the items this process rendered, for `after`
 
 
-def _ntriples_dump(graph: Triples, staging: Path | None) -> tuple[SubjectChunks, Files | None]:
+def _ntriples_dump(
+    graph: Triples, staging: Path | None, table: Table | None, old: PreviousDump | None
+) -> tuple[SubjectChunks, Files | None]:
     """Each subject's N-Triples; with `staging`, the sorted dump written there (and
-    linked into site/) as the chunks are made, so that its text is never kept."""
+    linked into site/) as the chunks are made, so that its text is never kept; with the
+    build's digest `table` and the `old` dump, unchanged chunks copied from it."""
     if staging is None:
-        return SubjectChunks(graph), None
+        return SubjectChunks(graph, None, table), None
     kind = scheme.file_path(DUMP, NTRIPLES.ext)
-    stamps, chunks = write_streamed(staging, (kind, f"site/{kind}"), partial(SubjectChunks, graph))
+    make = partial(SubjectChunks, graph, table=table, old=old)
+    try:
+        stamps, chunks = write_streamed(staging, (kind, f"site/{kind}"), make)
+    finally:
+        if old is not None:
+            old.close()
     return chunks, stamps
 
 
@@ -146,6 +157,7 @@ def render_parts(
     cache: SignedCache | None = None,
     previous: Previous | None = None,
     staging: Path | None = None,
+    table: Table | None = None,
 ) -> Iterator[Files]:
     """The files in parts, in a fixed order, as tasks finish; `progress(done, total)`.
 
@@ -156,9 +168,10 @@ def render_parts(
     `previous` tree holds unchanged come as `Kept` (the writer links them). With
     `staging` (the folder `write_outputs` fills), the tasks of people and things write
     their files there themselves and return only their stamps (`Written`): the texts
-    never cross a pipe and the parent neither hashes nor writes them.
+    never cross a pipe and the parent neither hashes nor writes them. `table`: the
+    build's subject digests (kg/graph/delta.py), made before validation.
     """
-    state = _make_state(config, resolution, graph, cache, previous, staging)
+    state = _make_state(config, resolution, graph, cache, previous, staging, table)
     tasks = list(_tasks(resolution, len(state.things)))
     used: set[str] = set()
     fresh: dict[str, bytes] = {}  # the entries the tasks made, packed at the end
@@ -195,6 +208,7 @@ def _make_state(
     cache: SignedCache | None,
     previous: Previous | None,
     staging: Path | None = None,
+    table: Table | None = None,
 ) -> _State:
     """What every task reads, made once in the parent before any fork. With `staging`,
     the N-Triples dump is written there as its chunks are made (`_ntriples_dump`)."""
@@ -215,14 +229,19 @@ def _make_state(
         logo_path(assets, config.site.logo),
     )
     site = SiteBuilder(resolution, graph, config.base_iri, settings)
-    chunks, dump = _ntriples_dump(graph, staging)
     cache = cache if cache is not None and cache.enabled else None
+    keyed = settings_digest(config, resolution) if cache is not None else ""
+    before = _previous_items(cache, keyed, previous, staging)
+    chunks, dump = _ntriples_dump(graph, staging, table, _old_dump(before, previous))
     prints = None  # the keys of kept files: made (once, before any fork) only to keep them
     if cache is not None:
         href = _linker(config.base_iri, pages)
-        prints = Fingerprints(config, resolution, graph, chunks, href, site.citations.keys)
+        citations = site.citations.keys
+        prints = Fingerprints(config, resolution, graph, chunks, href, citations, keyed)
     things = [t for t in tops if t not in profiled]
-    before, reached, after = _dirty(cache, prints, site, graph, chunks, pages, previous, staging)
+    reached, after = _dirty(before, prints, site, graph, chunks, pages, staging)
+    if after is not None and dump is not None:  # where the next build copies chunks from
+        after.dump = cast("Written", dump[scheme.file_path(DUMP, NTRIPLES.ext)]).stamp[0]
     owned = owned_nodes(graph, tops)
     blocks = NodeBlocks(graph)
     unusable = frozenset(colliding_prefixes(chunks.terms))
@@ -245,39 +264,54 @@ def _make_state(
         dump,
         canonical_subjects(graph),
         unusable,
-        before=before,
+        before=before if reached is not None else None,
         reached=reached,
         after=after,
     )
 
 
+def _previous_items(
+    cache: SignedCache | None, settings: str, previous: Previous | None, staging: Path | None
+) -> DirtyState | None:
+    """The previous build's items (`kg.publish.dirty`), when it made the tree this build
+    replaces with the same settings; with a cache and workers that write only."""
+    if cache is None or staging is None or previous is None:
+        return None
+    return dirty.load(cache, previous[0].name, settings)
+
+
+def _old_dump(before: DirtyState | None, previous: Previous | None) -> PreviousDump | None:
+    """The previous tree's N-Triples dump, to copy unchanged chunks from (decision 0049)."""
+    if before is None or previous is None or not before.dump:
+        return None
+    rel = scheme.file_path(DUMP, NTRIPLES.ext)
+    sizes = array("Q", before.sizes)
+    return PreviousDump.open(previous, rel, before.dump, before.subjects, sizes)
+
+
 def _dirty(
-    cache: SignedCache | None,
+    before: DirtyState | None,
     prints: Fingerprints | None,
     site: SiteBuilder,
     graph: Triples,
     chunks: SubjectChunks,
     pages: frozenset[str],
-    previous: Previous | None,
     staging: Path | None,
-) -> tuple[DirtyState | None, Reached | None, DirtyState | None]:
-    """The previous build's items, those an edit reaches (None: all) and this build's
-    state to fill (`kg.publish.dirty`); with a cache and workers that write only."""
-    if cache is None or prints is None or staging is None:
-        return None, None, None
+) -> tuple[Reached | None, DirtyState | None]:
+    """The items an edit reaches (None: all) and this build's state to fill
+    (`kg.publish.dirty`); with a cache and workers that write only."""
+    if prints is None or staging is None:
+        return None, None
     records = prints.record_digests()
     for path in site.related:
         records[f"{dirty.RECORD}summary\t{path}"] = dirty.blake(repr(site.summary(path)))
     subjects = dirty.subject_digests(chunks)
     after = DirtyState(staging.name, prints.settings, pages, subjects, records)
-    tree = previous[0].name if previous is not None else None
-    before = dirty.load(cache, tree, prints.settings)
+    after.sizes = chunks.sizes.tobytes()
     if before is None:
-        return None, None, after
-    base = prints.config.base_iri
-    page_iri = partial(scheme.mint, base)
-    reached = dirty.dirty_items(before, after, graph, chunks, prints.view, page_iri)
-    return before, reached, after
+        return None, after
+    page_iri = partial(scheme.mint, prints.config.base_iri)
+    return dirty.dirty_items(before, after, graph, chunks, prints.view, page_iri), after
 
 
 def _save_items(state: _State, made: Made, used: set[str]) -> None:
