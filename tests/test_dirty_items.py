@@ -16,7 +16,7 @@ from test_incremental import _assert_same_tree, _profiles
 
 from kg.config import load_config
 from kg.pipeline import build
-from kg.publish import render
+from kg.publish import olddump, render
 
 
 @pytest.fixture(scope="module")
@@ -103,7 +103,11 @@ def test_a_build_after_random_edits_equals_a_cold_build(warm, tmp_path_factory, 
         _assert_same_tree(root / "dist", work / "cold")
 
 
-def test_a_title_edit_reaches_a_few_items(warm, tmp_path, monkeypatch):
+def test_a_title_edit_reaches_its_publications_authors_and_venue(warm, tmp_path, monkeypatch):
+    """data/profiles/hanyu-zhao.yaml's first publication, Rubick (arxiv; authors Xinyi
+    Zhang, Hanyu Zhao, Wencong Xiao, Xianyan Jia, Fei Xu, Yong Li, Wei Lin, Fangming Liu),
+    renamed: its page, its authors' pages, its venue's page, and (the profile record
+    changed) the pages of Hanyu Zhao's eight publications. Nothing else."""
     root = tmp_path / "project"
     shutil.copytree(warm, root, symlinks=True)
     build(load_config(root), root / "dist")
@@ -117,9 +121,60 @@ def test_a_title_edit_reaches_a_few_items(warm, tmp_path, monkeypatch):
 
     monkeypatch.setattr(render, "_dirty", spy)
     _title(root, 0)
+    assert _profiles(root)[0].name == "hanyu-zhao.yaml"
     build(load_config(root), root / "dist")
     before, reached, _ = seen[-1]
     assert before is not None and reached is not None
-    edited = f"p{_profiles(root)[0].stem}"
-    assert edited in reached.items  # the person whose publication it is
-    assert 0 < len(reached.items) < len(before.items) / 2
+    base = "thttps://kg.example.org/"
+    people = {i.removeprefix(f"{base}person/") for i in reached.items if "/person/" in i}
+    assert people == {
+        "xinyi-zhang",
+        "wencong-xiao",
+        "xianyan-jia",
+        "fei-xu",
+        "yong-li",
+        "wei-lin",
+        "fangming-liu",
+    }
+    works = {
+        i.removeprefix(f"{base}publication/").split("-")[0]
+        for i in reached.items
+        if "/publication/" in i
+    }
+    titles = "rubick llumnix easyscale goldminer silod hived sdpaxos gandiva"
+    assert works == set(titles.split())
+    assert {i for i in reached.items if "/venue/" in i} == {f"{base}venue/arxiv"}
+    assert len(reached.items) == 1 + 7 + 8 + 1 and "phanyu-zhao" in reached.items
+    assert len(before.items) > 300
+
+
+def test_the_dump_after_an_edit_copies_unchanged_chunks_unless_the_old_one_changed(
+    warm, tmp_path, monkeypatch
+):
+    """The N-Triples dump after an edit copies from the previous tree's dump, and gives
+    a cold build's bytes; a previous dump changed in place (same size) is not used."""
+    root = tmp_path / "project"
+    shutil.copytree(warm, root, symlinks=True)
+    build(load_config(root), root / "dist")
+    opened = []
+    real = olddump.PreviousDump.open
+
+    def spy(*args):
+        found = real(*args)
+        opened.append(found is not None)
+        return found
+
+    monkeypatch.setattr(olddump.PreviousDump, "open", spy)
+    config = load_config(root)
+    for n, tamper in enumerate((False, True)):
+        if tamper:
+            dump = (root / "dist").resolve() / "graph.nt"
+            data = bytearray(dump.read_bytes())
+            data[data.index(b"<http")] = ord("X")  # the same size, other bytes
+            dump.write_bytes(bytes(data))
+        _title(root, n + 1)
+        assert build(config, root / "dist").published
+        cold = tmp_path / f"cold{n}"
+        build(config, cold, cache=False)
+        _assert_same_tree(root / "dist", cold)
+    assert opened == [True, False]
