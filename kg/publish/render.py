@@ -505,7 +505,7 @@ def _keys(state: _State) -> Fingerprints:
 def _item(
     state: _State,
     item: str,
-    owned: set[Node],
+    owned: Callable[[], set[Node]],
     key: Callable[[Reads], str],
     render: Callable[[], dict[str, str]],
     keys: list[str],
@@ -529,7 +529,9 @@ def _item(
     return files
 
 
-def _unreached(state: _State, item: str, owned: set[Node]) -> tuple[str, dict[str, Kept]] | None:
+def _unreached(
+    state: _State, item: str, owned: Callable[[], set[Node]]
+) -> tuple[str, dict[str, Kept]] | None:
     """The key and the previous tree's files of an item no edit reaches (a candidate:
     when the lines linking into its nodes are the same), when all are still there."""
     before, previous, reached = state.before, state.previous, state.reached
@@ -542,7 +544,8 @@ def _unreached(state: _State, item: str, owned: set[Node]) -> tuple[str, dict[st
     if not all(still_there(previous, r, d) for r, d in files.items()):
         return None
     if item in reached.candidates:
-        links, _ = _keys(state).links_in(sorted(owned, key=str), owned)
+        nodes = owned()
+        links, _ = _keys(state).links_in(sorted(nodes, key=str), nodes)
         if links != deps.links:
             return None
     return deps.key, {rel: Kept(d) for rel, d in files.items()}
@@ -579,11 +582,12 @@ def _thing(state: _State, thing: URIRef, keys: list[str]) -> Rendered:
     path = path_of(str(thing), state.config.base_iri) or ""
     own = state.owned[thing]
     kind, name = scheme.kind_of(path), scheme.key_of(path)
-    owned = person_nodes(state.graph, thing, own) if kind == scheme.PERSON else set(own)
+    person = kind == scheme.PERSON
+    owned = _lazy(lambda: person_nodes(state.graph, thing, own) if person else set(own))
     pub = state.resolution.publications.get(name) if kind == scheme.PUBLICATION else None
 
     def render() -> dict[str, str]:
-        subset = described(state.graph, owned)
+        subset = described(state.graph, owned())
         files = _descriptions(path, subset, terms=state.blocks)
         if pub is not None:
             page = state.site.publication_pages([pub])
@@ -595,7 +599,7 @@ def _thing(state: _State, thing: URIRef, keys: list[str]) -> Rendered:
 
     def key(reads: Reads) -> str:  # an organization's or venue's page shows what refers to it
         reads.atoms.add(f"{dirty.RECORD}summary\t{path}")
-        made = _keys(state).thing(thing, owned, pub, reads)
+        made = _keys(state).thing(thing, owned(), pub, reads)
         return digest(made, repr(state.site.summary(path)))
 
     return _item(state, _item_id("t", str(thing)), owned, key, render, keys)
@@ -605,21 +609,33 @@ def _people(state: _State, start: int, stop: int, keys: list[str]) -> Rendered:
     files: dict[str, str | bytes | Kept | Encoded] = {}
     for profile in state.resolution.dataset.profiles[start:stop]:
         person = _person(state.config, profile.slug)
-        owned = person_nodes(state.graph, person, state.owned[person])
-        works = state.site.publications_of(profile.slug)
+        owned = _lazy(partial(person_nodes, state.graph, person, state.owned[person]))
+        works = partial(state.site.publications_of, profile.slug)
         files.update(
             _item(
                 state,
                 _item_id("p", profile.slug),
                 owned,
-                lambda reads: _keys(state).person(profile, owned, works, reads),  # noqa: B023
-                lambda: _person_files(state, profile, person, owned),  # noqa: B023
+                lambda reads: _keys(state).person(profile, owned(), works(), reads),  # noqa: B023
+                lambda: _person_files(state, profile, person, owned()),  # noqa: B023
                 keys,
             )
         )
     if start == 0:
         files["site/index.html"] = state.site.index_page()
     return files
+
+
+def _lazy(make: Callable[[], set[Node]]) -> Callable[[], set[Node]]:
+    """`make()`, made on the first call only (an item no edit reaches never needs it)."""
+    found: list[set[Node]] = []
+
+    def get() -> set[Node]:
+        if not found:
+            found.append(make())
+        return found[0]
+
+    return get
 
 
 def _person_files(state: _State, profile, person: URIRef, owned: set[Node]) -> dict[str, str]:
