@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from test_incremental import _assert_same_tree, _profiles
 
 from kg.config import load_config
+from kg.errors import InputError
 from kg.pipeline import build
 from kg.publish import olddump, render
 
@@ -43,7 +44,7 @@ def _coauthor_added(root: Path, n: int) -> None:
 
 
 def _coauthor_removed(root: Path, n: int) -> None:
-    _sub(_profiles(root)[0], r"^(\s*authors: \[)Xinyi Zhang, ", r"\1")
+    _sub(_profiles(root)[0], r"^(\s*authors: \[.*?)Xinyi Zhang, ", r"\1")
 
 
 def _name(root: Path, n: int) -> None:
@@ -96,8 +97,13 @@ def test_a_build_after_random_edits_equals_a_cold_build(warm, tmp_path_factory, 
     for edit, n in edits:
         edit(root, n)
     config = load_config(root)
+    try:
+        cold = build(config, work / "cold", cache=False)
+    except InputError:  # the edits broke a reference (data/people.yaml's same_as…)
+        with pytest.raises(InputError):
+            build(config, root / "dist")
+        return
     warm = build(config, root / "dist")
-    cold = build(config, work / "cold", cache=False)
     assert warm.published == cold.published
     if cold.published:
         _assert_same_tree(root / "dist", work / "cold")
