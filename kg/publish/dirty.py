@@ -298,10 +298,17 @@ def updated(
 
 
 def _reindex(index: dict[int, bytes], add: dict[int, list[int]]) -> None:
+    """Add each atom's new readers (`add`: each item once) to its packed array, those
+    it holds already left out (a set: an organization's view has thousands of readers)."""
     for atom, numbers in add.items():
-        holders = array("I", index.get(atom, b""))
-        holders.extend(n for n in numbers if n not in holders)
-        index[atom] = holders.tobytes()
+        old = index.get(atom)
+        if old:
+            have = set(array("I", old))
+            numbers = [n for n in numbers if n not in have]
+            if numbers:
+                index[atom] = old + array("I", numbers).tobytes()
+        else:
+            index[atom] = array("I", numbers).tobytes()
 
 
 def save(cache: SignedCache, state: DirtyState) -> list[str]:
