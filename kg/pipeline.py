@@ -17,6 +17,8 @@ from kg import scheme
 from kg.cache import SignedCache, digest
 from kg.config import Config
 from kg.errors import InputError, Problem
+from kg.graph.delta import Table
+from kg.graph.delta import table as subject_table
 from kg.graph.mapping import Mapped, map_graph
 from kg.graph.used import drop_unused
 from kg.ingest.load import load_dataset_partially
@@ -260,10 +262,17 @@ def _call(function: Callable[[], Report]) -> Report:
 
 
 def _validate(
-    config: Config, mapped: Mapped, progress: Progress, pool: Pool, cache: bool, engine: str
+    config: Config,
+    mapped: Mapped,
+    progress: Progress,
+    pool: Pool,
+    cache: bool,
+    engine: str,
+    table: Table | None = None,
 ) -> Report:
     """`compiled` (the default): one pass in this process, no cache needed; `pyshacl`:
-    in parts on the pool, each part's results cached by content hash."""
+    in parts on the pool, each part's results cached by content hash. `table`: the
+    build's subject digests (kg/graph/delta.py), made once for validation and render."""
     if engine == "compiled":
         progress("validating against shapes/ (compiled)")
         run = partial(
@@ -284,6 +293,7 @@ def _validate(
                 config.ontology_dir,
                 config.root / STATE_DIR,
                 in_child if forks else _call,
+                table,
             )
         return in_child(run) if forks else run()
     progress(f"validating against shapes/ with pySHACL ({pool.describe()})")
@@ -330,7 +340,8 @@ def _build(
 ) -> BuildResult:
     resolution, mapped = build_graph(config, progress, cache)
     pool = opened.pool(len(resolution.dataset.profiles))
-    report = _validate(config, mapped, progress, pool, cache, engine)
+    table = subject_table(mapped.triples) if cache else None  # one walk (decision 0049)
+    report = _validate(config, mapped, progress, pool, cache, engine, table)
     if not report.conforms and not allow_violations:
         return BuildResult(None, (), len(mapped.triples), resolution, report)
     from kg.publish.export import previous_tree, write_outputs
@@ -353,6 +364,7 @@ def _build(
             render_cache,
             previous,
             staging if local else None,  # local workers write their files themselves
+            table,
         )
         return with_build_record(found, report, staging)
 

@@ -24,7 +24,9 @@ from __future__ import annotations
 import bisect
 import hashlib
 import pickle
+from array import array
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Protocol
 
 from rdflib import URIRef
@@ -33,6 +35,7 @@ from rdflib.term import Node
 from kg import scheme
 from kg.cache import digest, package_digest
 from kg.config import Config
+from kg.graph.delta import Table
 from kg.graph.namespaces import RDF, SCHEMA
 from kg.graph.ntriples import nt_object, subject_block
 from kg.graph.triples import Triples
@@ -50,6 +53,14 @@ class ByteSink(Protocol):
     def write(self, data: bytes, /) -> int: ...
 
 
+class OldDump(Protocol):
+    """The previous build's N-Triples dump, where it can give a subject's chunk back."""
+
+    def same(self, text: str, digest: bytes) -> bool: ...  # the chunk is there unchanged
+    def copy(self, text: str, sink: ByteSink) -> int: ...  # write it (maybe later); its size
+    def flush(self, sink: ByteSink) -> None: ...  # write what `copy` held back
+
+
 class SubjectChunks:
     """Each subject's N-Triples lines, sorted, and their digest. The sorted dump is
     these chunks in the order of the subjects' N-Triples text (IRIs end in `>`, which no
@@ -57,24 +68,47 @@ class SubjectChunks:
 
     With a `sink` (a binary file), the chunks are written to it in that order as they
     are made and not kept: the dump is never a string in memory (at 10k people it is
-    about 400 MB, in the parent and in every forked worker)."""
+    about 400 MB, in the parent and in every forked worker). With the build's digest
+    `table` (kg/graph/delta.py: decision 0049), no digest is made again; with an `old`
+    dump too, a subject whose digest is the same is copied from it, not formatted.
+    `sizes`: each chunk's size in bytes, in order (where the next build finds it)."""
 
-    def __init__(self, graph: Triples, sink: ByteSink | None = None) -> None:
-        self.memo: dict[Node, str] = {}  # every term's N-Triples text
+    def __init__(
+        self,
+        graph: Triples,
+        sink: ByteSink | None = None,
+        table: Table | None = None,
+        old: OldDump | None = None,
+    ) -> None:
+        self.memo: dict[Node, str] = table.memo if table is not None else {}  # terms' texts
         term = self.term
-
         self.text: dict[Node, str] | None = {} if sink is None else None
         self.digest: dict[Node, bytes] = {}
         self.order = sorted(graph.subjects(), key=term)
+        self.sizes = array("Q")
+        digests = table.digests if table is not None else {}
+        copy = old if sink is not None else None
         for s in self.order:
-            data = subject_block(term(s), graph.describe(s), self.memo).encode()
-            self.digest[s] = hashlib.blake2b(data, digest_size=16).digest()
+            head = term(s)
+            found = digests.get(head)
+            if copy is not None and found is not None and copy.same(head, found):
+                self.digest[s] = found
+                self.sizes.append(copy.copy(head, sink))  # type: ignore[arg-type]
+                continue
+            data = subject_block(head, graph.describe(s), self.memo).encode()
+            self.digest[s] = found or hashlib.blake2b(data, digest_size=16).digest()
+            self.sizes.append(len(data))
             if sink is not None:
+                if copy is not None:
+                    copy.flush(sink)
                 sink.write(data)
             else:
                 self.text[s] = data.decode()  # type: ignore[index]
+        if copy is not None:
+            copy.flush(sink)  # type: ignore[arg-type]
         self._keys = [term(s) for s in self.order]
-        self.terms = tuple(self.memo)  # every distinct term of the graph (memo grows later)
+        # every distinct term of the graph (the memo grows later)
+        self.terms = table.terms if table is not None else tuple(self.memo)
 
     def term(self, t: Node) -> str:
         text = self.memo.get(t)
@@ -113,6 +147,7 @@ class Fingerprints:
         chunks: SubjectChunks,
         href: Callable[[str], str],
         citation_keys: dict[str, str],
+        settings: str | None = None,
     ) -> None:
         self.config = config
         self.r = resolution
@@ -121,47 +156,56 @@ class Fingerprints:
         self.href = href
         self._views: dict[Node, bytes] = {}
         self._reached: dict[Node, bytes] = {}
-        self._pubs: dict[str, bytes] = {}
+        self._pubs: dict[str, tuple[bytes, tuple[str, ...]]] = {}
+        self._owners: dict[Node, Node] = {}  # each reached node's link owner
         self.citation_keys = citation_keys
         # once, before any fork: every worker would otherwise make its own
-        self.settings = self._settings()
+        self.settings = settings or settings_digest(config, resolution)
         self._records = _record_digests(resolution)
 
-    def _settings(self) -> str:
-        """kg's code and templates, the project's settings, templates and registries."""
-        c = self.config
-        templates = c.root / "templates"
-        files = sorted(templates.rglob("*")) if templates.is_dir() else []
-        d = self.r.dataset
-        return digest(
-            package_digest(),
-            c.base_iri,
-            repr((c.title, c.description, c.sparql_endpoint, c.license, c.site)),
-            *_logo(c),
-            *(part for f in files if f.is_file() for part in (str(f), f.read_bytes())),
-            _pickled((d.organizations, d.venues, d.people)),
-        )
-
-    def _description(self, owned: set[Node]) -> tuple[bytes, bytes, bytes]:
+    def _description(self, owned: set[Node], reads: Reads) -> tuple[bytes, bytes, bytes]:
         """What `described(graph, owned)` holds, and of each node in it what a page may
         show when linking it, without building the description: the owned nodes'
-        whole-graph digests, the links into them, and the reached nodes' lines."""
+        whole-graph digests, the links into them, and the reached nodes' lines. What was
+        read goes to `reads` (`kg.publish.dirty`): the owned nodes' triples, the nodes
+        linking in (as candidates: their lines are in `reads.links`), the views of the
+        reached nodes and of their owners (a page shows a linked node's view only)."""
         term, graph, facts = self.chunks.term, self.graph, self.chunks.digest
-        reached: set[Node] = set(owned)
-        links = []
         own = sorted(owned, key=str)
+        links, linkers = self.links_in(own, owned)
+        reached: set[Node] = set(owned) | linkers
         for s in own:
             reached.update(o for _, o in graph.predicate_objects(s) if isinstance(o, URIRef))
+        lines = self._reached
+        found = (
+            b"".join([facts.get(s, _NONE) for s in own]),
+            links,
+            b"".join([lines.get(n) or self._reached_line(n) for n in sorted(reached, key=str)]),
+        )
+        owners, views, atoms = self._owners, self._views, reads.atoms
+        reads.links = links
+        atoms.update([OWNED + term(s) for s in own])
+        atoms.update([READ + term(s) for s in own])
+        atoms.update([LINKER + term(s) for s in linkers])
+        for n in reached:
+            for node in (n, owners[n]):
+                text = term(node)
+                atoms.add(VIEW + text)
+                reads.views[text] = views[node]
+        return found
+
+    def links_in(self, own: list[Node], owned: set[Node]) -> tuple[bytes, set[Node]]:
+        """The digest of the lines linking into the `owned` nodes (`own`: sorted) from
+        outside, and the nodes they come from."""
+        term, graph = self.chunks.term, self.graph
+        links = []
+        linkers: set[Node] = set()
+        for s in own:
             for s2, p in graph.subject_predicates(s):
                 if s2 not in owned:
                     links.append(f"{term(s2)} {term(p)} {term(s)}")
-                    reached.add(s2)
-        lines = self._reached
-        return (
-            b"".join([facts.get(s, _NONE) for s in own]),
-            _text_digest("\n".join(sorted(links))),
-            b"".join([lines.get(n) or self._reached_line(n) for n in sorted(reached, key=str)]),
-        )
+                    linkers.add(s2)
+        return _text_digest("\n".join(sorted(links))), linkers
 
     def _reached_line(self, node: Node) -> bytes:
         """What a description shows of a node it reaches: its view, where it links to
@@ -169,11 +213,12 @@ class Fingerprints:
         node (an organization or a venue is reached from thousands of pages)."""
         link = self.href(str(node))
         owner = URIRef(scheme.mint(self.config.base_iri, link)) if link != str(node) else node
-        line = f"{node}\t{self._view(node).hex()}\t{link}\t{self._view(owner).hex()}"
+        line = f"{node}\t{self.view(node).hex()}\t{link}\t{self.view(owner).hex()}"
+        self._owners[node] = owner
         found = self._reached[node] = _text_digest(line)
         return found
 
-    def _view(self, node: Node) -> bytes:
+    def view(self, node: Node) -> bytes:
         """The facts of `node` that a page linking to it may show."""
         found = self._views.get(node)
         if found is None:
@@ -182,47 +227,78 @@ class Fingerprints:
             found = self._views[node] = _text_digest("\n".join(lines))
         return found
 
-    def _subtree(self, node: Node) -> bytes:
+    def _subtree(self, node: Node, reads: Reads) -> bytes:
         """The whole-graph digests of `node` and of every node minted under it."""
-        digests = self.chunks.digest
+        digests, term, atoms = self.chunks.digest, self.chunks.term, reads.atoms
         first, last = self.chunks.under(node)
         under = self.chunks.order[first:last]
+        atoms.add(SUBTREE + term(node))
+        atoms.add(READ + term(node))
+        atoms.update([READ + term(s) for s in under])
         return b"".join([digests.get(node, _NONE), *(digests[s] for s in under)])
 
-    def _publication(self, pub: PublicationEntity) -> bytes:
+    def _publication(self, pub: PublicationEntity, reads: Reads) -> bytes:
         """The resolved record, its citation key and its authors' records (once per
         publication and process)."""
         found = self._pubs.get(pub.key)
         if found is None:
             records = self._records
+            people = [slot.person for slot in pub.authors if slot.person]
             authors = [
                 part
-                for slot in pub.authors
-                if slot.person
+                for person in people
                 for part in (
-                    records.get(("name", slot.person), _NONE),
-                    records.get(("profile", slot.person), _NONE),
+                    records.get(("name", person), _NONE),
+                    records.get(("profile", person), _NONE),
                 )
             ]
             record = records.get(("publication", pub.key)) or _pickled(pub)
             key = self.citation_keys.get(pub.key, "").encode()
-            found = self._pubs[pub.key] = _text_digest(digest(record, key, *authors))
-        return found
+            read = [record_atom("publication", pub.key), record_atom("cite", pub.key)]
+            read += [record_atom(kind, p) for p in people for kind in ("name", "profile")]
+            made = _text_digest(digest(record, key, *authors))
+            found = self._pubs[pub.key] = (made, tuple(read))
+        reads.atoms.update(found[1])
+        return found[0]
 
-    def thing(self, thing: URIRef, owned: set[Node], pub: PublicationEntity | None) -> str:
+    def thing(
+        self,
+        thing: URIRef,
+        owned: set[Node],
+        pub: PublicationEntity | None,
+        reads: Reads | None = None,
+    ) -> str:
+        """A thing's key; what it was made of goes to `reads`."""
+        reads = Reads() if reads is None else reads
         return digest(
             self.settings,
             "thing",
             str(thing),
-            *self._description(owned),
-            self._subtree(thing),
-            self._publication(pub) if pub is not None else b"",
+            *self._description(owned, reads),
+            self._subtree(thing, reads),
+            self._publication(pub, reads) if pub is not None else b"",
         )
 
-    def person(self, profile: Profile, owned: set[Node], works: list[PublicationEntity]) -> str:
+    def person(
+        self,
+        profile: Profile,
+        owned: set[Node],
+        works: list[PublicationEntity],
+        reads: Reads | None = None,
+    ) -> str:
+        """A profiled person's key; what it was made of goes to `reads`."""
+        reads = Reads() if reads is None else reads
         source = profile.source.file if profile.source else ""
         person = URIRef(scheme.person(self.config.base_iri, profile.slug))
         records = self._records
+        reads.atoms.update(
+            [
+                record_atom("profile", profile.slug),
+                record_atom("name", profile.slug),
+                record_atom("refs", source),
+                SUBTREE + self.chunks.term(person),
+            ]
+        )
         return digest(
             self.settings,
             "person",
@@ -230,13 +306,58 @@ class Fingerprints:
             records.get(("profile", profile.slug), _NONE),
             records.get(("name", profile.slug), _NONE),
             records.get(("refs", source), _NONE),
-            *self._description(owned),
-            b"".join([self._subtree(work) for work in works_of(self.graph, person)]),
-            b"".join([self._publication(pub) for pub in works]),
+            *self._description(owned, reads),
+            b"".join([self._subtree(work, reads) for work in works_of(self.graph, person)]),
+            b"".join([self._publication(pub, reads) for pub in works]),
         )
+
+    def record_digests(self) -> dict[str, bytes]:
+        """Every record's digest by its atom (`record_atom`), citation keys included."""
+        found = {record_atom(kind, key): value for (kind, key), value in self._records.items()}
+        for key, cite in self.citation_keys.items():
+            found[record_atom("cite", key)] = _text_digest(cite)
+        return found
 
 
 _NONE = bytes(16)  # in place of the digest of something absent
+
+
+def settings_digest(c: Config, r: Resolution) -> str:
+    """kg's code and templates, the project's settings, templates and registries."""
+    templates = c.root / "templates"
+    files = sorted(templates.rglob("*")) if templates.is_dir() else []
+    d = r.dataset
+    return digest(
+        package_digest(),
+        c.base_iri,
+        repr((c.title, c.description, c.sparql_endpoint, c.license, c.site)),
+        *_logo(c),
+        *(part for f in files if f.is_file() for part in (str(f), f.read_bytes())),
+        _pickled((d.organizations, d.venues, d.people)),
+    )
+
+
+# What a key reads, as atoms (`kg.publish.dirty` keeps them between builds): a subject's
+# triples (by its N-Triples term), a node the item owns (its links in), a node whose
+# subtree the item reads (nodes minted under it), a resolved record.
+# Finer (decision 0049): the view of a node a page links (`view`), and a node linking
+# into an owned node (a candidate only: its item is made when its `Reads.links` differ).
+READ, OWNED, SUBTREE, RECORD, VIEW, LINKER = "s", "o", "u", "r", "v", "l"
+
+
+@dataclass
+class Reads:
+    """What one key read (`kg.publish.dirty` keeps it): its atoms, the view digest of
+    each node whose view it read (by the node's N-Triples text), and the digest of the
+    lines linking into its owned nodes."""
+
+    atoms: set[str] = field(default_factory=set)
+    views: dict[str, bytes] = field(default_factory=dict)
+    links: bytes = b""
+
+
+def record_atom(kind: str, key: str) -> str:
+    return f"{RECORD}{kind}\t{key}"
 
 
 def _record_digests(r: Resolution) -> dict[tuple[str, str], bytes]:

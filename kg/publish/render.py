@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+from array import array
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from functools import partial
@@ -28,7 +29,9 @@ from kg.cache import SignedCache, digest
 from kg.config import Config
 from kg.files import open_folder
 from kg.formats import NTRIPLES, RDF_FORMATS, TURTLE
+from kg.graph.delta import Table
 from kg.graph.triples import Triples
+from kg.publish import dirty
 from kg.publish.assets import logo_path, photo_thumbnails, scan, site_files
 from kg.publish.blocks import (
     RANGE_SIZE,
@@ -46,6 +49,7 @@ from kg.publish.blocks import (
     write_range,
 )
 from kg.publish.deploy import deploy_files
+from kg.publish.dirty import Deps, DirtyState, Made, Reached
 from kg.publish.export import (
     Encoded,
     Kept,
@@ -66,8 +70,9 @@ from kg.publish.export import (
     write_part,
     write_streamed,
 )
-from kg.publish.fingerprint import Fingerprints, SubjectChunks
+from kg.publish.fingerprint import Fingerprints, Reads, SubjectChunks, settings_digest
 from kg.publish.layout import DATASET, DUMP, SPARQL, owner_path, page_things, path_of
+from kg.publish.olddump import PreviousDump
 from kg.publish.site import SiteBuilder, SiteSettings
 from kg.resolve.identity import Resolution
 from kg.workers import Pool, as_pool
@@ -105,15 +110,27 @@ class _State:
     table_folder: Path | None = None  # the table's folder in `staging` (removed after)
     table_fd: int | None = None  # the folder the workers write the table's ranges in
     kept: list[str] | None = None  # with `.kg-cache/blocks`: the range keys it holds
+    before: DirtyState | None = None  # the previous build's items (`kg.publish.dirty`)
+    reached: Reached | None = None  # the items of `before` an edit reaches, or may
+    after: DirtyState | None = None  # this build's state, once its items are known
+    made: Made | None = None  # the items this process rendered, for `after`
 
 
-def _ntriples_dump(graph: Triples, staging: Path | None) -> tuple[SubjectChunks, Files | None]:
+def _ntriples_dump(
+    graph: Triples, staging: Path | None, table: Table | None, old: PreviousDump | None
+) -> tuple[SubjectChunks, Files | None]:
     """Each subject's N-Triples; with `staging`, the sorted dump written there (and
-    linked into site/) as the chunks are made, so that its text is never kept."""
+    linked into site/) as the chunks are made, so that its text is never kept; with the
+    build's digest `table` and the `old` dump, unchanged chunks copied from it."""
     if staging is None:
-        return SubjectChunks(graph), None
+        return SubjectChunks(graph, None, table), None
     kind = scheme.file_path(DUMP, NTRIPLES.ext)
-    stamps, chunks = write_streamed(staging, (kind, f"site/{kind}"), partial(SubjectChunks, graph))
+    make = partial(SubjectChunks, graph, table=table, old=old)
+    try:
+        stamps, chunks = write_streamed(staging, (kind, f"site/{kind}"), make)
+    finally:
+        if old is not None:
+            old.close()
     return chunks, stamps
 
 
@@ -140,6 +157,7 @@ def render_parts(
     cache: SignedCache | None = None,
     previous: Previous | None = None,
     staging: Path | None = None,
+    table: Table | None = None,
 ) -> Iterator[Files]:
     """The files in parts, in a fixed order, as tasks finish; `progress(done, total)`.
 
@@ -150,9 +168,10 @@ def render_parts(
     `previous` tree holds unchanged come as `Kept` (the writer links them). With
     `staging` (the folder `write_outputs` fills), the tasks of people and things write
     their files there themselves and return only their stamps (`Written`): the texts
-    never cross a pipe and the parent neither hashes nor writes them.
+    never cross a pipe and the parent neither hashes nor writes them. `table`: the
+    build's subject digests (kg/graph/delta.py), made before validation.
     """
-    state = _make_state(config, resolution, graph, cache, previous, staging)
+    state = _make_state(config, resolution, graph, cache, previous, staging, table)
     tasks = list(_tasks(resolution, len(state.things)))
     used: set[str] = set()
     fresh: dict[str, bytes] = {}  # the entries the tasks made, packed at the end
@@ -161,15 +180,18 @@ def render_parts(
         state.blocks.table = _block_table(state, pool, used)  # before the other tasks
         state.blocks.forget_terms()  # before the render workers fork (decision 0047)
         results = pool.map(render_task, state, tasks)
-        for done, (part, keys, entries) in enumerate(results, start=1):
+        made = Made()
+        for done, (part, keys, entries, deps) in enumerate(results, start=1):
             yield part
             used.update(keys)
             fresh.update(entries)
+            made.add(deps)
             if progress is not None:
                 progress(done, len(tasks))
     finally:
         _drop_table(state)
     if cache is not None:
+        _save_items(state, made, used)
         packs = cache.write_packs(fresh, used) if cache.enabled else set()
         cache.prune(used | packs)
     yield {"context.jsonld": json.dumps({"@context": jsonld_context()}, indent=2) + "\n"}
@@ -186,6 +208,7 @@ def _make_state(
     cache: SignedCache | None,
     previous: Previous | None,
     staging: Path | None = None,
+    table: Table | None = None,
 ) -> _State:
     """What every task reads, made once in the parent before any fork. With `staging`,
     the N-Triples dump is written there as its chunks are made (`_ntriples_dump`)."""
@@ -206,13 +229,19 @@ def _make_state(
         logo_path(assets, config.site.logo),
     )
     site = SiteBuilder(resolution, graph, config.base_iri, settings)
-    chunks, dump = _ntriples_dump(graph, staging)
     cache = cache if cache is not None and cache.enabled else None
+    keyed = settings_digest(config, resolution) if cache is not None else ""
+    before = _previous_items(cache, keyed, previous, staging)
+    chunks, dump = _ntriples_dump(graph, staging, table, _old_dump(before, previous))
     prints = None  # the keys of kept files: made (once, before any fork) only to keep them
     if cache is not None:
         href = _linker(config.base_iri, pages)
-        prints = Fingerprints(config, resolution, graph, chunks, href, site.citations.keys)
+        citations = site.citations.keys
+        prints = Fingerprints(config, resolution, graph, chunks, href, citations, keyed)
     things = [t for t in tops if t not in profiled]
+    reached, after = _dirty(before, prints, site, graph, chunks, pages, staging)
+    if after is not None and dump is not None:  # where the next build copies chunks from
+        after.dump = cast("Written", dump[scheme.file_path(DUMP, NTRIPLES.ext)]).stamp[0]
     owned = owned_nodes(graph, tops)
     blocks = NodeBlocks(graph)
     unusable = frozenset(colliding_prefixes(chunks.terms))
@@ -235,7 +264,69 @@ def _make_state(
         dump,
         canonical_subjects(graph),
         unusable,
+        before=before if reached is not None else None,
+        reached=reached,
+        after=after,
     )
+
+
+def _previous_items(
+    cache: SignedCache | None, settings: str, previous: Previous | None, staging: Path | None
+) -> DirtyState | None:
+    """The previous build's items (`kg.publish.dirty`), when it made the tree this build
+    replaces with the same settings; with a cache and workers that write only."""
+    if cache is None or staging is None or previous is None:
+        return None
+    return dirty.load(cache, previous[0].name, settings)
+
+
+def _old_dump(before: DirtyState | None, previous: Previous | None) -> PreviousDump | None:
+    """The previous tree's N-Triples dump, to copy unchanged chunks from (decision 0049)."""
+    if before is None or previous is None or not before.dump:
+        return None
+    rel = scheme.file_path(DUMP, NTRIPLES.ext)
+    sizes = array("Q", before.sizes)
+    return PreviousDump.open(previous, rel, before.dump, before.subjects, sizes)
+
+
+def _dirty(
+    before: DirtyState | None,
+    prints: Fingerprints | None,
+    site: SiteBuilder,
+    graph: Triples,
+    chunks: SubjectChunks,
+    pages: frozenset[str],
+    staging: Path | None,
+) -> tuple[Reached | None, DirtyState | None]:
+    """The items an edit reaches (None: all) and this build's state to fill
+    (`kg.publish.dirty`); with a cache and workers that write only."""
+    if prints is None or staging is None:
+        return None, None
+    records = prints.record_digests()
+    for path in site.related:
+        records[f"{dirty.RECORD}summary\t{path}"] = dirty.blake(repr(site.summary(path)))
+    subjects = dirty.subject_digests(chunks)
+    after = DirtyState(staging.name, prints.settings, pages, subjects, records)
+    after.sizes = chunks.sizes.tobytes()
+    if before is None:
+        return None, after
+    page_iri = partial(scheme.mint, prints.config.base_iri)
+    return dirty.dirty_items(before, after, graph, chunks, prints.view, page_iri), after
+
+
+def _save_items(state: _State, made: Made, used: set[str]) -> None:
+    """Keep this build's items (`kg.publish.dirty`) in the render cache."""
+    if state.after is None or state.cache is None:
+        return
+    r = state.resolution
+    items = {_item_id("p", p.slug) for p in r.dataset.profiles}
+    items.update(_item_id("t", str(t)) for t in state.things)
+    found = dirty.updated(state.before, state.after, made.items, items, made.views)
+    used.update(dirty.save(state.cache, found))
+
+
+def _item_id(kind: str, name: str) -> str:
+    return f"{kind}{name}"
 
 
 def _block_table(state: _State, pool: Pool, used: set[str]) -> BlockTable:
@@ -348,13 +439,16 @@ def _tasks(resolution: Resolution, things: int) -> Iterator[Task]:
         yield ("things", start, min(start + THINGS_PER_TASK, things))
 
 
-def render_task(state: _State, task: Task) -> tuple[Files, list[str], dict[str, bytes]]:
-    """The files of one task, the cache keys it used and the packed entries it made
-    (`SignedCache.put_packed`, written by the parent): a pure function of the shared
-    state and the task (only the terms' texts of `state.blocks`, a cache that does not
-    change the output, and the render cache's files are written)."""
+def render_task(state: _State, task: Task) -> tuple[Files, list[str], dict[str, bytes], Made]:
+    """The files of one task, the cache keys it used, the packed entries it made
+    (`SignedCache.put_packed`, written by the parent) and what the items it rendered
+    depend on (`kg.publish.dirty`): a pure function of the shared state and the task
+    (only the terms' texts of `state.blocks`, a cache that does not change the output,
+    and the render cache's files are written)."""
+    state.made = Made()
     files, keys = _task_files(state, task)
-    return files, keys, state.cache.take_pending() if state.cache is not None else {}
+    made, state.made = state.made, None
+    return files, keys, state.cache.take_pending() if state.cache is not None else {}, made
 
 
 def _task_files(state: _State, task: Task) -> tuple[Files, list[str]]:
@@ -408,13 +502,58 @@ def _keys(state: _State) -> Fingerprints:
     return state.prints
 
 
-def _cached(
-    state: _State, key: Callable[[], str], render: Callable[[], dict[str, str]], keys: list[str]
+def _item(
+    state: _State,
+    item: str,
+    owned: Callable[[], set[Node]],
+    key: Callable[[Reads], str],
+    render: Callable[[], dict[str, str]],
+    keys: list[str],
 ) -> Rendered:
-    """`render()`, or the files kept under `key()` when the cache has them."""
+    """An item's files: the previous tree's when no edit reaches it (`kg.publish.dirty`),
+    else `render()` or the files kept under its key (`key(reads)`, which gives what it
+    read to `reads`) when the cache has them."""
     if state.cache is None:
         return render()
-    found = key()
+    kept = _unreached(state, item, owned)
+    if kept is not None:
+        keys.append(kept[0])  # its cache entry stays
+        return kept[1]
+    reads = Reads()
+    found = key(reads)
+    files = _cached(state, found, render, keys)
+    if state.made is not None and state.after is not None:
+        digests = {rel: file.digest for rel, file in files.items()}
+        state.made.items[item] = Deps(found, digests, frozenset(reads.atoms), reads.links)
+        state.made.views.update(reads.views)
+    return files
+
+
+def _unreached(
+    state: _State, item: str, owned: Callable[[], set[Node]]
+) -> tuple[str, dict[str, Kept]] | None:
+    """The key and the previous tree's files of an item no edit reaches (a candidate:
+    when the lines linking into its nodes are the same), when all are still there."""
+    before, previous, reached = state.before, state.previous, state.reached
+    if before is None or reached is None or previous is None or item in reached.items:
+        return None
+    deps = before.items.get(item)
+    if deps is None:
+        return None
+    files = deps.files()
+    if not all(still_there(previous, r, d) for r, d in files.items()):
+        return None
+    if item in reached.candidates:
+        nodes = owned()
+        links, _ = _keys(state).links_in(sorted(nodes, key=str), nodes)
+        if links != deps.links:
+            return None
+    return deps.key, {rel: Kept(d) for rel, d in files.items()}
+
+
+def _cached(state: _State, found: str, render: Callable[[], dict[str, str]], keys: list[str]):
+    """`render()`, or the files kept under the key `found` when the cache has them."""
+    assert state.cache is not None
     keys.append(found)
     kept = state.cache.get_packed(found)  # path -> digest of the bytes last rendered for it
     previous = state.previous
@@ -443,11 +582,12 @@ def _thing(state: _State, thing: URIRef, keys: list[str]) -> Rendered:
     path = path_of(str(thing), state.config.base_iri) or ""
     own = state.owned[thing]
     kind, name = scheme.kind_of(path), scheme.key_of(path)
-    owned = person_nodes(state.graph, thing, own) if kind == scheme.PERSON else set(own)
+    person = kind == scheme.PERSON
+    owned = _lazy(lambda: person_nodes(state.graph, thing, own) if person else set(own))
     pub = state.resolution.publications.get(name) if kind == scheme.PUBLICATION else None
 
     def render() -> dict[str, str]:
-        subset = described(state.graph, owned)
+        subset = described(state.graph, owned())
         files = _descriptions(path, subset, terms=state.blocks)
         if pub is not None:
             page = state.site.publication_pages([pub])
@@ -457,29 +597,45 @@ def _thing(state: _State, thing: URIRef, keys: list[str]) -> Rendered:
             files[f"site/{html}"] = state.site.thing_page(thing, subset, state.pages)
         return files
 
-    def key() -> str:  # an organization's or venue's page also shows what refers to it
-        return digest(_keys(state).thing(thing, owned, pub), repr(state.site.summary(path)))
+    def key(reads: Reads) -> str:  # an organization's or venue's page shows what refers to it
+        reads.atoms.add(f"{dirty.RECORD}summary\t{path}")
+        made = _keys(state).thing(thing, owned(), pub, reads)
+        return digest(made, repr(state.site.summary(path)))
 
-    return _cached(state, key, render, keys)
+    return _item(state, _item_id("t", str(thing)), owned, key, render, keys)
 
 
 def _people(state: _State, start: int, stop: int, keys: list[str]) -> Rendered:
     files: dict[str, str | bytes | Kept | Encoded] = {}
     for profile in state.resolution.dataset.profiles[start:stop]:
         person = _person(state.config, profile.slug)
-        owned = person_nodes(state.graph, person, state.owned[person])
-        works = state.site.publications_of(profile.slug)
+        owned = _lazy(partial(person_nodes, state.graph, person, state.owned[person]))
+        works = partial(state.site.publications_of, profile.slug)
         files.update(
-            _cached(
+            _item(
                 state,
-                lambda: _keys(state).person(profile, owned, works),  # noqa: B023 (called now)
-                lambda: _person_files(state, profile, person, owned),  # noqa: B023
+                _item_id("p", profile.slug),
+                owned,
+                lambda reads: _keys(state).person(profile, owned(), works(), reads),  # noqa: B023
+                lambda: _person_files(state, profile, person, owned()),  # noqa: B023
                 keys,
             )
         )
     if start == 0:
         files["site/index.html"] = state.site.index_page()
     return files
+
+
+def _lazy(make: Callable[[], set[Node]]) -> Callable[[], set[Node]]:
+    """`make()`, made on the first call only (an item no edit reaches never needs it)."""
+    found: list[set[Node]] = []
+
+    def get() -> set[Node]:
+        if not found:
+            found.append(make())
+        return found[0]
+
+    return get
 
 
 def _person_files(state: _State, profile, person: URIRef, owned: set[Node]) -> dict[str, str]:

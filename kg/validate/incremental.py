@@ -17,7 +17,7 @@ import hashlib
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, NamedTuple
 
-from kg.graph.delta import Digests, changed, subject_digests
+from kg.graph.delta import Digests, Table, changed, subject_digests
 from kg.validate.compiler import Program, Shape
 from kg.validate.data import Data, split_wanted
 from kg.validate.engine import Finding, _key, _Run, triples_data
@@ -101,7 +101,7 @@ def _nested_sparql(root: Shape) -> bool:
 
 
 def full(
-    triples: Triples, program: Program, ontology: list[PlainTriple]
+    triples: Triples, program: Program, ontology: list[PlainTriple], given: Table | None = None
 ) -> tuple[list[Finding], State | None]:
     """A full run, and the state a later run starts from (None: nothing to keep)."""
     data = triples_data(triples, program, ontology)
@@ -114,7 +114,8 @@ def full(
     pointers = _pointers(data, bounded.pointed)
     below = {c: list(subs) for c, subs in data.inverse(RDFS_SUBCLASSOF).items() if type(c) is str}
     asked = _asked(data, program.predicates or frozenset(), None)
-    kept = State(subject_digests(triples), by_focus, pointers, below, asked, run._rows)
+    digests = given.digests if given is not None else subject_digests(triples)
+    kept = State(digests, by_focus, pointers, below, asked, run._rows)
     return findings, kept
 
 
@@ -150,15 +151,22 @@ def _pointers(data: Data, pointed: Iterable[str]) -> dict[Term, tuple[tuple[str,
 
 
 def update(
-    triples: Triples, program: Program, ontology: list[PlainTriple], state: State
+    triples: Triples,
+    program: Program,
+    ontology: list[PlainTriple],
+    state: State,
+    given: Table | None = None,
 ) -> tuple[list[Finding], State] | None:
     """The findings after the change from `state`'s graph to `triples`, with the state
-    to keep; None when only a full run can tell."""
+    to keep; None when only a full run can tell. `given`: the build's digest table
+    (else made here)."""
     bounded = plan(program)
     if bounded is None:
         return None
-    memo: dict = {}  # every term's N-Triples text: the digests' walk, then the store's
-    digests = subject_digests(triples, memo)
+    if given is None:
+        memo: dict = {}  # every term's N-Triples text: the digests' walk, then the store's
+        given = Table(subject_digests(triples, memo), memo, ())
+    digests, memo, _ = given
     edited = {_plain(s) for s in changed(state.digests, digests)}
     if not edited:  # the same graph: the same findings, the same state
         return sorted((f for out in state.findings.values() for f in out), key=_key), state
@@ -272,20 +280,21 @@ def validate(
     cache: SignedCache,
     key: str,
     isolate: Callable[[Callable[[], list[Finding]]], list[Finding]],
+    given: Table | None = None,
 ) -> list[Finding]:
     """The findings, from the state kept under `key` when there is a usable one (in this
     process), else from a full run under `isolate` (a forked child for a big graph),
-    which keeps the state for the next run."""
+    which keeps the state for the next run. `given`: the build's digest table."""
     state = cache.get(key)
     if isinstance(state, State):
-        done = update(triples, program, ontology, state)
+        done = update(triples, program, ontology, state, given)
         if done is not None:
             if done[1] is not state:  # (an unchanged graph: the kept state stays as it is)
                 cache.put(key, done[1])
             return done[0]
 
     def whole() -> list[Finding]:
-        findings, kept = full(triples, program, ontology)
+        findings, kept = full(triples, program, ontology, given)
         if kept is not None:
             cache.put(key, kept)
         return findings

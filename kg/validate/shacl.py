@@ -18,6 +18,7 @@ from pathlib import Path
 from rdflib import Graph, Literal, URIRef
 from rdflib.term import Node
 
+from kg.graph.delta import Table
 from kg.graph.namespaces import RDF, SH
 from kg.graph.triples import Triples
 from kg.model import Source
@@ -88,9 +89,11 @@ def validate_compiled_kept(
     ontology_dir: Path,
     cache_dir: Path,
     isolate: Callable,
+    table: Table | None = None,
 ) -> Report:
     """`validate_compiled`, re-checking only what the change since the last run can
-    affect (kg/validate/incremental.py), from a state kept in `cache_dir`."""
+    affect (kg/validate/incremental.py), from a state kept in `cache_dir`; `table`: the
+    build's subject digests (kg/graph/delta.py), else made here."""
     from kg.cache import SignedCache, digest, package_digest
     from kg.validate import incremental
 
@@ -98,7 +101,7 @@ def validate_compiled_kept(
     program, ontology = _compiled(shapes_dir.resolve(), ontology_dir.resolve(), stamp)
     key = digest("validation state", stamp, package_digest())
     cache = SignedCache(cache_dir)
-    found = incremental.validate(triples, program, list(ontology), cache, key, isolate)
+    found = incremental.validate(triples, program, list(ontology), cache, key, isolate, table)
     return findings_report(found, sources)
 
 

@@ -1,0 +1,338 @@
+"""Which people and things an edit reaches: what their files read, kept between builds.
+
+Invariant: an item (a profiled person, or a thing with a page) of the previous build
+whose atoms did not change and that gains none has the key it had then, so its files
+are the previous tree's: it is `Kept` without computing its key or reading the render
+cache. The atoms of a key are what `kg.publish.fingerprint` reads to make it (see its
+docstring): the N-Triples of the subjects it reads (`READ`), the nodes it owns
+(`OWNED`: a subject that gains a link to one of them changes the item's description),
+the nodes whose subtree it reads (`SUBTREE`: a new node minted under one of them joins
+it), the resolved records behind it (`RECORD`). The rule, from the changes:
+
+- a subject whose triples changed, or that was added or removed: every item that read
+  it; when it is in the graph, every item owning a node it points at; when it is new,
+  every item reading the subtree of one of its IRI's prefixes (`<a/b/c>`: `<a>`, `<a/b>`);
+- a record whose digest changed (or that appeared or went): every item that read it;
+- a page that appeared or went (the set of pages says where every link goes): every
+  item that read a node at or under its IRI (whose link may now go elsewhere);
+- kg's code, the project's settings and registries changed, or the state is not the
+  previous tree's: every item (no state).
+
+Finer (decision 0049): a page shows a linked node's view only (`VIEW`: its type,
+labels and URL), so a changed subject reaches the items reading its view only when the
+view changed (the views are kept); a node linking into an owned node (`LINKER`), or a
+changed subject now pointing at one (`OWNED`), makes its item a candidate, made only
+when the lines linking into its nodes differ from the kept digest (`Item.links`).
+
+The state is a signed entry of the render cache (tampered, foreign, or from another
+tree: a full pass, as without it); it holds each item's key (so the cache keeps its
+entry), its files' digests and its atoms, the index atom -> items, and the subjects',
+views' and records' digests to compare with the next build's. Atoms are small ints
+(a term's number and a kind), the index and each item's atoms packed arrays, so the
+state pickles small and loads fast.
+"""
+
+from __future__ import annotations
+
+import bisect
+import hashlib
+import pickle
+import zlib
+from array import array
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple
+
+from rdflib import URIRef
+from rdflib.term import Node
+
+from kg.cache import SignedCache, digest
+from kg.graph.ntriples import nt_object
+from kg.graph.triples import Triples
+from kg.publish.fingerprint import LINKER, OWNED, READ, RECORD, SUBTREE, VIEW, SubjectChunks
+
+__all__ = ["RECORD", "Deps", "DirtyState"]
+
+STATE_KEY = digest("kg render: dirty items, version 3")  # its entry in the render cache
+KINDS = {kind: n for n, kind in enumerate((READ, OWNED, SUBTREE, RECORD, VIEW, LINKER))}
+
+
+class Deps(NamedTuple):
+    """What one item's files were made of, as a worker reports it: its key, its files'
+    digests, its atoms (`kg.publish.fingerprint.Reads`), the digest of the lines
+    linking into its owned nodes."""
+
+    key: str
+    files: dict[str, str]
+    atoms: frozenset[str]
+    links: bytes
+
+
+class Item(NamedTuple):
+    """One item as the state keeps it: `Deps` packed (atoms as numbers, digests as bytes)."""
+
+    key: str
+    paths: tuple[str, ...]
+    digests: bytes  # 16 bytes per path
+    links: bytes
+
+    def files(self) -> dict[str, str]:
+        d = self.digests
+        return {path: d[16 * i : 16 * i + 16].hex() for i, path in enumerate(self.paths)}
+
+
+@dataclass
+class DirtyState:
+    tree: str  # the output tree this state describes (the staging folder's name)
+    globals: str  # digest of the settings (kg's code, the project's settings, registries)
+    pages: frozenset[str]  # the path of every page
+    subjects: dict[str, bytes]  # each subject's N-Triples digest, by its term's text
+    records: dict[str, bytes]  # each record's digest, by its atom
+    terms: list[str] = field(default_factory=list)  # an atom's text by its number // 8
+    views: dict[int, bytes] = field(default_factory=dict)  # a node's number -> its view
+    items: dict[str, Item] = field(default_factory=dict)
+    index: dict[int, bytes] = field(default_factory=dict)  # atom -> array("I") of items
+    names: list[str] = field(default_factory=list)  # an item's name by its number
+    ids: dict[str, int] = field(default_factory=dict, repr=False)  # not kept: made on load
+    numbers: dict[str, int] = field(default_factory=dict, repr=False)  # not kept
+    stale: int = 0  # items made again or gone since the index was made whole
+    sizes: bytes = b""  # array("Q"): each subject's chunk size in the N-Triples dump
+    dump: str = ""  # the dump's content digest (its stamp's), for `kg.publish.olddump`
+    body: str = ""  # the entry holding the state (`save`); not kept in it
+    changed: bool = True  # whether the kept body must be written again; not kept
+
+    def __getstate__(self) -> dict[str, Any]:
+        found = {k: v for k, v in self.__dict__.items() if k not in ("ids", "numbers", "changed")}
+        # one string and one bytes object: pickled (and compressed) far faster than a dict
+        found["subjects"] = ("\n".join(self.subjects), b"".join(self.subjects.values()))
+        return found
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        texts, digests = state.pop("subjects")
+        self.__dict__.update(state)
+        names = texts.split("\n") if texts else []
+        self.subjects = {t: digests[16 * i : 16 * i + 16] for i, t in enumerate(names)}
+        self.changed = False
+        self.ids = {t: n for n, t in enumerate(self.terms)}
+        self.numbers = {name: n for n, name in enumerate(self.names)}
+
+    def atom(self, text: str) -> int | None:
+        """An atom's number (None: no item read it)."""
+        found = self.ids.get(text[1:])
+        return None if found is None else found * 8 + KINDS[text[0]]
+
+    def _number(self, text: str) -> int:
+        found = self.ids.get(text[1:])
+        if found is None:
+            found = self.ids[text[1:]] = len(self.terms)
+            self.terms.append(text[1:])
+        return found * 8 + KINDS[text[0]]
+
+    def holders(self, atoms: Iterable[str]) -> set[str]:
+        """The items that read any of `atoms`."""
+        found: set[int] = set()
+        index = self.index
+        for text in atoms:
+            n = self.atom(text)
+            if n is not None and n in index:
+                found.update(array("I", index[n]))
+        names = self.names
+        return {names[i] for i in found}
+
+    def view(self, text: str) -> bytes | None:
+        n = self.ids.get(text)
+        return None if n is None else self.views.get(n)
+
+
+@dataclass
+class Made:
+    """What the items a process made read (`Deps`), and the views they read."""
+
+    items: dict[str, Deps] = field(default_factory=dict)
+    views: dict[str, bytes] = field(default_factory=dict)
+
+    def add(self, other: Made) -> None:
+        self.items.update(other.items)
+        self.views.update(other.views)
+
+
+def subject_digests(chunks: SubjectChunks) -> dict[str, bytes]:
+    memo = chunks.memo
+    return {memo[s]: d for s, d in chunks.digest.items()}
+
+
+def load(cache: SignedCache, tree: str | None, globals: str) -> DirtyState | None:
+    """The previous build's state, when it describes `tree` and the same globals."""
+    head = cache.get(STATE_KEY)
+    if tree is None or not isinstance(head, tuple) or head[:2] != (tree, globals):
+        return None
+    found = _unpacked(cache.get(head[2]))
+    if not isinstance(found, DirtyState) or found.globals != globals:
+        return None
+    found.tree, found.body = tree, head[2]
+    if found.stale > len(found.items) // 4:  # the index holds too many atoms no longer read
+        return None
+    return found
+
+
+class Reached(NamedTuple):
+    """The items an edit reaches, and those it may reach: an item linked into by a
+    changed subject is made only when its `Item.links` differ (`candidate`)."""
+
+    items: set[str]
+    candidates: set[str]
+
+
+def dirty_items(
+    old: DirtyState,
+    new: DirtyState,
+    graph: Triples,
+    chunks: SubjectChunks,
+    view: Callable[[Node], bytes],
+    page_iri: Callable[[str], str],
+) -> Reached:
+    """The items of `old` an edit reaches (the module's rule); the views of the changed
+    subjects go to `old.views`."""
+    records = new.records
+    atoms = {a for a, d in records.items() if old.records.get(a) != d}
+    atoms.update(a for a in old.records if a not in records)
+    before = old.subjects
+    gone = before.keys() - new.subjects.keys()
+    atoms.update(kind + t for t in gone for kind in (READ, VIEW))
+    maybe = [LINKER + t for t in gone]
+    for s, d in chunks.digest.items():
+        text = chunks.memo[s]
+        if before.get(text) != d:
+            atoms.update(_reach(s, graph, chunks, text not in before))
+            maybe.append(LINKER + text)
+            maybe += [OWNED + chunks.term(o) for o in _links(graph, s)]
+            kept = old.view(text)
+            if kept is not None and kept != (seen := view(s)):
+                atoms.add(VIEW + text)
+                old.views[old.ids[text]] = seen
+                old.changed = True
+    moved = old.pages ^ new.pages
+    if moved:
+        atoms.update(_under(sorted(old.terms), [_iri(page_iri(path)) for path in moved]))
+    found = old.holders(atoms)
+    return Reached(found, old.holders(maybe) - found)
+
+
+def _links(graph: Triples, s: Node) -> list[Node]:
+    return [o for _, o in graph.predicate_objects(s) if isinstance(o, URIRef)]
+
+
+def _iri(iri: str) -> str:
+    """An IRI's N-Triples text, as the atoms hold it."""
+    return nt_object(URIRef(iri))
+
+
+def _under(terms: list[str], iris: list[str]) -> list[str]:
+    """The `READ` and `VIEW` atoms of the nodes (`terms` sorted) at or under each IRI of
+    `iris` (where a page links them may change when a page appears or goes)."""
+    found = []
+    for term in iris:
+        under = [term]
+        head = f"{term[:-1]}/"
+        at = bisect.bisect_left(terms, head)
+        while at < len(terms) and terms[at].startswith(head):
+            under.append(terms[at])
+            at += 1
+        found += [kind + t for t in under for kind in (READ, VIEW)]
+    return found
+
+
+def _reach(s: Node, graph: Triples, chunks: SubjectChunks, new: bool) -> list[str]:
+    """The atoms a changed subject touches for sure (its links out and in are
+    candidates only: `dirty_items`)."""
+    term = chunks.term
+    found = [READ + term(s)]
+    if new and isinstance(s, URIRef):
+        iri = str(s)
+        cut = iri.find("/")
+        while cut != -1:
+            found.append(SUBTREE + _iri(iri[:cut]))
+            cut = iri.find("/", cut + 1)
+    return found
+
+
+def updated(
+    old: DirtyState | None,
+    new: DirtyState,
+    fresh: dict[str, Deps],
+    items: set[str],
+    views: dict[str, bytes],
+) -> DirtyState:
+    """`new` with the items of this build: `fresh` (made now) and the others of `old`;
+    the index updated for the items made or gone (the whole index without `old`)."""
+    if old is not None:
+        new.terms, new.ids, new.views = old.terms, old.ids, old.views
+        new.items, new.index, new.names, new.numbers = old.items, old.index, old.names, old.numbers
+        new.stale, new.body = old.stale, old.body
+        new.changed = old.changed or (old.subjects, old.records, old.pages) != (
+            new.subjects,
+            new.records,
+            new.pages,
+        )
+    new.changed = new.changed or bool(fresh)
+    for name in [i for i in new.items if i in fresh or i not in items]:
+        del new.items[name]  # its old atoms stay in the index: they may only reach it
+        new.stale += 1
+        new.changed = True
+    add: dict[int, list[int]] = {}
+    for name, deps in fresh.items():
+        if name not in new.numbers:
+            new.numbers[name] = len(new.names)
+            new.names.append(name)
+        number = new.numbers[name]
+        atoms = array("I", sorted(new._number(a) for a in deps.atoms))
+        for atom in atoms:
+            add.setdefault(atom, []).append(number)
+        paths = tuple(deps.files)
+        digests = b"".join(bytes.fromhex(deps.files[p]) for p in paths)
+        new.items[name] = Item(deps.key, paths, digests, deps.links)
+    _reindex(new.index, add)
+    for text, value in views.items():
+        new.views[new._number(READ + text) // 8] = value
+    return new
+
+
+def _reindex(index: dict[int, bytes], add: dict[int, list[int]]) -> None:
+    """Add each atom's new readers (`add`: each item once) to its packed array, those
+    it holds already left out (a set: an organization's view has thousands of readers)."""
+    for atom, numbers in add.items():
+        old = index.get(atom)
+        if old:
+            have = set(array("I", old))
+            numbers = [n for n in numbers if n not in have]
+            if numbers:
+                index[atom] = old + array("I", numbers).tobytes()
+        else:
+            index[atom] = array("I", numbers).tobytes()
+
+
+def save(cache: SignedCache, state: DirtyState) -> list[str]:
+    """Keep `state`: a small head (the tree, the globals, the body's key) and, when it
+    changed, the body, pickled and compressed (its terms are IRIs: about four times
+    smaller). The keys of the two entries, for the cache's prune."""
+    if state.changed or not state.body:
+        body = digest("kg render: dirty items' body", state.tree, state.globals)
+        data = pickle.dumps(state, protocol=pickle.HIGHEST_PROTOCOL)
+        cache.put(body, zlib.compress(data, 1))
+        state.body = body
+    cache.put(STATE_KEY, (state.tree, state.globals, state.body))
+    return [STATE_KEY, state.body]
+
+
+def _unpacked(found: object) -> object:
+    """The state `save` kept (the entry is signed: its pickle is this user's own)."""
+    if not isinstance(found, bytes):
+        return None
+    try:
+        return pickle.loads(zlib.decompress(found))
+    except (zlib.error, pickle.UnpicklingError, EOFError, AttributeError, TypeError):
+        return None
+
+
+def blake(text: str) -> bytes:
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()

@@ -1,0 +1,186 @@
+"""Dirty items (kg.publish.dirty, decision 0044): after random edits, a build that keeps
+only the items no change reaches gives the very bytes of a cold build, and a title edit
+reaches a few items, not all."""
+
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+from conftest import seed_project
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from test_incremental import _assert_same_tree, _profiles
+
+from kg.config import load_config
+from kg.errors import InputError
+from kg.pipeline import build
+from kg.publish import olddump, render
+
+
+@pytest.fixture(scope="module")
+def warm(tmp_path_factory) -> Path:
+    """The seed project, built once: its caches and dirty-items state are warm."""
+    root = seed_project(tmp_path_factory.mktemp("warm") / "project")
+    assert build(load_config(root), root / "dist").published
+    return root
+
+
+def _sub(path: Path, pattern: str, replacement: str) -> None:
+    text = path.read_text(encoding="utf-8")
+    changed = re.sub(pattern, replacement, text, count=1, flags=re.M)
+    assert changed != text, f"{pattern!r} not found in {path}"
+    path.write_text(changed, encoding="utf-8")
+
+
+def _title(root: Path, n: int) -> None:
+    _sub(_profiles(root)[n % 5], r'^(\s*- title: "?)', rf"\1Edit {n}: ")
+
+
+def _coauthor_added(root: Path, n: int) -> None:
+    _sub(_profiles(root)[n % 5], r"^(\s*authors: \[)", rf"\1Ada Newperson{n}, ")
+
+
+def _coauthor_removed(root: Path, n: int) -> None:
+    _sub(_profiles(root)[0], r"^(\s*authors: \[.*?)Xinyi Zhang, ", r"\1")
+
+
+def _name(root: Path, n: int) -> None:
+    _sub(_profiles(root)[n % 5], r'^name: "?', f"name: Dr{n} ")
+
+
+def _affiliation(root: Path, n: int) -> None:
+    _sub(root / "data" / "organizations.yaml", r'^(\s+name: "?)', rf"\1Renamed{n} ")
+
+
+def _profile_removed(root: Path, n: int) -> None:
+    _profiles(root)[n % 5].unlink()
+
+
+def _profile_added(root: Path, n: int) -> None:
+    first = _profiles(root)[0]
+    twin = first.with_name(f"zz-twin-{n}.yaml")
+    shutil.copy(first, twin)
+    _sub(twin, r'^name: "?', f"name: Twin{n} ")
+
+
+def _settings(root: Path, n: int) -> None:
+    _sub(root / "kg.toml", r'^(title = ")', rf"\1Edited {n} ")
+
+
+EDITS = [
+    _title,
+    _coauthor_added,
+    _coauthor_removed,
+    _name,
+    _affiliation,
+    _profile_removed,
+    _profile_added,
+    _settings,
+]
+
+
+@settings(
+    max_examples=3,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(st.lists(st.tuples(st.sampled_from(EDITS), st.integers(0, 9)), min_size=1, max_size=2))
+def test_a_build_after_random_edits_equals_a_cold_build(warm, tmp_path_factory, edits):
+    work = tmp_path_factory.mktemp("edits")
+    root = work / "project"
+    shutil.copytree(warm, root, symlinks=True)
+    build(load_config(root), root / "dist")  # this copy's own tree and state
+    for edit, n in edits:
+        edit(root, n)
+    config = load_config(root)
+    try:
+        cold = build(config, work / "cold", cache=False)
+    except InputError:  # the edits broke a reference (data/people.yaml's same_as…)
+        with pytest.raises(InputError):
+            build(config, root / "dist")
+        return
+    warm = build(config, root / "dist")
+    assert warm.published == cold.published
+    if cold.published:
+        _assert_same_tree(root / "dist", work / "cold")
+
+
+def test_a_title_edit_reaches_its_publications_authors_and_venue(warm, tmp_path, monkeypatch):
+    """data/profiles/hanyu-zhao.yaml's first publication, Rubick (arxiv; authors Xinyi
+    Zhang, Hanyu Zhao, Wencong Xiao, Xianyan Jia, Fei Xu, Yong Li, Wei Lin, Fangming Liu),
+    renamed: its page, its authors' pages, its venue's page, and (the profile record
+    changed) the pages of Hanyu Zhao's eight publications. Nothing else."""
+    root = tmp_path / "project"
+    shutil.copytree(warm, root, symlinks=True)
+    build(load_config(root), root / "dist")
+    seen = []
+    made = render._dirty
+
+    def spy(before, *args):
+        found = made(before, *args)
+        seen.append((before, *found))
+        return found
+
+    monkeypatch.setattr(render, "_dirty", spy)
+    _title(root, 0)
+    assert _profiles(root)[0].name == "hanyu-zhao.yaml"
+    build(load_config(root), root / "dist")
+    before, reached, _ = seen[-1]
+    assert before is not None and reached is not None
+    base = "thttps://kg.example.org/"
+    people = {i.removeprefix(f"{base}person/") for i in reached.items if "/person/" in i}
+    assert people == {
+        "xinyi-zhang",
+        "wencong-xiao",
+        "xianyan-jia",
+        "fei-xu",
+        "yong-li",
+        "wei-lin",
+        "fangming-liu",
+    }
+    works = {
+        i.removeprefix(f"{base}publication/").split("-")[0]
+        for i in reached.items
+        if "/publication/" in i
+    }
+    titles = "rubick llumnix easyscale goldminer silod hived sdpaxos gandiva"
+    assert works == set(titles.split())
+    assert {i for i in reached.items if "/venue/" in i} == {f"{base}venue/arxiv"}
+    assert len(reached.items) == 1 + 7 + 8 + 1 and "phanyu-zhao" in reached.items
+    assert len(before.items) > 300
+
+
+def test_the_dump_after_an_edit_copies_unchanged_chunks_unless_the_old_one_changed(
+    warm, tmp_path, monkeypatch
+):
+    """The N-Triples dump after an edit copies from the previous tree's dump, and gives
+    a cold build's bytes; a previous dump changed in place (same size) is not used."""
+    root = tmp_path / "project"
+    shutil.copytree(warm, root, symlinks=True)
+    build(load_config(root), root / "dist")
+    opened = []
+    real = olddump.PreviousDump.open
+
+    def spy(*args):
+        found = real(*args)
+        opened.append(found is not None)
+        return found
+
+    monkeypatch.setattr(olddump.PreviousDump, "open", spy)
+    config = load_config(root)
+    for n, tamper in enumerate((False, True)):
+        if tamper:
+            dump = (root / "dist").resolve() / "graph.nt"
+            data = bytearray(dump.read_bytes())
+            data[data.index(b"<http")] = ord("X")  # the same size, other bytes
+            dump.write_bytes(bytes(data))
+        _title(root, n + 1)
+        assert build(config, root / "dist").published
+        cold = tmp_path / f"cold{n}"
+        build(config, cold, cache=False)
+        _assert_same_tree(root / "dist", cold)
+    assert opened == [True, False]
