@@ -706,24 +706,14 @@ def near_misses(persons: dict[str, PersonEntity], decisions: dict[str, set[str]]
     """
     shapes = {p.key: _shape(p.name) for p in persons.values()}  # once per person, not pair
     people = [p for p in persons.values() if shapes[p.key].words]
-    deletions: dict[str, list[int]] = defaultdict(list)
     blocks: dict[str, list[int]] = defaultdict(list)
     families: dict[str, list[int]] = defaultdict(list)
     for i, p in enumerate(people):
-        for key in _deletions(shapes[p.key].flat):
-            deletions[key].append(i)
         words = shapes[p.key].words
         blocks[f"{words[0][0]} {words[-1]}"].append(i)  # initial and family name
         families[words[-1]].append(i)
     small = [m for m in families.values() if 1 < len(m) <= FAMILY_ALL_PAIRS]
-    pairs = {
-        (a, b) if a < b else (b, a)
-        for members in deletions.values()
-        if len(members) > 1
-        for n, a in enumerate(members)
-        for b in members[n + 1 :]
-        if a != b
-    }
+    pairs = _deletion_pairs([shapes[p.key].flat for p in people])
     letters = _Letters([shapes[p.key] for p in people])
     for members in [*blocks.values(), *small]:
         if len(members) > 1:
@@ -774,6 +764,42 @@ def _letter_mask(flat: str, bits: dict[tuple[str, int], int]) -> int:
         bit = bits.setdefault((letter, k), len(bits))
         mask |= 1 << bit
     return mask
+
+
+def _deletion_pairs(flats: list[str]) -> set[tuple[int, int]]:
+    """The pairs of `flats` (by index) that share a string of `_deletions`.
+
+    A shared string has one length: the strings of each length are gathered in turn,
+    from the names of that length or one or two letters longer, so that only one length's strings
+    are held at a time (all of them at once were most of resolve's memory at 100,000
+    people: about 75 strings per name)."""
+    by_length: dict[int, list[int]] = defaultdict(list)
+    for i, flat in enumerate(flats):
+        by_length[len(flat)].append(i)
+    pairs: set[tuple[int, int]] = set()
+    for size in sorted({max(0, length - d) for length in by_length for d in range(3)}):
+        holders: dict[str, list[int]] = defaultdict(list)
+        for deleted in range(3):
+            for i in by_length.get(size + deleted, ()):
+                for key in _deleted(flats[i], deleted):
+                    holders[key].append(i)
+        pairs.update(
+            (a, b) if a < b else (b, a)
+            for members in holders.values()
+            if len(members) > 1
+            for n, a in enumerate(members)
+            for b in members[n + 1 :]
+            if a != b
+        )
+    return pairs
+
+
+def _deleted(flat: str, count: int) -> set[str]:
+    """The strings `flat` becomes with exactly `count` (0, 1 or 2) letters deleted."""
+    if count == 0:
+        return {flat}
+    one = {flat[:i] + flat[i + 1 :] for i in range(len(flat))}
+    return one if count == 1 else {w[:i] + w[i + 1 :] for w in one for i in range(len(w))}
 
 
 def _deletions(flat: str) -> set[str]:
