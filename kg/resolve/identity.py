@@ -15,7 +15,7 @@ from __future__ import annotations
 import difflib
 import re
 import unicodedata
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from typing import Any, NamedTuple
@@ -778,11 +778,19 @@ def _deletion_pairs(flats: list[str]) -> set[tuple[int, int]]:
         by_length[len(flat)].append(i)
     pairs: set[tuple[int, int]] = set()
     for size in sorted({max(0, length - d) for length in by_length for d in range(3)}):
+        keys = [
+            (i, _deleted(flats[i], deleted))
+            for deleted in range(3)
+            for i in by_length.get(size + deleted, ())
+        ]
+        counts: Counter[str] = Counter()
+        for _, strings in keys:
+            counts.update(strings)  # counted in C: most strings belong to one name
+        shared = {key for key, count in counts.items() if count > 1}
         holders: dict[str, list[int]] = defaultdict(list)
-        for deleted in range(3):
-            for i in by_length.get(size + deleted, ()):
-                for key in _deleted(flats[i], deleted):
-                    holders[key].append(i)
+        for i, strings in keys:
+            for key in strings & shared:
+                holders[key].append(i)
         pairs.update(
             (a, b) if a < b else (b, a)
             for members in holders.values()
