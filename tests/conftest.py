@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import atexit
 import os
+import re
 import shutil
 import tempfile
 from pathlib import Path
@@ -85,3 +86,12 @@ def write(path: Path, text: str) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text, encoding="utf-8")
     return path
+
+
+def replace_first(path: Path, pattern: str, replacement: str) -> None:
+    """Edit a file as a user would: the first match of `pattern` (a line-anchored regular
+    expression) replaced; a pattern that matches nothing fails the test."""
+    text = path.read_text(encoding="utf-8")
+    changed = re.sub(pattern, replacement, text, count=1, flags=re.M)
+    assert changed != text, f"{pattern!r} not found in {path}"
+    path.write_text(changed, encoding="utf-8")

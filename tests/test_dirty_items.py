@@ -4,12 +4,11 @@ reaches a few items, not all."""
 
 from __future__ import annotations
 
-import re
 import shutil
 from pathlib import Path
 
 import pytest
-from conftest import seed_project
+from conftest import replace_first, seed_project
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_incremental import _assert_same_tree, _profiles
@@ -28,31 +27,24 @@ def warm(tmp_path_factory) -> Path:
     return root
 
 
-def _sub(path: Path, pattern: str, replacement: str) -> None:
-    text = path.read_text(encoding="utf-8")
-    changed = re.sub(pattern, replacement, text, count=1, flags=re.M)
-    assert changed != text, f"{pattern!r} not found in {path}"
-    path.write_text(changed, encoding="utf-8")
-
-
 def _title(root: Path, n: int) -> None:
-    _sub(_profiles(root)[n % 5], r'^(\s*- title: "?)', rf"\1Edit {n}: ")
+    replace_first(_profiles(root)[n % 5], r'^(\s*- title: "?)', rf"\1Edit {n}: ")
 
 
 def _coauthor_added(root: Path, n: int) -> None:
-    _sub(_profiles(root)[n % 5], r"^(\s*authors: \[)", rf"\1Ada Newperson{n}, ")
+    replace_first(_profiles(root)[n % 5], r"^(\s*authors: \[)", rf"\1Ada Newperson{n}, ")
 
 
 def _coauthor_removed(root: Path, n: int) -> None:
-    _sub(_profiles(root)[0], r"^(\s*authors: \[.*?)Xinyi Zhang, ", r"\1")
+    replace_first(_profiles(root)[0], r"^(\s*authors: \[.*?)Xinyi Zhang, ", r"\1")
 
 
 def _name(root: Path, n: int) -> None:
-    _sub(_profiles(root)[n % 5], r'^name: "?', f"name: Dr{n} ")
+    replace_first(_profiles(root)[n % 5], r'^name: "?', f"name: Dr{n} ")
 
 
 def _affiliation(root: Path, n: int) -> None:
-    _sub(root / "data" / "organizations.yaml", r'^(\s+name: "?)', rf"\1Renamed{n} ")
+    replace_first(root / "data" / "organizations.yaml", r'^(\s+name: "?)', rf"\1Renamed{n} ")
 
 
 def _profile_removed(root: Path, n: int) -> None:
@@ -63,11 +55,11 @@ def _profile_added(root: Path, n: int) -> None:
     first = _profiles(root)[0]
     twin = first.with_name(f"zz-twin-{n}.yaml")
     shutil.copy(first, twin)
-    _sub(twin, r'^name: "?', f"name: Twin{n} ")
+    replace_first(twin, r'^name: "?', f"name: Twin{n} ")
 
 
 def _settings(root: Path, n: int) -> None:
-    _sub(root / "kg.toml", r'^(title = ")', rf"\1Edited {n} ")
+    replace_first(root / "kg.toml", r'^(title = ")', rf"\1Edited {n} ")
 
 
 EDITS = [

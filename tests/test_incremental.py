@@ -4,12 +4,11 @@ gives the very bytes of a cold build, and renders and writes only what changed."
 from __future__ import annotations
 
 import os
-import re
 import shutil
 from pathlib import Path
 
 import pytest
-from conftest import seed_project
+from conftest import replace_first, seed_project
 
 from kg.cache import SignedCache, digest
 from kg.config import load_config
@@ -45,27 +44,20 @@ def _copy(warm: Path, target: Path) -> Path:
     return target
 
 
-def _replace_first(path: Path, pattern: str, replacement: str) -> None:
-    text = path.read_text(encoding="utf-8")
-    changed = re.sub(pattern, replacement, text, count=1, flags=re.M)
-    assert changed != text, f"{pattern!r} not found in {path}"
-    path.write_text(changed, encoding="utf-8")
-
-
 def _profiles(root: Path) -> list[Path]:
     return sorted((root / "data" / "profiles").glob("*.yaml"))
 
 
 def _edit_title(root: Path) -> None:
-    _replace_first(_profiles(root)[0], r'^(\s*- title: "?)', r"\1Revised: ")
+    replace_first(_profiles(root)[0], r'^(\s*- title: "?)', r"\1Revised: ")
 
 
 def _edit_name(root: Path) -> None:
-    _replace_first(_profiles(root)[1], r'^name: "?', "name: Dr ")
+    replace_first(_profiles(root)[1], r'^name: "?', "name: Dr ")
 
 
 def _edit_organization(root: Path) -> None:
-    _replace_first(root / "data" / "organizations.yaml", r'^(\s+name: "?)', r"\1The ")
+    replace_first(root / "data" / "organizations.yaml", r'^(\s+name: "?)', r"\1The ")
 
 
 def _remove_profile(root: Path) -> None:
@@ -75,7 +67,7 @@ def _remove_profile(root: Path) -> None:
 def _add_profile(root: Path) -> None:
     first = _profiles(root)[0]
     shutil.copy(first, first.with_name("zz-twin.yaml"))
-    _replace_first(first.with_name("zz-twin.yaml"), r'^name: "?', "name: Twin ")
+    replace_first(first.with_name("zz-twin.yaml"), r'^name: "?', "name: Twin ")
 
 
 EDITS = {
@@ -159,7 +151,7 @@ def test_a_mistake_is_reported_on_every_build_not_cached(warm_project, tmp_path)
     from kg.errors import InputError
 
     root = _copy(warm_project, tmp_path / "project")
-    _replace_first(_profiles(root)[0], r"^name: ", "nmae: ")
+    replace_first(_profiles(root)[0], r"^name: ", "nmae: ")
     config = load_config(root)
     for _ in range(2):
         with pytest.raises(InputError) as caught:

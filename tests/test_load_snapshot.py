@@ -5,11 +5,10 @@ trusts nothing it did not write itself."""
 from __future__ import annotations
 
 import os
-import re
 from pathlib import Path
 
 import pytest
-from conftest import seed_project
+from conftest import replace_first, seed_project
 
 from kg.cache import SignedCache
 from kg.ingest import load, snapshot
@@ -61,13 +60,6 @@ def _profiles(root: Path) -> list[Path]:
     return sorted((root / "data" / "profiles").glob("*.yaml"))
 
 
-def _edit(path: Path, pattern: str, replacement: str) -> None:
-    text = path.read_text(encoding="utf-8")
-    changed = re.sub(pattern, replacement, text, count=1, flags=re.M)
-    assert changed != text
-    path.write_text(changed, encoding="utf-8")
-
-
 def test_a_load_reads_and_parses_only_what_changed(project, monkeypatch):
     counts = _Counts(monkeypatch)
     first = _load(project)
@@ -78,7 +70,7 @@ def test_a_load_reads_and_parses_only_what_changed(project, monkeypatch):
     assert _load(project) == first  # nothing changed: nothing read
     assert counts.read == [] and counts.parsed == []
     edited = _profiles(project)[1]
-    _edit(edited, r'^(\s*- title: "?)', r"\1Revised: ")
+    replace_first(edited, r'^(\s*- title: "?)', r"\1Revised: ")
     counts.reset()
     after_edit = _load(project)
     display = f"data/profiles/{edited.name}"
@@ -97,7 +89,7 @@ def test_a_load_reads_and_parses_only_what_changed(project, monkeypatch):
 def test_problems_are_those_of_a_load_without_caches_every_time(project):
     _load(project)
     path = _profiles(project)[2]
-    _edit(path, r"^name: ", "nmae: ")
+    replace_first(path, r"^name: ", "nmae: ")
     (project / "data" / "venues.yaml").write_text("not: [a, mapping", encoding="utf-8")
     want = load_dataset_partially(project / "data")
     assert want[1], "the edits must be mistakes"
