@@ -25,6 +25,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import partial
 from itertools import islice
+from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
 from kg.errors import UsageError
@@ -200,6 +201,48 @@ def in_child(function: Callable[[], R]) -> R:
 def _send_result(function: Callable[[], R], sender: Any) -> None:
     sender.send_bytes(_outcome(function)[1])
     sender.close()
+
+
+def in_new_interpreter(function: Callable[..., R], *args: Any) -> R:
+    """`function(*args)` in a new Python interpreter, not a fork: the process starts at
+    the interpreter's size instead of this one's (a forked child counts its parent's
+    pages again, decision 0051), and what it allocates is gone when it ends. `function`
+    is a module-level function (pickled by reference, as are `args` and the result).
+    Errors are raised here with their type; a process that dies is a RuntimeError."""
+    import pickle
+    import subprocess
+    import sys
+
+    import kg
+
+    path = os.pathsep.join([str(Path(kg.__file__).parents[1]), os.environ.get("PYTHONPATH", "")])
+    child = subprocess.Popen(
+        [sys.executable, "-c", "from kg.workers import _run_job; _run_job()"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env={**os.environ, "PYTHONPATH": path},
+    )
+    out, _ = child.communicate(pickle.dumps((function, args), protocol=5))
+    try:
+        ok, value = pickle.loads(out)
+    except Exception:
+        raise RuntimeError(f"a worker process died (exit code {child.returncode})") from None
+    if not ok:
+        raise value
+    return value
+
+
+def _run_job() -> None:
+    """The process of `in_new_interpreter`: (function, args) on stdin, the outcome on
+    stdout, both pickled."""
+    import pickle
+    import sys
+
+    tune_collector()  # as the CLI does
+    function, args = pickle.load(sys.stdin.buffer)
+    sys.stdout.buffer.write(_outcome(partial(function, *args))[1])
+    sys.stdout.buffer.flush()
 
 
 class Pool(Protocol):
