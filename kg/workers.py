@@ -20,7 +20,7 @@ from __future__ import annotations
 import os
 import threading
 from collections import deque
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import partial
@@ -100,12 +100,26 @@ def _start_frozen(helpers: Sequence[Any]) -> None:
     objects (decision 0047)."""
     import gc
 
+    release_free_memory()  # a child would count them too
     gc.freeze()
     try:
         for helper in helpers:
             helper.start()
     finally:
         gc.unfreeze()
+
+
+def release_free_memory() -> None:
+    """Give the C allocator's free pages back to the system (glibc's `malloc_trim`; a
+    no-op elsewhere): texts that were made and let go (over 512 bytes each, so not in
+    Python's own arenas) otherwise stay in this process's resident size."""
+    import ctypes
+
+    try:
+        trim = ctypes.CDLL(None).malloc_trim  # this process's C library
+    except (OSError, AttributeError):
+        return
+    trim(0)
 
 
 def _take(taken: Any, total: int) -> int | None:
@@ -203,12 +217,17 @@ def _send_result(function: Callable[[], R], sender: Any) -> None:
     sender.close()
 
 
-def in_new_interpreter(function: Callable[..., R], *args: Any) -> R:
+def in_new_interpreter(
+    function: Callable[..., R], *args: Any, feed: Iterable[Any] | None = None
+) -> R:
     """`function(*args)` in a new Python interpreter, not a fork: the process starts at
     the interpreter's size instead of this one's (a forked child counts its parent's
     pages again, decision 0051), and what it allocates is gone when it ends. `function`
     is a module-level function (pickled by reference, as are `args` and the result).
-    Errors are raised here with their type; a process that dies is a RuntimeError."""
+    With `feed`, its items are sent one at a time as the process reads them, and
+    `function` gets an iterator over them as its last argument: a large input is never
+    whole in either process. Errors are raised here with their type; a process that
+    dies is a RuntimeError."""
     import pickle
     import subprocess
     import sys
@@ -223,9 +242,27 @@ def in_new_interpreter(function: Callable[..., R], *args: Any) -> R:
         stderr=subprocess.DEVNULL,
         env={**os.environ, "PYTHONPATH": path},
     )
-    out, _ = child.communicate(pickle.dumps((function, args), protocol=5))
+    stdout = child.stdout
+    assert child.stdin is not None and stdout is not None
+    answer: list[bytes] = []
+    reader = threading.Thread(target=lambda: answer.append(stdout.read()), daemon=True)
+    reader.start()  # read as it comes: a child that fails early is never blocked writing
     try:
-        ok, value = pickle.loads(out)
+        with child.stdin as sending:
+            pickle.dump((function, args, feed is not None), sending, protocol=5)
+            for sent, item in enumerate(feed or (), start=1):
+                pickle.dump((True, item), sending, protocol=5)
+                if sent % 16 == 0:  # what the feed made and let go
+                    release_free_memory()
+            pickle.dump((False, None), sending, protocol=5)
+    except (BrokenPipeError, ConnectionResetError):
+        pass  # the process ended before reading everything: its answer says why
+    finally:
+        release_free_memory()  # what the feed made and let go
+        reader.join()
+        child.wait()
+    try:
+        ok, value = pickle.loads(answer[0])
     except Exception:
         raise RuntimeError(f"a worker process died (exit code {child.returncode})") from None
     if not ok:
@@ -234,14 +271,24 @@ def in_new_interpreter(function: Callable[..., R], *args: Any) -> R:
 
 
 def _run_job() -> None:
-    """The process of `in_new_interpreter`: (function, args) on stdin, the outcome on
-    stdout, both pickled."""
+    """The process of `in_new_interpreter`: (function, args, fed) on stdin, then the fed
+    items; the outcome on stdout; all pickled."""
     import pickle
     import sys
 
     tune_collector()  # as the CLI does
-    function, args = pickle.load(sys.stdin.buffer)
-    sys.stdout.buffer.write(_outcome(partial(function, *args))[1])
+    receiving = sys.stdin.buffer
+    function, args, fed = pickle.load(receiving)
+
+    def items() -> Iterator[Any]:
+        while True:
+            more, item = pickle.load(receiving)
+            if not more:
+                return
+            yield item
+
+    call = partial(function, *args, items()) if fed else partial(function, *args)
+    sys.stdout.buffer.write(_outcome(call)[1])
     sys.stdout.buffer.flush()
 
 
