@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from kg.graph.triples import Triples
     from kg.validate.engine import Finding
 
-SUBJECTS_PER_BATCH = 2_000  # a batch's texts are formatted, sent and let go
+BATCH_CHARS = 1_000_000  # a batch's texts are formatted, sent and let go
 
 
 def full_apart(
@@ -50,12 +50,15 @@ def blocks(triples: Triples) -> Iterator[list[tuple[str, str]]]:
     batch: list[tuple[str, str]] = []
     memo: dict[Node, str] = {}
     term = memo_terms(memo)
+    size = 0
     for s, predicates in triples.by_subject():
         head = term(s)
-        batch.append((head, subject_block(head, predicates, memo)))
-        if len(batch) >= SUBJECTS_PER_BATCH:
+        block = subject_block(head, predicates, memo)
+        batch.append((head, block))
+        size += len(block)
+        if size >= BATCH_CHARS:
             yield batch
-            batch, memo = [], {}
+            batch, memo, size = [], {}, 0
             term = memo_terms(memo)
     if batch:
         yield batch
