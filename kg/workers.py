@@ -20,7 +20,7 @@ from __future__ import annotations
 import os
 import threading
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import partial
@@ -62,9 +62,13 @@ def worker_count(jobs: int, profiles: int) -> int:
     return len(cpus) if cpus else os.cpu_count() or 1
 
 
-def fork_map(function: Callable[[T], R], items: Sequence[T], jobs: int) -> Iterator[R]:
+def fork_map(
+    function: Callable[[T], R], items: Sequence[T], jobs: int, here: Collection[int] = ()
+) -> Iterator[R]:
     """`map(function, items)` in order, on `jobs` processes when that can help: this one
-    and `jobs - 1` forked helpers take the next item in turn.
+    and `jobs - 1` forked helpers take the next item in turn; the items at the indexes
+    `here` (those that need the most memory) are this process's alone, run first: only
+    one process's peak counts them (decision 0051).
 
     This process works too instead of waiting: a forked helper's resident size starts at
     its parent's (the page tables are copied), so every process added costs the parent's
@@ -79,12 +83,12 @@ def fork_map(function: Callable[[T], R], items: Sequence[T], jobs: int) -> Itera
     taken = context.Value("q", 0)  # the next item to take, shared
     results = context.Queue()
     helpers = [
-        context.Process(target=_helper, args=(function, items, taken, results), daemon=True)
+        context.Process(target=_helper, args=(function, items, taken, results, here), daemon=True)
         for _ in range(jobs - 1)
     ]
     _start_frozen(helpers)
     try:
-        yield from _gather(function, items, taken, results, helpers)
+        yield from _gather(function, items, taken, results, helpers, here)
     finally:
         for helper in helpers:
             if helper.is_alive():
@@ -122,18 +126,27 @@ def release_free_memory() -> None:
     trim(0)
 
 
-def _take(taken: Any, total: int) -> int | None:
+def _take(taken: Any, total: int, skip: Collection[int] = ()) -> int | None:
     with taken.get_lock():
         index = taken.value
+        while index < total and index in skip:
+            index += 1
         if index >= total:
             return None
         taken.value = index + 1
         return index
 
 
-def _helper(function: Callable[[T], R], items: Sequence[T], taken: Any, results: Any) -> None:
-    """A forked helper: take items until none is left; send (index, ok, result or error)."""
-    while (index := _take(taken, len(items))) is not None:
+def _helper(
+    function: Callable[[T], R],
+    items: Sequence[T],
+    taken: Any,
+    results: Any,
+    here: Collection[int] = (),
+) -> None:
+    """A forked helper: take items (not those kept `here`) until none is left; send
+    (index, ok, result or error)."""
+    while (index := _take(taken, len(items), here)) is not None:
         ok, data = _outcome(partial(function, items[index]), index)
         results.put(data)  # pickled here, not in the queue's thread: a failure is reported
         if not ok:
@@ -156,16 +169,23 @@ def _outcome(call: Callable[[], R], *head: object) -> tuple[bool, bytes]:
 
 
 def _gather(
-    function: Callable[[T], R], items: Sequence[T], taken: Any, results: Any, helpers: list
+    function: Callable[[T], R],
+    items: Sequence[T],
+    taken: Any,
+    results: Any,
+    helpers: list,
+    here: Collection[int] = (),
 ) -> Iterator[R]:
-    """Run items here while any is left, collect the helpers' results, yield in order."""
+    """Run items here while any is left (those kept `here` first), collect the helpers'
+    results, yield in order."""
     import pickle
     import queue
 
     done: dict[int, R] = {}
     following = 0
+    own = sorted(i for i in here if 0 <= i < len(items))[::-1]
     while following < len(items):
-        index = _take(taken, len(items))
+        index = own.pop() if own else _take(taken, len(items), here)
         if index is not None:
             done[index] = function(items[index])
         while True:  # whatever the helpers finished meanwhile; wait only when idle
@@ -293,8 +313,16 @@ def _run_job() -> None:
 
 
 class Pool(Protocol):
-    def map(self, function: Callable[[S, T], R], state: S, items: Sequence[T]) -> Iterator[R]:
-        """`function(state, item)` for every item, results in the items' order."""
+    def map(
+        self,
+        function: Callable[[S, T], R],
+        state: S,
+        items: Sequence[T],
+        here: Collection[int] = (),
+    ) -> Iterator[R]:
+        """`function(state, item)` for every item, results in the items' order; `here`:
+        the indexes of the items that need the most memory, which a pool that can runs
+        in one process (a hint: the results are the same)."""
         ...
 
     def describe(self) -> str:
@@ -311,11 +339,17 @@ class ForkPool:
     def __init__(self, jobs: int) -> None:
         self.jobs = jobs
 
-    def map(self, function: Callable[[S, T], R], state: S, items: Sequence[T]) -> Iterator[R]:
+    def map(
+        self,
+        function: Callable[[S, T], R],
+        state: S,
+        items: Sequence[T],
+        here: Collection[int] = (),
+    ) -> Iterator[R]:
         global _shared
         _shared = (function, state, items)
         try:
-            yield from fork_map(_apply_shared, range(len(items)), self.jobs)
+            yield from fork_map(_apply_shared, range(len(items)), self.jobs, here)
         finally:
             _shared = None
 
@@ -401,7 +435,13 @@ class DaskPool:
     def __init__(self, client: Any) -> None:
         self.client = client
 
-    def map(self, function: Callable[[S, T], R], state: S, items: Sequence[T]) -> Iterator[R]:
+    def map(
+        self,
+        function: Callable[[S, T], R],
+        state: S,
+        items: Sequence[T],
+        here: Collection[int] = (),
+    ) -> Iterator[R]:
         from distributed.client import FutureCancelledError
         from distributed.comm.core import CommClosedError
         from distributed.scheduler import KilledWorker

@@ -145,3 +145,12 @@ def test_a_new_interpreter_raises_its_error_here_and_a_death_is_an_error():
         in_new_interpreter(int, "not a number")
     with pytest.raises(RuntimeError, match="exit code 3"):
         in_new_interpreter(os._exit, 3)
+
+
+def test_the_items_kept_here_run_in_this_process_only_and_results_stay_in_order():
+    """Decision 0051: the items that need the most memory go to one process."""
+    kept = {3, 17, 25}
+    found = list(fork_map(_pid_after_a_nap, range(30), 2, here=kept))
+    assert [item for item, _ in found] == list(range(30))
+    assert {item for item, pid in found if pid != PARENT}.isdisjoint(kept)
+    assert len({pid for _, pid in found}) == 2  # the helper took the others' share
