@@ -59,7 +59,7 @@ STORE_DIR = ".kg-cache/store"
 SOURCE = "source.nt"  # in a store's folder: the graph file it was made from
 _HEX = frozenset("0123456789abcdef")
 _OWNERS, _OWNER = OWNERS.encode(), OWNER.encode()
-_CHUNK = 100_000  # quads handed to pyoxigraph's bulk loader at a time (bounded memory)
+_CHUNK = 50_000  # quads per call of pyoxigraph's bulk loader: its buffers grow with it (0051)
 
 
 def open_built_store(config: Config, out_dir: Path | None = None) -> QueryStore | None:
