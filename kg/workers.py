@@ -254,9 +254,15 @@ def in_new_interpreter(
 
     import kg
 
-    path = os.pathsep.join([str(Path(kg.__file__).parents[1]), os.environ.get("PYTHONPATH", "")])
+    # this kg first; -P: not the current folder (a project's, which may hold a planted
+    # module), and no empty entry in PYTHONPATH, which would name it too
+    entries = [
+        str(Path(kg.__file__).parents[1]),
+        *os.environ.get("PYTHONPATH", "").split(os.pathsep),
+    ]
+    path = os.pathsep.join(entry for entry in entries if entry)
     child = subprocess.Popen(
-        [sys.executable, "-c", "from kg.workers import _run_job; _run_job()"],
+        [sys.executable, "-P", "-c", "from kg.workers import _run_job; _run_job()"],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,

@@ -154,3 +154,12 @@ def test_the_items_kept_here_run_in_this_process_only_and_results_stay_in_order(
     assert [item for item, _ in found] == list(range(30))
     assert {item for item, pid in found if pid != PARENT}.isdisjoint(kept)
     assert len({pid for _, pid in found}) == 2  # the helper took the others' share
+
+
+def test_a_new_interpreter_never_imports_from_the_current_folder(tmp_path, monkeypatch):
+    """A project folder is hostile until checked: a module planted there (here one that
+    shadows the standard library's `pickle`) is not what the new interpreter imports."""
+    (tmp_path / "pickle.py").write_text("raise SystemExit('planted module ran')\n", "utf-8")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("PYTHONPATH", "")
+    assert in_new_interpreter(os.getcwd) == str(tmp_path)
