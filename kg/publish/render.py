@@ -179,15 +179,19 @@ def render_parts(
     yield {f"site/{path}": data for path, data in static.items()}
 
 
+HEAVY_PEOPLE = 3  # the profiles with the most publications whose tasks one process runs
+
+
 def _heavy(tasks: list[Task], resolution: Resolution) -> frozenset[int]:
     """The tasks that need the most memory, for one process to run (decision 0051): the
-    site-wide pages, and the people of the profile with the most publications."""
+    site-wide pages, and the people of the profiles with the most publications."""
     profiles = resolution.dataset.profiles
-    most = max(range(len(profiles)), key=lambda i: len(profiles[i].publications), default=-1)
+    by_size = sorted(range(len(profiles)), key=lambda i: -len(profiles[i].publications))
+    most = by_size[:HEAVY_PEOPLE]
     return frozenset(
         i
         for i, (kind, start, stop) in enumerate(tasks)
-        if kind == "site" or (kind == "people" and start <= most < stop)
+        if kind == "site" or (kind == "people" and any(start <= m < stop for m in most))
     )
 
 
