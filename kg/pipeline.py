@@ -28,6 +28,7 @@ from kg.resolve.identity import Resolution, reference_problems, resolve
 from kg.validate.shacl import (
     Report,
     validate_compiled,
+    validate_compiled_apart,
     validate_compiled_kept,
     validate_in_parts,
 )
@@ -37,7 +38,6 @@ from kg.workers import (
     ForkPool,
     Pool,
     Session,
-    in_child,
     session,
     worker_count,
 )
@@ -257,10 +257,6 @@ def validate_project(
     return resolution, _validate(config, mapped, progress, pool, cache, engine)
 
 
-def _call(function: Callable[[], Report]) -> Report:
-    return function()
-
-
 def _validate(
     config: Config,
     mapped: Mapped,
@@ -282,9 +278,10 @@ def _validate(
             config.shapes_dir,
             config.ontology_dir,
         )
-        # a big project: in a forked child, so that its transient memory (a tenth of
-        # the graph's size in indexes) is not kept by this process and its workers
-        forks = isinstance(pool, ForkPool) and pool.jobs > 1
+        # a big project: in a new interpreter, so that its memory (a copy of the graph
+        # in plain terms, and indexes) is neither kept by this process and its workers
+        # nor counted with this process's pages, as a fork's would be (decision 0051)
+        apart = isinstance(pool, ForkPool) and pool.jobs > 1
         if cache:  # after an edit: only what it can affect, here (decision 0043)
             return validate_compiled_kept(
                 mapped.triples,
@@ -292,10 +289,14 @@ def _validate(
                 config.shapes_dir,
                 config.ontology_dir,
                 config.root / STATE_DIR,
-                in_child if forks else _call,
+                apart,
                 table,
             )
-        return in_child(run) if forks else run()
+        if apart:
+            return validate_compiled_apart(
+                mapped.triples, mapped.sources, config.shapes_dir, config.ontology_dir
+            )
+        return run()
     progress(f"validating against shapes/ with pySHACL ({pool.describe()})")
     return validate_in_parts(
         mapped.triples,

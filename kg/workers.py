@@ -20,11 +20,12 @@ from __future__ import annotations
 import os
 import threading
 from collections import deque
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import partial
 from itertools import islice
+from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
 from kg.errors import UsageError
@@ -61,9 +62,13 @@ def worker_count(jobs: int, profiles: int) -> int:
     return len(cpus) if cpus else os.cpu_count() or 1
 
 
-def fork_map(function: Callable[[T], R], items: Sequence[T], jobs: int) -> Iterator[R]:
+def fork_map(
+    function: Callable[[T], R], items: Sequence[T], jobs: int, here: Collection[int] = ()
+) -> Iterator[R]:
     """`map(function, items)` in order, on `jobs` processes when that can help: this one
-    and `jobs - 1` forked helpers take the next item in turn.
+    and `jobs - 1` forked helpers take the next item in turn; the items at the indexes
+    `here` (those that need the most memory) are this process's alone, run first: only
+    one process's peak counts them (decision 0051).
 
     This process works too instead of waiting: a forked helper's resident size starts at
     its parent's (the page tables are copied), so every process added costs the parent's
@@ -78,12 +83,12 @@ def fork_map(function: Callable[[T], R], items: Sequence[T], jobs: int) -> Itera
     taken = context.Value("q", 0)  # the next item to take, shared
     results = context.Queue()
     helpers = [
-        context.Process(target=_helper, args=(function, items, taken, results), daemon=True)
+        context.Process(target=_helper, args=(function, items, taken, results, here), daemon=True)
         for _ in range(jobs - 1)
     ]
     _start_frozen(helpers)
     try:
-        yield from _gather(function, items, taken, results, helpers)
+        yield from _gather(function, items, taken, results, helpers, here)
     finally:
         for helper in helpers:
             if helper.is_alive():
@@ -99,6 +104,7 @@ def _start_frozen(helpers: Sequence[Any]) -> None:
     objects (decision 0047)."""
     import gc
 
+    release_free_memory()  # a child would count them too
     gc.freeze()
     try:
         for helper in helpers:
@@ -107,18 +113,40 @@ def _start_frozen(helpers: Sequence[Any]) -> None:
         gc.unfreeze()
 
 
-def _take(taken: Any, total: int) -> int | None:
+def release_free_memory() -> None:
+    """Give the C allocator's free pages back to the system (glibc's `malloc_trim`; a
+    no-op elsewhere): texts that were made and let go (over 512 bytes each, so not in
+    Python's own arenas) otherwise stay in this process's resident size."""
+    import ctypes
+
+    try:
+        trim = ctypes.CDLL(None).malloc_trim  # this process's C library
+    except (OSError, AttributeError):
+        return
+    trim(0)
+
+
+def _take(taken: Any, total: int, skip: Collection[int] = ()) -> int | None:
     with taken.get_lock():
         index = taken.value
+        while index < total and index in skip:
+            index += 1
         if index >= total:
             return None
         taken.value = index + 1
         return index
 
 
-def _helper(function: Callable[[T], R], items: Sequence[T], taken: Any, results: Any) -> None:
-    """A forked helper: take items until none is left; send (index, ok, result or error)."""
-    while (index := _take(taken, len(items))) is not None:
+def _helper(
+    function: Callable[[T], R],
+    items: Sequence[T],
+    taken: Any,
+    results: Any,
+    here: Collection[int] = (),
+) -> None:
+    """A forked helper: take items (not those kept `here`) until none is left; send
+    (index, ok, result or error)."""
+    while (index := _take(taken, len(items), here)) is not None:
         ok, data = _outcome(partial(function, items[index]), index)
         results.put(data)  # pickled here, not in the queue's thread: a failure is reported
         if not ok:
@@ -141,16 +169,23 @@ def _outcome(call: Callable[[], R], *head: object) -> tuple[bool, bytes]:
 
 
 def _gather(
-    function: Callable[[T], R], items: Sequence[T], taken: Any, results: Any, helpers: list
+    function: Callable[[T], R],
+    items: Sequence[T],
+    taken: Any,
+    results: Any,
+    helpers: list,
+    here: Collection[int] = (),
 ) -> Iterator[R]:
-    """Run items here while any is left, collect the helpers' results, yield in order."""
+    """Run items here while any is left (those kept `here` first), collect the helpers'
+    results, yield in order."""
     import pickle
     import queue
 
     done: dict[int, R] = {}
     following = 0
+    own = sorted(i for i in here if 0 <= i < len(items))[::-1]
     while following < len(items):
-        index = _take(taken, len(items))
+        index = own.pop() if own else _take(taken, len(items), here)
         if index is not None:
             done[index] = function(items[index])
         while True:  # whatever the helpers finished meanwhile; wait only when idle
@@ -202,9 +237,98 @@ def _send_result(function: Callable[[], R], sender: Any) -> None:
     sender.close()
 
 
+def in_new_interpreter(
+    function: Callable[..., R], *args: Any, feed: Iterable[Any] | None = None
+) -> R:
+    """`function(*args)` in a new Python interpreter, not a fork: the process starts at
+    the interpreter's size instead of this one's (a forked child counts its parent's
+    pages again, decision 0051), and what it allocates is gone when it ends. `function`
+    is a module-level function (pickled by reference, as are `args` and the result).
+    With `feed`, its items are sent one at a time as the process reads them, and
+    `function` gets an iterator over them as its last argument: a large input is never
+    whole in either process. Errors are raised here with their type; a process that
+    dies is a RuntimeError."""
+    import pickle
+    import subprocess
+    import sys
+
+    import kg
+
+    # this kg first; -P: not the current folder (a project's, which may hold a planted
+    # module), and no empty entry in PYTHONPATH, which would name it too
+    entries = [
+        str(Path(kg.__file__).parents[1]),
+        *os.environ.get("PYTHONPATH", "").split(os.pathsep),
+    ]
+    path = os.pathsep.join(entry for entry in entries if entry)
+    child = subprocess.Popen(
+        [sys.executable, "-P", "-c", "from kg.workers import _run_job; _run_job()"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env={**os.environ, "PYTHONPATH": path},
+    )
+    stdout = child.stdout
+    assert child.stdin is not None and stdout is not None
+    answer: list[bytes] = []
+    reader = threading.Thread(target=lambda: answer.append(stdout.read()), daemon=True)
+    reader.start()  # read as it comes: a child that fails early is never blocked writing
+    try:
+        with child.stdin as sending:
+            pickle.dump((function, args, feed is not None), sending, protocol=5)
+            for sent, item in enumerate(feed or (), start=1):
+                pickle.dump((True, item), sending, protocol=5)
+                if sent % 16 == 0:  # what the feed made and let go
+                    release_free_memory()
+            pickle.dump((False, None), sending, protocol=5)
+    except (BrokenPipeError, ConnectionResetError):
+        pass  # the process ended before reading everything: its answer says why
+    finally:
+        release_free_memory()  # what the feed made and let go
+        reader.join()
+        child.wait()
+    try:
+        ok, value = pickle.loads(answer[0])
+    except Exception:
+        raise RuntimeError(f"a worker process died (exit code {child.returncode})") from None
+    if not ok:
+        raise value
+    return value
+
+
+def _run_job() -> None:
+    """The process of `in_new_interpreter`: (function, args, fed) on stdin, then the fed
+    items; the outcome on stdout; all pickled."""
+    import pickle
+    import sys
+
+    tune_collector()  # as the CLI does
+    receiving = sys.stdin.buffer
+    function, args, fed = pickle.load(receiving)
+
+    def items() -> Iterator[Any]:
+        while True:
+            more, item = pickle.load(receiving)
+            if not more:
+                return
+            yield item
+
+    call = partial(function, *args, items()) if fed else partial(function, *args)
+    sys.stdout.buffer.write(_outcome(call)[1])
+    sys.stdout.buffer.flush()
+
+
 class Pool(Protocol):
-    def map(self, function: Callable[[S, T], R], state: S, items: Sequence[T]) -> Iterator[R]:
-        """`function(state, item)` for every item, results in the items' order."""
+    def map(
+        self,
+        function: Callable[[S, T], R],
+        state: S,
+        items: Sequence[T],
+        here: Collection[int] = (),
+    ) -> Iterator[R]:
+        """`function(state, item)` for every item, results in the items' order; `here`:
+        the indexes of the items that need the most memory, which a pool that can runs
+        in one process (a hint: the results are the same)."""
         ...
 
     def describe(self) -> str:
@@ -221,11 +345,17 @@ class ForkPool:
     def __init__(self, jobs: int) -> None:
         self.jobs = jobs
 
-    def map(self, function: Callable[[S, T], R], state: S, items: Sequence[T]) -> Iterator[R]:
+    def map(
+        self,
+        function: Callable[[S, T], R],
+        state: S,
+        items: Sequence[T],
+        here: Collection[int] = (),
+    ) -> Iterator[R]:
         global _shared
         _shared = (function, state, items)
         try:
-            yield from fork_map(_apply_shared, range(len(items)), self.jobs)
+            yield from fork_map(_apply_shared, range(len(items)), self.jobs, here)
         finally:
             _shared = None
 
@@ -311,7 +441,13 @@ class DaskPool:
     def __init__(self, client: Any) -> None:
         self.client = client
 
-    def map(self, function: Callable[[S, T], R], state: S, items: Sequence[T]) -> Iterator[R]:
+    def map(
+        self,
+        function: Callable[[S, T], R],
+        state: S,
+        items: Sequence[T],
+        here: Collection[int] = (),
+    ) -> Iterator[R]:
         from distributed.client import FutureCancelledError
         from distributed.comm.core import CommClosedError
         from distributed.scheduler import KilledWorker

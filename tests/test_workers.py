@@ -7,10 +7,11 @@ import gc
 import os
 import time
 import weakref
+from pathlib import Path
 
 import pytest
 
-from kg.workers import ForkPool, fork_map, in_child, tune_collector
+from kg.workers import ForkPool, fork_map, in_child, in_new_interpreter, tune_collector
 
 PARENT = os.getpid()
 
@@ -122,3 +123,43 @@ def test_a_forked_child_starts_with_the_inherited_objects_frozen_and_the_parent_
     inherited = in_child(gc.get_freeze_count)
     assert inherited > 1000  # at least the interpreter's and the test's objects
     assert gc.get_freeze_count() == 0
+
+
+def _peak_mib(status: str) -> int:
+    return next(int(line.split()[1]) // 1024 for line in status.splitlines() if "VmHWM" in line)
+
+
+def test_a_new_interpreter_does_not_start_at_this_process_size():
+    """Decision 0051: a forked child counts its parent's pages; a new interpreter does not."""
+    ballast = [bytes(1024) + str(i).encode() for i in range(200_000)]  # ~200 MiB here
+    status = Path("/proc/self/status")
+    forked = _peak_mib(in_child(status.read_text))
+    fresh = _peak_mib(in_new_interpreter(Path.read_text, status))
+    assert len(ballast) == 200_000
+    assert forked - fresh > 150
+    assert in_new_interpreter(os.getpid) != PARENT
+
+
+def test_a_new_interpreter_raises_its_error_here_and_a_death_is_an_error():
+    with pytest.raises(ValueError, match="invalid literal"):
+        in_new_interpreter(int, "not a number")
+    with pytest.raises(RuntimeError, match="exit code 3"):
+        in_new_interpreter(os._exit, 3)
+
+
+def test_the_items_kept_here_run_in_this_process_only_and_results_stay_in_order():
+    """Decision 0051: the items that need the most memory go to one process."""
+    kept = {3, 17, 25}
+    found = list(fork_map(_pid_after_a_nap, range(30), 2, here=kept))
+    assert [item for item, _ in found] == list(range(30))
+    assert {item for item, pid in found if pid != PARENT}.isdisjoint(kept)
+    assert len({pid for _, pid in found}) == 2  # the helper took the others' share
+
+
+def test_a_new_interpreter_never_imports_from_the_current_folder(tmp_path, monkeypatch):
+    """A project folder is hostile until checked: a module planted there (here one that
+    shadows the standard library's `pickle`) is not what the new interpreter imports."""
+    (tmp_path / "pickle.py").write_text("raise SystemExit('planted module ran')\n", "utf-8")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("PYTHONPATH", "")
+    assert in_new_interpreter(os.getcwd) == str(tmp_path)

@@ -179,7 +179,7 @@ def render_parts(
     try:
         state.blocks.table = _block_table(state, pool, used)  # before the other tasks
         state.blocks.forget_terms()  # before the render workers fork (decision 0047)
-        results = pool.map(render_task, state, tasks)
+        results = pool.map(render_task, state, tasks, _heavy(tasks, resolution))
         made = Made()
         for done, (part, keys, entries, deps) in enumerate(results, start=1):
             yield part
@@ -199,6 +199,22 @@ def render_parts(
     assets = scan(config.root)  # the project's static/ and the photos' thumbnails
     static = site_files(assets, dict(state.site.settings.thumbnails))
     yield {f"site/{path}": data for path, data in static.items()}
+
+
+HEAVY_PEOPLE = 3  # the profiles with the most publications whose tasks one process runs
+
+
+def _heavy(tasks: list[Task], resolution: Resolution) -> frozenset[int]:
+    """The tasks that need the most memory, for one process to run (decision 0051): the
+    site-wide pages, and the people of the profiles with the most publications."""
+    profiles = resolution.dataset.profiles
+    by_size = sorted(range(len(profiles)), key=lambda i: -len(profiles[i].publications))
+    most = by_size[:HEAVY_PEOPLE]
+    return frozenset(
+        i
+        for i, (kind, start, stop) in enumerate(tasks)
+        if kind == "site" or (kind == "people" and any(start <= m < stop for m in most))
+    )
 
 
 def _make_state(

@@ -54,12 +54,13 @@ from kg.query.footprint import Change, Delta, Footprint, change_of, footprint, m
 from kg.query.maintained import MOST_CHANGED
 from kg.query.patch import Patch, page_owner, patch_store
 from kg.query.store import OWNER, OWNERS, QueryStore
+from kg.workers import in_new_interpreter
 
 STORE_DIR = ".kg-cache/store"
 SOURCE = "source.nt"  # in a store's folder: the graph file it was made from
 _HEX = frozenset("0123456789abcdef")
 _OWNERS, _OWNER = OWNERS.encode(), OWNER.encode()
-_CHUNK = 100_000  # quads handed to pyoxigraph's bulk loader at a time (bounded memory)
+_CHUNK = 50_000  # quads per call of pyoxigraph's bulk loader: its buffers grow with it (0051)
 
 
 def open_built_store(config: Config, out_dir: Path | None = None) -> QueryStore | None:
@@ -146,7 +147,7 @@ def _save(config: Config, out_dir: Path, folder: Path, sha: str, secret: bytes) 
         _remove(path)
         graph_nt = out_dir / "graph.nt"
         patched = _patched(folder, sha, secret, graph_nt, path, config.base_iri)
-        if not patched and not write_store(graph_nt, path, config.base_iri):
+        if not patched and not write_store_apart(graph_nt, path, config.base_iri):
             return None
         _keep_source(graph_nt, path)
         reuse = _reusable(patched)
@@ -445,6 +446,18 @@ def write_store(graph_nt: Path, path: Path, base: str) -> bool:
         _remove(path)
         return False
     return True
+
+
+def write_store_apart(graph_nt: Path, path: Path, base: str) -> bool:
+    """`write_store` in a new interpreter (decision 0051): the bulk loader's buffers,
+    the page-owner table and the co-author index (about 0.5 GiB at 10k people) never
+    grow the build's process, which keeps the graph and the render state until it ends
+    (its peak, counted as long as it lives, would rise by as much)."""
+    try:
+        return in_new_interpreter(write_store, graph_nt, path, base)
+    except (OSError, RuntimeError):  # the process could not start, or died
+        _remove(path)
+        return False
 
 
 def _subject(line: bytes) -> bytes | None:

@@ -59,6 +59,20 @@ def triples_data(triples: Triples, program: Program, ontology: Iterable[PlainTri
     return Data(_chain(read_triples(triples, reads), ontology))
 
 
+def lines_data(
+    lines: Iterable[str], program: Program, ontology: Iterable[PlainTriple] = ()
+) -> Data:
+    """`triples_data` of a graph given as N-Triples lines or per-subject blocks (as a
+    new interpreter receives it, kg/validate/apart.py): the same plain terms, only the
+    predicates the program reads."""
+    reads = program.reads
+    triples = parse_ntriples(lines)
+    if reads is not None:
+        ontology = [t for t in ontology if t[1] in reads]
+        triples = (t for t in triples if t[1] in reads)
+    return Data(_chain(triples, ontology))
+
+
 def plain_triples(triples: Iterable[tuple]) -> Iterator[PlainTriple]:
     """rdflib triples as plain ones; equal terms share one Python object."""
     from rdflib import URIRef

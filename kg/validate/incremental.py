@@ -14,13 +14,13 @@ shape, a changed rdfs:subClassOf triple, no usable state) the run is a full one.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, NamedTuple
 
 from kg.graph.delta import Digests, Table, changed, subject_digests
 from kg.validate.compiler import Program, Shape
 from kg.validate.data import Data, split_wanted
-from kg.validate.engine import Finding, _key, _Run, triples_data
+from kg.validate.engine import Finding, _key, _Run, lines_data, triples_data
 from kg.validate.sparql import Row, Wanted
 from kg.validate.terms import RDFS_SUBCLASSOF, PlainTriple, Term, nt
 from kg.validate.view import GraphView
@@ -105,6 +105,30 @@ def full(
 ) -> tuple[list[Finding], State | None]:
     """A full run, and the state a later run starts from (None: nothing to keep)."""
     data = triples_data(triples, program, ontology)
+    if given is not None:  # the build's table (decision 0049)
+        return _full(data, program, lambda: given.digests)
+    return _full(data, program, lambda: subject_digests(triples))
+
+
+def full_from_blocks(
+    blocks: Iterable[tuple[str, str]], program: Program, ontology: list[PlainTriple]
+) -> tuple[list[Finding], State | None]:
+    """`full` from each subject's (N-Triples text, `ntriples.subject_block`): what the
+    graph's subject digests are taken over, so the state is the one `full` keeps."""
+    digests: Digests = {}
+    blake2b = hashlib.blake2b
+
+    def lines() -> Iterator[str]:
+        for head, block in blocks:
+            digests[head] = blake2b(block.encode(), digest_size=16).digest()
+            yield block
+
+    return _full(lines_data(lines(), program, ontology), program, lambda: digests)
+
+
+def _full(
+    data: Data, program: Program, digests: Callable[[], Digests]
+) -> tuple[list[Finding], State | None]:
     run = _Run(program, data)
     by_focus = run.by_focus()
     findings = sorted((f for out in by_focus.values() for f in out), key=_key)
@@ -114,8 +138,7 @@ def full(
     pointers = _pointers(data, bounded.pointed)
     below = {c: list(subs) for c, subs in data.inverse(RDFS_SUBCLASSOF).items() if type(c) is str}
     asked = _asked(data, program.predicates or frozenset(), None)
-    digests = given.digests if given is not None else subject_digests(triples)
-    kept = State(digests, by_focus, pointers, below, asked, run._rows)
+    kept = State(digests(), by_focus, pointers, below, asked, run._rows)
     return findings, kept
 
 

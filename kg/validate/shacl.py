@@ -88,11 +88,12 @@ def validate_compiled_kept(
     shapes_dir: Path,
     ontology_dir: Path,
     cache_dir: Path,
-    isolate: Callable,
+    apart: bool = False,
     table: Table | None = None,
 ) -> Report:
     """`validate_compiled`, re-checking only what the change since the last run can
-    affect (kg/validate/incremental.py), from a state kept in `cache_dir`; `table`: the
+    affect (kg/validate/incremental.py), from a state kept in `cache_dir`; `apart`: a
+    full run is made in a new interpreter (kg/validate/apart.py), else here; `table`: the
     build's subject digests (kg/graph/delta.py), else made here."""
     from kg.cache import SignedCache, digest, package_digest
     from kg.validate import incremental
@@ -101,8 +102,25 @@ def validate_compiled_kept(
     program, ontology = _compiled(shapes_dir.resolve(), ontology_dir.resolve(), stamp)
     key = digest("validation state", stamp, package_digest())
     cache = SignedCache(cache_dir)
+
+    def isolate(whole: Callable[[], list]) -> list:
+        if not apart:
+            return whole()
+        from kg.validate.apart import full_apart  # the same run as `whole`, elsewhere
+
+        return full_apart(triples, shapes_dir, ontology_dir, cache_dir, key)
+
     found = incremental.validate(triples, program, list(ontology), cache, key, isolate, table)
     return findings_report(found, sources)
+
+
+def validate_compiled_apart(
+    triples: Triples, sources: dict[URIRef, Source], shapes_dir: Path, ontology_dir: Path
+) -> Report:
+    """`validate_compiled` made in a new interpreter (kg/validate/apart.py)."""
+    from kg.validate.apart import full_apart
+
+    return findings_report(full_apart(triples, shapes_dir, ontology_dir), sources)
 
 
 def validate_ntriples(

@@ -1,0 +1,73 @@
+"""The compiled validator's full run in a new interpreter (kg/validate/apart.py,
+decision 0051): the same findings, and the same kept state, as a full run here; the
+next build's incremental run starts from that state."""
+
+from __future__ import annotations
+
+import pytest
+from test_validate_incremental import _graph
+
+from kg.bench.synth import generate
+from kg.cache import SignedCache
+from kg.config import load_config
+from kg.errors import ProjectError
+from kg.validate import incremental
+from kg.validate.apart import blocks, full_apart
+from kg.validate.engine import plain_triples
+from kg.validate.shacl import _program
+from kg.validate.terms import Lit
+
+SCHEMA = "http://schema.org/"
+
+
+@pytest.fixture(scope="module")
+def graph(tmp_path_factory):
+    root = tmp_path_factory.mktemp("apart")
+    generate(root, 10, seed=5)
+    from kg.pipeline import build_graph
+
+    return build_graph(load_config(root), cache=False)[1].triples
+
+
+def test_a_full_run_apart_finds_and_keeps_what_a_full_run_here_does(graph, repo_config, tmp_path):
+    shapes, ontology_dir = repo_config.shapes_dir, repo_config.ontology_dir
+    program, ontology = _program(shapes, ontology_dir)
+    # a violation, so that the findings are not only warnings
+    broken = list(plain_triples(graph))
+    person = next(s for s, p, o in broken if p == SCHEMA + "givenName")
+    broken.append((person, SCHEMA + "birthDate", Lit("not a date", SCHEMA + "Date")))
+    broken_graph = _graph(broken)
+    expected, state = incremental.full(broken_graph, program, list(ontology))
+    assert expected and state is not None
+    cache_dir = tmp_path / "state"
+    assert full_apart(broken_graph, shapes, ontology_dir, cache_dir, "ab" * 32) == expected
+    kept = SignedCache(cache_dir).get("ab" * 32)
+    assert isinstance(kept, incremental.State)
+    assert kept.digests == state.digests and kept.asked == state.asked
+    assert kept.findings == state.findings and kept.pointers == state.pointers
+    assert full_apart(broken_graph, shapes, ontology_dir) == expected  # nothing kept
+    # the next run starts from the kept state: no full run, a full run's findings
+    edited = [t for t in broken if t[1] != SCHEMA + "birthDate"]
+    again = incremental.validate(
+        _graph(edited), program, list(ontology), SignedCache(cache_dir), "ab" * 32, _no_full_run
+    )
+    assert again == incremental.full(_graph(edited), program, list(ontology))[0]
+
+
+def _no_full_run(whole):
+    raise AssertionError("the kept state was not used")
+
+
+def test_the_blocks_cover_every_subject_once_in_batches(graph):
+    sent = [pair for batch in blocks(graph) for pair in batch]
+    assert len(sent) == len({head for head, _ in sent}) == len(list(graph.subjects()))
+    assert sum(block.count("\n") for _, block in sent) == len(graph)
+
+
+def test_a_project_error_apart_is_raised_here_with_its_type(graph, tmp_path):
+    """Bad shapes fail in the new interpreter, before it reads the graph: the error comes
+    back (the CLI's exit 2), and the feeding side never hangs on a closed pipe."""
+    (tmp_path / "shapes").mkdir()
+    (tmp_path / "shapes" / "bad.ttl").write_text("this is not turtle", encoding="utf-8")
+    with pytest.raises(ProjectError, match=r"bad\.ttl: not valid Turtle"):
+        full_apart(graph, tmp_path / "shapes", tmp_path)
