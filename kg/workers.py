@@ -237,6 +237,23 @@ def _send_result(function: Callable[[], R], sender: Any) -> None:
     sender.close()
 
 
+def python_command(*args: str) -> tuple[list[str], dict[str, str]]:
+    """The command and environment that run this Python with `args` (`-c CODE` or `-m
+    MODULE`), importing this kg first and never a module of the current folder: `-P`
+    keeps the folder (a project's, which may hold a planted `pickle.py`) off sys.path,
+    and PYTHONPATH loses its empty entries, which would name it too."""
+    import sys
+
+    import kg
+
+    entries = [
+        str(Path(kg.__file__).parents[1]),
+        *os.environ.get("PYTHONPATH", "").split(os.pathsep),
+    ]
+    path = os.pathsep.join(entry for entry in entries if entry)
+    return [sys.executable, "-P", *args], {**os.environ, "PYTHONPATH": path}
+
+
 def in_new_interpreter(
     function: Callable[..., R], *args: Any, feed: Iterable[Any] | None = None
 ) -> R:
@@ -250,23 +267,14 @@ def in_new_interpreter(
     dies is a RuntimeError."""
     import pickle
     import subprocess
-    import sys
 
-    import kg
-
-    # this kg first; -P: not the current folder (a project's, which may hold a planted
-    # module), and no empty entry in PYTHONPATH, which would name it too
-    entries = [
-        str(Path(kg.__file__).parents[1]),
-        *os.environ.get("PYTHONPATH", "").split(os.pathsep),
-    ]
-    path = os.pathsep.join(entry for entry in entries if entry)
+    command, env = python_command("-c", "from kg.workers import _run_job; _run_job()")
     child = subprocess.Popen(
-        [sys.executable, "-P", "-c", "from kg.workers import _run_job; _run_job()"],
+        command,
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
-        env={**os.environ, "PYTHONPATH": path},
+        env=env,
     )
     stdout = child.stdout
     assert child.stdin is not None and stdout is not None

@@ -167,3 +167,19 @@ def test_a_profiles_publication_declares_every_printed_detail():
     from kg.model import PRINTED_DETAILS, Publication
 
     assert set(PRINTED_DETAILS) <= set(Publication.__dataclass_fields__)
+
+
+def test_kg_starts_python_only_through_python_command():
+    """A new interpreter that runs with `-c` or `-m` puts the current folder (a project's,
+    which may hold a planted `pickle.py`) first on sys.path unless it gets `-P`: every
+    place kg starts Python goes through `kg.workers.python_command`, which adds it."""
+    found = []
+    for path in sorted(KG.rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for function in ast.walk(tree):
+            if not isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef):
+                continue
+            for node in ast.walk(function):
+                if isinstance(node, ast.Attribute) and ast.unparse(node) == "sys.executable":
+                    found.append(f"{path.relative_to(KG)}:{function.name}")
+    assert sorted(set(found)) == ["workers.py:python_command"]

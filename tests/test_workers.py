@@ -163,3 +163,29 @@ def test_a_new_interpreter_never_imports_from_the_current_folder(tmp_path, monke
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("PYTHONPATH", "")
     assert in_new_interpreter(os.getcwd) == str(tmp_path)
+
+
+def test_a_build_and_a_server_started_from_a_folder_with_a_planted_module_never_import_it(
+    tmp_path, monkeypatch
+):
+    """kg's own interpreters (the precomputed answers' and the SPARQL zygote's) start from
+    the user's current folder: a `pickle.py` there must not run in them."""
+    import shutil
+
+    from conftest import MINI
+
+    from kg.config import load_config
+    from kg.pipeline import build
+    from kg.serve.runner import Zygote
+
+    root = tmp_path / "project"
+    shutil.copytree(MINI, root)
+    ran = tmp_path / "planted-module-ran"
+    (root / "pickle.py").write_text(f"open({str(ran)!r}, 'w').close()\n", "utf-8")
+    monkeypatch.chdir(root)
+    monkeypatch.setenv("PYTHONPATH", "")
+    assert build(load_config(root)).published
+    assert (root / ".kg-cache").is_dir()  # the store and its answers were made
+    zygote = Zygote(root / "dist", 1 << 30, root)
+    zygote.close()
+    assert not ran.exists()

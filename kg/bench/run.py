@@ -18,7 +18,6 @@ from __future__ import annotations
 import json
 import platform
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -200,8 +199,12 @@ print(json.dumps(stages))
 
 
 def _child(mode: str, root: Path, people: int, timeout: float) -> dict:
+    from kg.workers import python_command
+
+    command, env = python_command("-c", _CHILD)
     run = subprocess.run(
-        [sys.executable, "-c", _CHILD, mode, str(root), "1" if people <= RDFLIB_UP_TO else "0"],
+        [*command, mode, str(root), "1" if people <= RDFLIB_UP_TO else "0"],
+        env=env,
         capture_output=True,
         text=True,
         timeout=timeout,

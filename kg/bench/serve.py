@@ -16,7 +16,6 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 import tempfile
 import time
 import urllib.parse
@@ -27,6 +26,7 @@ from pathlib import Path
 from kg import scheme
 from kg.errors import UsageError
 from kg.formats import TURTLE
+from kg.workers import python_command
 
 Log = Callable[[str], None]
 
@@ -77,8 +77,10 @@ def run(people: int, seconds: int, clients: int, log: Log, seed: int = 1, port: 
         _kg(root, "build", log)
         build_seconds = time.perf_counter() - started
         port = port or _free_port()
+        command, env = python_command("-m", "kg", "--project", str(root), "serve")
         server = subprocess.Popen(
-            [sys.executable, "-m", "kg", "--project", str(root), "serve", "--port", str(port)],
+            [*command, "--port", str(port)],
+            env=env,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
         )
@@ -177,8 +179,10 @@ def _parse(text: str) -> dict:
 
 def _kg(root: Path, command: str, log: Log) -> None:
     log(f"kg {command}")
+    argv, env = python_command("-m", "kg", "--project", str(root), command)
     run = subprocess.run(
-        [sys.executable, "-m", "kg", "--project", str(root), command],
+        argv,
+        env=env,
         capture_output=True,
         text=True,
     )

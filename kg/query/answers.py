@@ -366,19 +366,13 @@ def write_answers_bounded(
     multiprocessing's spawn would run the caller's main module again."""
     import pickle
     import subprocess
-    import sys
     import threading
 
-    import kg
+    from kg.workers import python_command
 
-    env = {
-        **os.environ,
-        "PYTHONPATH": os.pathsep.join(
-            [str(Path(kg.__file__).parents[1]), os.environ.get("PYTHONPATH", "")]
-        ),
-    }
+    command, env = python_command("-c", "from kg.query.answers import _answer_all; _answer_all()")
     child = subprocess.Popen(
-        [sys.executable, "-c", "from kg.query.answers import _answer_all; _answer_all()"],
+        command,
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,

@@ -17,7 +17,6 @@ import signal
 import socket
 import struct
 import subprocess
-import sys
 import threading
 from pathlib import Path
 
@@ -25,6 +24,7 @@ from starlette.concurrency import run_in_threadpool
 
 from kg.serve import sparql
 from kg.serve.worker import receive, send
+from kg.workers import python_command
 
 START_SECONDS = 300.0  # the zygote must have opened the store by then
 
@@ -42,9 +42,10 @@ class Zygote:
 
     def __init__(self, out_dir: Path, memory: int, project: Path | None = None) -> None:
         ours, theirs = socket.socketpair()
-        command = [sys.executable, "-m", "kg.serve.worker", str(out_dir), str(memory)]
+        command, env = python_command("-m", "kg.serve.worker", str(out_dir), str(memory))
         self.process = subprocess.Popen(
             [*command, str(theirs.fileno()), str(project or "")],
+            env=env,
             pass_fds=[theirs.fileno()],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
