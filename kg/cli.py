@@ -650,8 +650,8 @@ def _run(args: argparse.Namespace) -> int:
     if args.command == "bench":
         from kg.bench.synth import generate
 
-        if args.people < 1:
-            raise UsageError("--people must be at least 1")
+        if args.people < 2:
+            raise UsageError("--people must be at least 2 (a corpus of co-authors)")
         if args.out.exists() and any(args.out.iterdir()):
             raise UsageError(f"{args.out} exists and is not empty")
         counts = generate(args.out, args.people, args.seed)

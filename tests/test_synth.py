@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from kg.cli import main
 from kg.config import load_config
 from kg.pipeline import validate_project
@@ -76,3 +78,15 @@ def test_a_profile_lists_at_most_listed_papers_and_the_corpus_stays_valid(
     assert max(listed) == 6
     assert main(["--project", str(out), "check"]) == 0
     capsys.readouterr()
+
+
+@pytest.mark.parametrize("people", [2, 3, 6])
+def test_the_smallest_corpora_generate_and_are_valid(tmp_path, people):
+    """Papers have up to 7 authors: with 6 people the generator drew for ever."""
+    assert main(["bench", "generate", "--people", str(people), "--out", str(tmp_path)]) == 0
+    assert main(["--project", str(tmp_path), "check"]) == 0
+
+
+def test_one_person_is_not_a_corpus(tmp_path, capsys):
+    assert main(["bench", "generate", "--people", "1", "--out", str(tmp_path / "c")]) == 2
+    assert "at least 2" in capsys.readouterr().err and not (tmp_path / "c").exists()

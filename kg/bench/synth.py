@@ -376,7 +376,7 @@ def _papers(rng, names, slugs, homonyms, venues, profiles) -> int:
     count = int(people * 2.5)
     venue_keys = sorted(venues)
     for p in range(count):
-        size = rng.randint(2, 7)
+        size = min(rng.randint(2, 7), people)  # (6 people cannot fill 7 distinct seats)
         authors: list[int] = []
         while len(authors) < size:
             a = pick()
