@@ -265,48 +265,75 @@ def updated(
 ) -> DirtyState:
     """`new` with the items of this build: `fresh` (made now) and the others of `old`;
     the index updated for the items made or gone (the whole index without `old`)."""
-    if old is not None:
-        new.terms, new.ids, new.views = old.terms, old.ids, old.views
-        new.items, new.index, new.names, new.numbers = old.items, old.index, old.names, old.numbers
-        new.stale, new.body = old.stale, old.body
-        new.changed = old.changed or (old.subjects, old.records, old.pages) != (
-            new.subjects,
-            new.records,
-            new.pages,
-        )
-    new.changed = new.changed or bool(fresh)
-    for name in [i for i in new.items if i in fresh or i not in items]:
-        del new.items[name]  # its old atoms stay in the index: they may only reach it
-        new.stale += 1
-        new.changed = True
-    add: dict[int, list[int]] = {}
-    for name, deps in fresh.items():
-        if name not in new.numbers:
-            new.numbers[name] = len(new.names)
-            new.names.append(name)
-        number = new.numbers[name]
-        atoms = array("I", sorted(new._number(a) for a in deps.atoms))
-        for atom in atoms:
-            add.setdefault(atom, []).append(number)
-        paths = tuple(deps.files)
-        digests = b"".join(bytes.fromhex(deps.files[p]) for p in paths)
-        new.items[name] = Item(deps.key, paths, digests, deps.links)
-    _reindex(new.index, add)
-    for text, value in views.items():
-        new.views[new._number(READ + text) // 8] = value
-    return new
+    packing = Packing(old, new)
+    packing.add_made(fresh)
+    return packing.finish(items, views)
 
 
-def _reindex(index: dict[int, bytes], add: dict[int, list[int]]) -> None:
+class Packing:
+    """`updated` a part at a time: the items made are packed as their parts come in
+    (their atoms as text would keep a 10k build's parent ~1 GiB larger until the end);
+    the index is updated once, at `finish` (per part, an atom read by every page would
+    be merged hundreds of times)."""
+
+    def __init__(self, old: DirtyState | None, new: DirtyState) -> None:
+        if old is not None:  # `old` itself stays as it is: the tasks still read it
+            new.terms, new.ids, new.views = old.terms, old.ids, old.views
+            new.items, new.index = dict(old.items), old.index
+            new.names, new.numbers = old.names, old.numbers
+            new.stale, new.body = old.stale, old.body
+            new.changed = old.changed or (old.subjects, old.records, old.pages) != (
+                new.subjects,
+                new.records,
+                new.pages,
+            )
+        self.state = new
+        self.add: dict[int, array] = {}  # atom -> the items made now that read it
+
+    def add_made(self, fresh: dict[str, Deps]) -> None:
+        new, add = self.state, self.add
+        for name, deps in fresh.items():
+            if new.items.pop(name, None) is not None:  # its old atoms stay: they only reach it
+                new.stale += 1
+            new.changed = True
+            if name not in new.numbers:
+                new.numbers[name] = len(new.names)
+                new.names.append(name)
+            number = new.numbers[name]
+            for atom in sorted(new._number(a) for a in deps.atoms):
+                found = add.get(atom)
+                if found is None:
+                    add[atom] = array("I", (number,))
+                else:
+                    found.append(number)
+            paths = tuple(deps.files)
+            digests = b"".join(bytes.fromhex(deps.files[p]) for p in paths)
+            new.items[name] = Item(deps.key, paths, digests, deps.links)
+
+    def finish(self, items: set[str], views: dict[str, bytes]) -> DirtyState:
+        """The state: without the items that are gone, with the views read."""
+        new = self.state
+        _reindex(new.index, self.add)
+        self.add = {}
+        for name in [i for i in new.items if i not in items]:
+            del new.items[name]
+            new.stale += 1
+            new.changed = True
+        for text, value in views.items():
+            new.views[new._number(READ + text) // 8] = value
+        return new
+
+
+def _reindex(index: dict[int, bytes], add: dict[int, array]) -> None:
     """Add each atom's new readers (`add`: each item once) to its packed array, those
     it holds already left out (a set: an organization's view has thousands of readers)."""
     for atom, numbers in add.items():
         old = index.get(atom)
         if old:
             have = set(array("I", old))
-            numbers = [n for n in numbers if n not in have]
-            if numbers:
-                index[atom] = old + array("I", numbers).tobytes()
+            missing = [n for n in numbers if n not in have]
+            if missing:
+                index[atom] = old + array("I", missing).tobytes()
         else:
             index[atom] = array("I", numbers).tobytes()
 
