@@ -18,6 +18,7 @@ wherever the parts ran.
 from __future__ import annotations
 
 import os
+import subprocess
 import threading
 from collections import deque
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
@@ -254,6 +255,15 @@ def python_command(*args: str) -> tuple[list[str], dict[str, str]]:
     return [sys.executable, "-P", *args], {**os.environ, "PYTHONPATH": path}
 
 
+def python_process(code: str) -> subprocess.Popen[bytes]:
+    """`python -c code` started by `python_command`, talking through stdin and stdout
+    (its stderr dropped: the caller reads what it sends, or that it died)."""
+    command, env = python_command("-c", code)
+    return subprocess.Popen(
+        command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env
+    )
+
+
 def in_new_interpreter(
     function: Callable[..., R], *args: Any, feed: Iterable[Any] | None = None
 ) -> R:
@@ -266,16 +276,8 @@ def in_new_interpreter(
     whole in either process. Errors are raised here with their type; a process that
     dies is a RuntimeError."""
     import pickle
-    import subprocess
 
-    command, env = python_command("-c", "from kg.workers import _run_job; _run_job()")
-    child = subprocess.Popen(
-        command,
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        env=env,
-    )
+    child = python_process("from kg.workers import _run_job; _run_job()")
     stdout = child.stdout
     assert child.stdin is not None and stdout is not None
     answer: list[bytes] = []

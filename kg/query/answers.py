@@ -368,16 +368,9 @@ def write_answers_bounded(
     import subprocess
     import threading
 
-    from kg.workers import python_command
+    from kg.workers import python_process
 
-    command, env = python_command("-c", "from kg.query.answers import _answer_all; _answer_all()")
-    child = subprocess.Popen(
-        command,
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        env=env,
-    )
+    child = python_process("from kg.query.answers import _answer_all; _answer_all()")
     entries: dict[str, dict] = {}
 
     def collect() -> None:  # the child's (key, entry) messages, until it ends
