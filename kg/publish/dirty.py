@@ -151,10 +151,6 @@ class Made:
     items: dict[str, Deps] = field(default_factory=dict)
     views: dict[str, bytes] = field(default_factory=dict)
 
-    def add(self, other: Made) -> None:
-        self.items.update(other.items)
-        self.views.update(other.views)
-
 
 def subject_digests(chunks: SubjectChunks) -> dict[str, bytes]:
     memo = chunks.memo
@@ -256,22 +252,9 @@ def _reach(s: Node, graph: Triples, chunks: SubjectChunks, new: bool) -> list[st
     return found
 
 
-def updated(
-    old: DirtyState | None,
-    new: DirtyState,
-    fresh: dict[str, Deps],
-    items: set[str],
-    views: dict[str, bytes],
-) -> DirtyState:
-    """`new` with the items of this build: `fresh` (made now) and the others of `old`;
-    the index updated for the items made or gone (the whole index without `old`)."""
-    packing = Packing(old, new)
-    packing.add_made(fresh)
-    return packing.finish(items, views)
-
-
 class Packing:
-    """`updated` a part at a time: the items made are packed as their parts come in
+    """This build's state (`new`): the items made now and the others of `old`, the index
+    updated for the items made or gone. The items made are packed as their parts come in
     (their atoms as text would keep a 10k build's parent ~1 GiB larger until the end);
     the index is updated once, at `finish` (per part, an atom read by every page would
     be merged hundreds of times)."""
