@@ -42,11 +42,10 @@ from functools import lru_cache
 import pyoxigraph as ox
 
 from kg.errors import QueryError
+from kg.graph.namespaces import KG, SCHEMA
 from kg.query.ordered import in_order, unordered
 from kg.query.store import QueryStore
 
-SCHEMA = "http://schema.org/"
-KG = "https://w3id.org/kg-profiles/vocab#"
 COMPLETENESS = "profile-completeness"
 RANKED = "ranked-venue-papers"
 KINDS = (COMPLETENESS, RANKED)
