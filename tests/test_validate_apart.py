@@ -71,3 +71,13 @@ def test_a_project_error_apart_is_raised_here_with_its_type(graph, tmp_path):
     (tmp_path / "shapes" / "bad.ttl").write_text("this is not turtle", encoding="utf-8")
     with pytest.raises(ProjectError, match=r"bad\.ttl: not valid Turtle"):
         full_apart(graph, tmp_path / "shapes", tmp_path)
+
+
+def test_the_builds_term_texts_give_the_same_blocks(graph):
+    """With the digest table's memo (decision 0049) the terms are not formatted again,
+    and the blocks (what the state's digests are taken over) are the same bytes."""
+    from kg.graph.delta import table
+
+    made = table(graph)
+    assert list(blocks(graph, made.memo)) == list(blocks(graph))
+    assert len(made.memo) == len(made.terms)  # nothing added to the build's memo

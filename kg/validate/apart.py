@@ -36,30 +36,38 @@ def full_apart(
     ontology_dir: Path,
     cache_dir: Path | None = None,
     key: str = "",
+    memo: dict[Node, str] | None = None,
 ) -> list[Finding]:
     """The findings of a full compiled run made in a new interpreter; with `cache_dir`,
-    the state for the next run kept there under `key` (kg/validate/incremental.py)."""
+    the state for the next run kept there under `key` (kg/validate/incremental.py);
+    `memo`: every term's text, when the build made them already (its digest table)."""
     return in_new_interpreter(
-        _full_here, shapes_dir, ontology_dir, cache_dir, key, feed=blocks(triples)
+        _full_here, shapes_dir, ontology_dir, cache_dir, key, feed=blocks(triples, memo)
     )
 
 
-def blocks(triples: Triples) -> Iterator[list[tuple[str, str]]]:
-    """Each subject's (N-Triples text, sorted N-Triples lines), in batches; the terms'
-    texts memoized within a batch only, so this process does not grow by them."""
+def blocks(
+    triples: Triples, memo: dict[Node, str] | None = None
+) -> Iterator[list[tuple[str, str]]]:
+    """Each subject's (N-Triples text, sorted N-Triples lines), in batches. Without a
+    `memo` of the terms' texts (kept: the build's), the texts are memoized within a
+    batch only, so this process does not grow by them."""
     batch: list[tuple[str, str]] = []
-    memo: dict[Node, str] = {}
-    term = memo_terms(memo)
+    fresh = memo is None
+    texts: dict[Node, str] = {} if memo is None else memo
+    term = memo_terms(texts)
     size = 0
     for s, predicates in triples.by_subject():
         head = term(s)
-        block = subject_block(head, predicates, memo)
+        block = subject_block(head, predicates, texts)
         batch.append((head, block))
         size += len(block)
         if size >= BATCH_CHARS:
             yield batch
-            batch, memo, size = [], {}, 0
-            term = memo_terms(memo)
+            batch, size = [], 0
+            if fresh:
+                texts = {}
+                term = memo_terms(texts)
     if batch:
         yield batch
 

@@ -108,7 +108,8 @@ def validate_compiled_kept(
             return whole()
         from kg.validate.apart import full_apart  # the same run as `whole`, elsewhere
 
-        return full_apart(triples, shapes_dir, ontology_dir, cache_dir, key)
+        memo = table.memo if table is not None else None  # the terms' texts, made once
+        return full_apart(triples, shapes_dir, ontology_dir, cache_dir, key, memo)
 
     found = incremental.validate(triples, program, list(ontology), cache, key, isolate, table)
     return findings_report(found, sources)
