@@ -7,7 +7,6 @@ import os
 import subprocess
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
-from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
@@ -266,18 +265,12 @@ def _validate(
     engine: str,
     table: Table | None = None,
 ) -> Report:
-    """`compiled` (the default): one pass in this process, no cache needed; `pyshacl`:
-    in parts on the pool, each part's results cached by content hash. `table`: the
+    """`compiled` (the default): one pass, after an edit only over what it can affect
+    (with a cache), a full run in a new interpreter for a big project; `pyshacl`: in
+    parts on the pool, each part's results cached by content hash. `table`: the
     build's subject digests (kg/graph/delta.py), made once for validation and render."""
     if engine == "compiled":
         progress("validating against shapes/ (compiled)")
-        run = partial(
-            validate_compiled,
-            mapped.triples,
-            mapped.sources,
-            config.shapes_dir,
-            config.ontology_dir,
-        )
         # a big project: in a new interpreter, so that its memory (a copy of the graph
         # in plain terms, and indexes) is neither kept by this process and its workers
         # nor counted with this process's pages, as a fork's would be (decision 0051)
@@ -296,7 +289,9 @@ def _validate(
             return validate_compiled_apart(
                 mapped.triples, mapped.sources, config.shapes_dir, config.ontology_dir
             )
-        return run()
+        return validate_compiled(
+            mapped.triples, mapped.sources, config.shapes_dir, config.ontology_dir
+        )
     progress(f"validating against shapes/ with pySHACL ({pool.describe()})")
     return validate_in_parts(
         mapped.triples,
