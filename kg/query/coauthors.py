@@ -19,11 +19,13 @@ from collections.abc import Iterable, Iterator
 
 import pyoxigraph as ox
 
+from kg.graph.namespaces import SCHEMA
+
 COAUTHORS = "urn:kg:coauthors"
 COAUTHOR = "urn:kg:coauthor"
-_AUTHOR = b"<http://schema.org/author>"
+_AUTHOR = f"<{SCHEMA.author}>".encode()
 _AUTHOR_IN_LINE = b"> " + _AUTHOR + b" <"
-_AUTHOR_NODE = ox.NamedNode("http://schema.org/author")
+_AUTHOR_NODE = ox.NamedNode(str(SCHEMA.author))
 
 # The stored query that has a faster text on a store with the index, and that text: the
 # same parameters, the same projection, grouping and order; only where the co-authors of
