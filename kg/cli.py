@@ -697,9 +697,9 @@ def _run(args: argparse.Namespace) -> int:
     if args.command == "publish":
         from kg.query.graph_store import publish, published_graph
 
-        built = published_graph(args.source or config.out_dir, args.allow_violations)
         password = _password(args, "KG_STORE_PASSWORD")
-        status = publish(built.ntriples, args.store, args.graph, args.user, password, args.timeout)
+        with published_graph(args.source or config.out_dir, args.allow_violations) as built:
+            status = publish(built, args.store, args.graph, args.user, password, args.timeout)
         target = args.graph or "the default graph"
         print(f"published {built.triples} triples to {target} at {args.store} (HTTP {status})")
         return EXIT_OK

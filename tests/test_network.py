@@ -3,10 +3,12 @@ item 2): real sockets on 127.0.0.1, each failure one line and exit 2, no traceba
 
 from __future__ import annotations
 
+import hashlib
 import json
 import socket
 import threading
 import time
+import tracemalloc
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -16,7 +18,7 @@ from conftest import MINI
 from kg.cli import main
 from kg.errors import RemoteError, UsageError
 from kg.query import net
-from kg.query.graph_store import publish
+from kg.query.graph_store import build_record, publish, published_graph
 from kg.query.stored import parse_query, run_remote
 
 PEOPLE = parse_query("SELECT ?s WHERE { ?s ?p ?o }", "people")
@@ -174,18 +176,32 @@ def test_only_http_urls_are_used(url, capsys, tmp_path):
         publish(b"", url)
 
 
+def _read_body(stream, length: int) -> str:
+    sha = hashlib.sha256()
+    while length > 0:
+        block = stream.read(min(length, 65536))
+        if not block:
+            break
+        sha.update(block)
+        length -= len(block)
+    return sha.hexdigest()
+
+
 class Recorder:
     """An HTTP server on 127.0.0.1 that records each request's headers and answers with
     `answer(handler)` -> (status, headers, body)."""
 
     def __init__(self, answer) -> None:
         self.seen: list[dict[str, str]] = []
+        self.bodies: list[str] = []  # each request body's SHA-256 (read in blocks)
         outer = self
 
         class Handler(BaseHTTPRequestHandler):
             def _any(self):
-                self.rfile.read(int(self.headers.get("Content-Length") or 0))
                 outer.seen.append({"path": self.path, "method": self.command, **self.headers})
+                outer.bodies.append(
+                    _read_body(self.rfile, int(self.headers["Content-Length"] or 0))
+                )
                 status, headers, body = answer(self)
                 self.send_response(status)
                 for key, value in headers.items():
@@ -294,3 +310,32 @@ def test_digest_answer_matches_rfc_7616_example():
     rfc_cnonce = "f2/wE4q74E6zIJEtWaHKaf5wv/H5QzzpXusqGemxURZJ"
     rfc = md5(f"{ha1}:{params['nonce']}:00000001:{rfc_cnonce}:auth:{ha2}")
     assert rfc == "8ca523f5e9506fed4657c9700eebdbec"
+
+
+def test_a_built_graph_is_streamed_from_its_file(tmp_path):
+    """`kg publish` sends graph.nt from the descriptor it hashed, in blocks with its
+    Content-Length, again after a challenge and a redirect: never read whole (at 100k
+    people the file is about 4 GB)."""
+    line = b"<http://example.org/s> <http://example.org/p> " + b'"%d" .\n'
+    data = b"".join(line % i for i in range(500_000))  # ~29 MB, many of net.BLOCK
+    (tmp_path / "graph.nt").write_bytes(data)
+    record = build_record(True, 0, 0, "graph.nt", tmp_path / "graph.nt")
+    (tmp_path / "build.json").write_text(record, encoding="utf-8")
+
+    def answer(handler):
+        if handler.path.startswith("/moved"):
+            return _ok(handler)
+        return _basic_then("/moved")(handler)
+
+    with Recorder(answer) as server:
+        tracemalloc.start()
+        with published_graph(tmp_path) as built:
+            assert publish(built, f"{server.base}/store", None, "u", "pw", 20) == 201
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+    puts = [(seen, body) for seen, body in zip(server.seen, server.bodies, strict=True)]
+    moved = [(seen, body) for seen, body in puts if seen["path"].startswith("/moved")]
+    assert moved and moved[0][1] == hashlib.sha256(data).hexdigest()
+    assert moved[0][0]["Content-Length"] == str(len(data))
+    assert all("Transfer-Encoding" not in seen for seen, _ in puts)
+    assert peak < 12 << 20 < len(data) // 2, peak  # blocks of 4 MiB at most, two at once

@@ -11,6 +11,7 @@ origin), so it works on Oxigraph, Fuseki, GraphDB and a stock Virtuoso
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -18,6 +19,7 @@ import urllib.parse
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
 from rdflib import Graph
 
@@ -32,7 +34,7 @@ PASSWORD_VARIABLE = "KG_STORE_PASSWORD"
 @dataclass(frozen=True)
 class BuiltGraph:
     path: Path
-    ntriples: bytes
+    file: BinaryIO  # open on the bytes that were checked: what `publish` sends
     triples: int
 
 
@@ -64,9 +66,12 @@ def _blocks(ntriples: str | Path) -> Iterator[bytes]:
             yield block
 
 
-def published_graph(out_dir: Path, allow_violations: bool = False) -> BuiltGraph:
-    """The N-Triples file of the build in `out_dir` if that build validated it, else an
-    error: no record, a file changed since, or violations."""
+@contextlib.contextmanager
+def published_graph(out_dir: Path, allow_violations: bool = False) -> Iterator[BuiltGraph]:
+    """The N-Triples file of the build in `out_dir`, open, if that build validated it,
+    else an error: no record, a file changed since, or violations. The file is hashed in
+    blocks through the descriptor that is then sent (at 100k people it is about 4 GB:
+    never read whole), so a tree a later build puts in its place is not what is sent."""
     record_path = out_dir / BUILD_RECORD
     if not record_path.is_file():
         raise UsageError(f"no built graph in {out_dir} (no {BUILD_RECORD}); run kg build")
@@ -77,17 +82,30 @@ def published_graph(out_dir: Path, allow_violations: bool = False) -> BuiltGraph
         if out_dir.resolve() not in path.parents:
             raise ValueError(f"graph path {graph['path']!r} is outside {out_dir}")
         digest, triples, conforms = graph["sha256"], int(graph["triples"]), record["conforms"]
-        data = path.read_bytes()
+        file = open(path, "rb")  # noqa: SIM115 (closed below, or by the caller's with)
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise UsageError(f"{record_path}: unusable build record ({exc}); run kg build") from None
-    if hashlib.sha256(data).hexdigest() != digest:
+    with file:
+        _check_record(path, file, digest, conforms, record, allow_violations)
+        yield BuiltGraph(path, file, triples)
+
+
+def _check_record(
+    path: Path, file: BinaryIO, digest: str, conforms: object, record: dict, allow: bool
+) -> None:
+    sha = hashlib.sha256()
+    try:
+        while block := file.read(1 << 22):
+            sha.update(block)
+    except OSError as exc:
+        raise UsageError(f"cannot read {path}: {exc}") from None
+    if sha.hexdigest() != digest:
         raise UsageError(f"{path} changed since kg build validated it; run kg build again")
-    if conforms is not True and not allow_violations:
+    if conforms is not True and not allow:
         raise NotValidatedError(
             f"{path} was built with {record.get('violations')} violation(s) "
             "(kg build --allow-violations); fix the data, or pass --allow-violations"
         )
-    return BuiltGraph(path, data, triples)
 
 
 def read_password(password_file: Path | None, variable: str = PASSWORD_VARIABLE) -> str | None:
@@ -121,15 +139,15 @@ def graph_store_url(store: str, graph_iri: str | None) -> str:
 
 
 def publish(
-    graph: Graph | bytes,
+    graph: Graph | bytes | BuiltGraph,
     store: str,
     graph_iri: str | None = None,
     user: str | None = None,
     password: str | None = None,
     timeout: float = 60.0,
 ) -> int:
-    """Replace the named (or default) graph with `graph` (N-Triples bytes, or an rdflib
-    graph) in one PUT; return the HTTP status."""
+    """Replace the named (or default) graph with `graph` (N-Triples bytes, an rdflib graph,
+    or a `published_graph`, streamed from its file) in one PUT; return the HTTP status."""
     net.check_url(store, "store")
     if graph_iri is not None:
         check_graph_iri(graph_iri)
@@ -139,14 +157,9 @@ def publish(
         graph = to_ntriples(graph).encode("utf-8")
     credentials = net.Credentials(user, password or "") if user is not None else None
     url = graph_store_url(store, graph_iri)
-    response = net.request(
-        "PUT",
-        url,
-        graph,
-        {"Content-Type": "application/n-triples"},
-        credentials,
-        timeout,
-    )
+    headers = {"Content-Type": "application/n-triples"}
+    body = graph if isinstance(graph, bytes) else graph.file
+    response = net.request("PUT", url, body, headers, credentials, timeout)
     _check(store, graph_iri, response, credentials is not None)
     return response.status
 

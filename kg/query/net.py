@@ -35,11 +35,13 @@ import time
 import urllib.parse
 from dataclasses import dataclass, field
 from email.message import Message
+from typing import BinaryIO
 
 from kg.errors import RemoteError, UsageError
 
 MAX_REDIRECTS = 5
 MAX_BODY = 1 << 30  # bytes of one answer
+BLOCK = 1 << 20  # bytes a file body is sent in
 REDIRECTS = (301, 302, 303, 307, 308)
 _CHALLENGE_PARAM = re.compile(r'([A-Za-z-]+)\s*=\s*("(?:[^"\\]|\\.)*"|[^,\s]*)')
 
@@ -163,7 +165,7 @@ def parse_challenges(headers: Message) -> dict[str, dict[str, str]]:
 def request(
     method: str,
     url: str,
-    body: bytes | None = None,
+    body: bytes | BinaryIO | None = None,
     headers: dict[str, str] | None = None,
     credentials: Credentials | None = None,
     timeout: float = 30.0,
@@ -171,8 +173,10 @@ def request(
     """One HTTP exchange with redirects and authentication, within `timeout` seconds in all.
 
     With credentials and a body, a HEAD without credentials asks for the server's
-    challenge first, so a large body is sent once. Any status comes back as a Response;
-    transport failures raise RemoteError.
+    challenge first, so a large body is sent once. A body that is an open file is sent
+    from its start in blocks with its Content-Length (again after a redirect), never read
+    into memory whole. Any status comes back as a Response; transport failures raise
+    RemoteError.
     """
     deadline = time.monotonic() + check_timeout(timeout)
     parts = check_url(url)
@@ -213,7 +217,7 @@ def _pick(challenges: dict[str, dict[str, str]], url: str) -> tuple[str, dict[st
 def _exchange(
     method: str,
     parts: urllib.parse.SplitResult,
-    body: bytes | None,
+    body: bytes | BinaryIO | None,
     headers: dict[str, str],
     deadline: float,
     timeout: float,
@@ -230,6 +234,9 @@ def _exchange(
     path = urllib.parse.urlunsplit(("", "", parts.path or "/", parts.query, ""))
     late = RemoteError(f"{url}: no answer within the timeout ({timeout:g} s)")
     try:
+        if body is not None and not isinstance(body, bytes):
+            body.seek(0)
+            headers = {**headers, "Content-Length": str(os.fstat(body.fileno()).st_size)}
         conn.request(method, path, body=body, headers=headers)
         answer = conn.getresponse()
         data = answer.read(MAX_BODY + 1)
@@ -253,8 +260,10 @@ def _connection(parts: urllib.parse.SplitResult, timeout: float) -> http.client.
     host, port = parts.hostname or "", parts.port
     if parts.scheme.lower() == "https":
         context = ssl.create_default_context()
-        return http.client.HTTPSConnection(host, port, timeout=timeout, context=context)
-    return http.client.HTTPConnection(host, port, timeout=timeout)
+        return http.client.HTTPSConnection(
+            host, port, timeout=timeout, context=context, blocksize=BLOCK
+        )
+    return http.client.HTTPConnection(host, port, timeout=timeout, blocksize=BLOCK)
 
 
 def _shut(conn: http.client.HTTPConnection, fired: threading.Event) -> None:
