@@ -183,7 +183,9 @@ def _parser() -> argparse.ArgumentParser:
         help="upload the built graph to a triple store (Graph Store Protocol)",
         description="Replace a named graph (or the default graph) in a triple store "
         "with the validated graph.nt of the last kg build, in one SPARQL 1.1 Graph "
-        "Store Protocol PUT. Refuses a graph built with violations (exit 1).",
+        "Store Protocol PUT. Refuses a graph built with violations (exit 1). A "
+        "build record this machine's kg build did not write (a cloned project's dist/, "
+        "a --no-cache build) is not trusted: the graph is validated first.",
     )
     publish.add_argument("--store", required=True, help="Graph Store Protocol endpoint URL")
     publish.add_argument("--graph", help="named graph IRI, absolute (default: the default graph)")
@@ -695,10 +697,11 @@ def _run(args: argparse.Namespace) -> int:
     if args.command == "cv":
         return _cv(config, args)
     if args.command == "publish":
-        from kg.query.graph_store import publish, published_graph
+        from kg.query.graph_store import publish
 
         password = _password(args, "KG_STORE_PASSWORD")
-        with published_graph(args.source or config.out_dir, args.allow_violations) as built:
+        source = args.source or config.out_dir
+        with _pipeline().publishable(config, source, args.allow_violations) as built:
             status = publish(built, args.store, args.graph, args.user, password, args.timeout)
         target = args.graph or "the default graph"
         print(f"published {built.triples} triples to {target} at {args.store} (HTTP {status})")

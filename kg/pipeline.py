@@ -6,9 +6,11 @@ import datetime
 import os
 import subprocess
 from collections.abc import Callable, Iterator, Mapping
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, BinaryIO, cast
 
 from rdflib import URIRef
 
@@ -44,6 +46,7 @@ from kg.workers import (
 if TYPE_CHECKING:
     from kg.publish.cv.model import Options as CVOptions
     from kg.publish.export import Encoded, Kept, Written
+    from kg.query.graph_store import BuiltGraph
     from kg.query.store import QueryStore
 
 Progress = Callable[[str], None]
@@ -477,3 +480,43 @@ def render_cv(
     from kg.publish.cv.formats import render_cv as render
 
     return render(resolve_project(config), person, fmt, options, config.root / "templates")
+
+
+def publishable(
+    config: Config, out_dir: Path, allow_violations: bool = False
+) -> AbstractContextManager[BuiltGraph]:
+    """The built graph `kg publish` uploads, open (kg.query.graph_store.published_graph).
+
+    `build.json` is taken at its word only when the tree in `out_dir` is one a build on
+    this machine wrote and signed (its output manifest, a signed cache entry) and the
+    record is the file that build wrote. Otherwise (a cloned project's `dist/`, a tree
+    built with `--no-cache` or elsewhere) the record could say anything: the graph file is
+    validated now, with the project's shapes, and that verdict decides."""
+    from kg.query.graph_store import published_graph
+
+    verdict = None if _record_signed_here(config, out_dir) else partial(_verdict, config)
+    return published_graph(out_dir, allow_violations, verdict)
+
+
+def _record_signed_here(config: Config, out_dir: Path) -> bool:
+    from kg.publish.export import previous_tree, still_there
+    from kg.query.graph_store import BUILD_RECORD
+
+    previous = previous_tree(out_dir, output_manifest(config, out_dir))
+    if previous is None or BUILD_RECORD not in previous[1]:
+        return False
+    return still_there(previous, BUILD_RECORD, previous[1][BUILD_RECORD][0])
+
+
+def _verdict(config: Config, path: Path, file: BinaryIO) -> tuple[bool, int]:
+    """Whether the N-Triples `file` conforms to the project's shapes, and its violations."""
+    from kg.errors import UsageError
+    from kg.validate.shacl import validate_ntriples
+
+    file.seek(0)
+    try:
+        lines = (line.decode("utf-8") for line in file)
+        report = validate_ntriples(lines, {}, config.shapes_dir, config.ontology_dir, str(path))
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UsageError(f"cannot read {path} as N-Triples: {exc}") from None
+    return report.conforms, report.count("Violation")

@@ -4,6 +4,7 @@ refusals (violations, a changed graph.nt, relative graph IRIs) before any upload
 
 from __future__ import annotations
 
+import hashlib
 import json
 import shutil
 from pathlib import Path
@@ -137,3 +138,53 @@ def test_password_sources(built, capsys, tmp_path):
     assert "not both" in capsys.readouterr().err
     assert _publish(built, store, "--user", "u", "--password-file", str(tmp_path / "no")) == 2
     assert "cannot read the password file" in capsys.readouterr().err
+
+
+def _clone(project: Path, to: Path) -> Path:
+    """The project as a clone that ships its dist/ (a folder, no .kg-cache: nothing this
+    machine signed)."""
+    ignore = shutil.ignore_patterns(".kg-cache", ".dist.versions")
+    shutil.copytree(project, to, symlinks=False, ignore=ignore)
+    return to
+
+
+def _forge_record(project: Path) -> None:
+    """build.json rewritten to say the graph conforms, with the graph's real hash."""
+    record_path = project / "dist" / "build.json"
+    record = json.loads(record_path.read_text("utf-8"))
+    record.update(conforms=True, violations=0)
+    record["graph"]["sha256"] = hashlib.sha256(_graph_file(project).read_bytes()).hexdigest()
+    record_path.write_text(json.dumps(record), "utf-8")
+
+
+def test_a_cloned_build_record_is_not_taken_at_its_word(tmp_path, capsys):
+    """A cloned project's dist/ with a graph that breaks a shape and a build.json forged to
+    say it conforms: kg publish validates the graph itself and refuses it (it uploaded it)."""
+    project = tmp_path / "made"
+    shutil.copytree(MINI, project)
+    profile = project / "data" / "profiles" / "a-b.yaml"
+    profile.write_text(profile.read_text("utf-8").replace("end: 2024-05", "end: 2022-05"), "utf-8")
+    assert main(["--project", str(project), "build", "--allow-violations"]) == 0
+    clone = _clone(project, tmp_path / "clone")
+    _forge_record(clone)
+    capsys.readouterr()
+    assert _publish(clone, "http://127.0.0.1:9/store") == 1
+    assert "built with 1 violation(s)" in capsys.readouterr().err
+    graph = _graph_file(clone)
+    graph.write_text(graph.read_text("utf-8") + "<x:a> <x:b> .\n", "utf-8")
+    _forge_record(clone)
+    assert _publish(clone, "http://127.0.0.1:9/store", "--allow-violations") == 2
+    err = capsys.readouterr().err
+    assert f"{graph.resolve()}:{_triples(clone)}" in err and "expected an N-Triples triple" in err
+
+
+def test_a_cloned_conforming_graph_is_validated_and_published(built, tmp_path, capsys):
+    clone = _clone(built, tmp_path / "clone")
+    (clone / "dist" / "build.json").write_text(
+        (clone / "dist" / "build.json").read_text("utf-8").replace('"triples": ', '"triples": 1'),
+        "utf-8",
+    )  # the record's count is not trusted either: the lines are counted
+    with oxigraph_server() as base:
+        assert _publish(clone, f"{base}/store", "--graph", GRAPH) == 0
+        assert _count(f"{base}/query", GRAPH) == _triples(clone)
+    assert f"published {_triples(clone)} triples" in capsys.readouterr().out

@@ -35,10 +35,14 @@ class Finding(NamedTuple):
 
 
 def validate_ntriples(
-    lines: Iterable[str], program: Program, ontology: Iterable[PlainTriple] = ()
+    lines: Iterable[str],
+    program: Program,
+    ontology: Iterable[PlainTriple] = (),
+    origin: str = "N-Triples",
 ) -> list[Finding]:
-    """Findings for N-Triples text given as lines or per-subject blocks."""
-    return run(program, Data(_chain(parse_ntriples(lines), ontology)))
+    """Findings for N-Triples text given as lines or per-subject blocks (`origin` names
+    the text in an error about a line)."""
+    return run(program, Data(_chain(parse_ntriples(lines, origin), ontology)))
 
 
 def validate_triples(

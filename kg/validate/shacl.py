@@ -125,13 +125,18 @@ def validate_compiled_apart(
 
 
 def validate_ntriples(
-    lines: Iterable[str], sources: dict[URIRef, Source], shapes_dir: Path, ontology_dir: Path
+    lines: Iterable[str],
+    sources: dict[URIRef, Source],
+    shapes_dir: Path,
+    ontology_dir: Path,
+    origin: str = "N-Triples",
 ) -> Report:
     """The report for a graph given as N-Triples lines or per-subject blocks."""
     from kg.validate import engine
 
     program, ontology = _program(shapes_dir, ontology_dir)
-    return findings_report(engine.validate_ntriples(lines, program, ontology), sources)
+    findings = engine.validate_ntriples(lines, program, ontology, origin)
+    return findings_report(findings, sources)
 
 
 def findings_report(findings: list, sources: dict[URIRef, Source]) -> Report:
