@@ -501,13 +501,23 @@ def load_dataset(data_dir: Path) -> Dataset:
 def load_dataset_partially(
     data_dir: Path, parse_cache: SignedCache | None = None
 ) -> tuple[Dataset, list[Problem]]:
+    """`load_dataset_keyed` without the files' keys."""
+    data, problems, _ = load_dataset_keyed(data_dir, parse_cache)
+    return data, problems
+
+
+def load_dataset_keyed(
+    data_dir: Path, parse_cache: SignedCache | None = None
+) -> tuple[Dataset, list[Problem], dict[str, str]]:
     """Every profile and registry entry that could be read (partly, where a mapping has
     problems) and every problem found; for checking references in the same run.
 
     With `parse_cache`, files whose bytes were read before without problems are not
     parsed again (a build of 10k profiles after one edit parses one), and the loader's
     snapshot (kg.ingest.snapshot) gives back, without reading them, the records of the
-    files whose status did not change since the last build."""
+    files whose status did not change since the last build. The keys: each file read
+    without problems (as `data/...`) -> the parse cache's key of its bytes (none
+    without a cache): a rebuild compares them to tell which files changed."""
     if not data_dir.is_dir():
         problem = Problem(Source(str(data_dir), 0, 0), "", "data directory not found")
         raise InputError([problem])
@@ -536,7 +546,8 @@ def load_dataset_partially(
         news=tuple(news.news) if news is not None else (),
     )
     _share(data, snap, problems)
-    return data, problems
+    keys = {display: entry[1] for display, entry in snap.new.items()} if snap else {}
+    return data, problems, keys
 
 
 def _share(data: Dataset, snap: Snapshot | None, problems: list[Problem]) -> None:
