@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import os
 import re
 import types
 import typing
@@ -579,7 +580,7 @@ def _profile_paths(data_dir: Path, problems: list[Problem]) -> list[Path]:
     if not folder.is_dir():
         problems.append(Problem(where, "", "folder not found; expected one .yaml file per person"))
         return []
-    for path in sorted(folder.glob("*.yml")):
+    for path in sorted(folder.glob("*.yml"), key=_name):
         problems.append(
             Problem(
                 Source(_display(path, data_dir), 0, 0),
@@ -587,10 +588,14 @@ def _profile_paths(data_dir: Path, problems: list[Problem]) -> list[Path]:
                 f"profiles end in .yaml; rename it to {path.stem}.yaml",
             )
         )
-    paths = sorted(folder.glob("*.yaml"))
+    paths = sorted(folder.glob("*.yaml"), key=_name)  # one folder: as Path's own order
     if not paths:
         problems.append(Problem(where, "", "no profiles; expected one .yaml file per person"))
     return paths
+
+
+def _name(path: Path) -> str:
+    return path.name
 
 
 def _outside(path: Path, data_dir: Path) -> bool:
@@ -657,6 +662,10 @@ def _collect(
 
 
 def _display(path: Path, data_dir: Path) -> str:
+    """`data/...` for a file under `data_dir` (its path as given, else)."""
+    text, base = str(path), str(data_dir) + os.sep
+    if text.startswith(base):  # the common case, without pathlib's parsing (20,000 at 10k)
+        return os.path.join("data", text[len(base) :])
     try:
         return str(Path("data") / path.relative_to(data_dir))
     except ValueError:
