@@ -1001,9 +1001,11 @@ def _merge_authors(listings, person_of, problems) -> tuple[AuthorSlot, ...] | No
             )
             problems.append(Problem(pub.source or Source("?", 0, 0), "authors", message))
             return None
-    slots = []
     named = {person for person, r in zip(people, first.authors, strict=True) if not r.group}
     claimants = tuple(slug for slug, _ in listings if slug not in named)
+    if not listings[1:]:
+        return _single_listing_slots(first_slug, first.authors, people, claimants)
+    slots = []
     for rank, refs in enumerate(zip(*(p.authors for _, p in listings), strict=True), start=1):
         head = refs[0]
         slots.append(
@@ -1021,6 +1023,30 @@ def _merge_authors(listings, person_of, problems) -> tuple[AuthorSlot, ...] | No
                     for (slug, _), r in zip(listings, refs, strict=True)
                     if r.equal_contribution or r.corresponding or r.annotation
                 ),
+            )
+        )
+    return tuple(slots)
+
+
+def _single_listing_slots(
+    slug: str, authors: list[PersonRef], people: list[str | None], claimants: tuple[str, ...]
+) -> tuple[AuthorSlot, ...]:
+    """`_merge_authors`' slots of a work one document lists (most works): the same
+    values, without gathering each author's marks across listings."""
+    slots = []
+    for rank, (head, person) in enumerate(zip(authors, people, strict=True), start=1):
+        marked = head.equal_contribution or head.corresponding or head.annotation
+        slots.append(
+            AuthorSlot(
+                rank=rank,
+                person=None if head.group else person,
+                group=slugify(head.name) if head.group else None,
+                printed=(head.name,),
+                equal_contribution=bool(head.equal_contribution),
+                corresponding=None if head.corresponding is None else bool(head.corresponding),
+                annotation=head.annotation if head.annotation else None,
+                members=claimants if head.group else (),
+                marked_by=(slug,) if marked else (),
             )
         )
     return tuple(slots)
