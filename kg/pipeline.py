@@ -271,7 +271,8 @@ def _resolve_kept(
     else:
         resolution, parts = resolve_with_parts(data)
         keeping = kept.keep(resolution, parts, inputs, keys)
-    kept.write(cache, config.data_dir, keeping)
+    if keeping is not last:
+        kept.write(cache, config.data_dir, keeping)
     return resolution
 
 

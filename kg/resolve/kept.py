@@ -160,6 +160,8 @@ def patched(
         _venue_index=venue_index,
         _titles=titles,
     )
+    if not changed:
+        return resolution, kept  # nothing to write again
     new_files = dict(kept.files)
     new_files.update((p.slug, files[profile_file(p.slug)]) for p in changed)
     return resolution, Kept(inputs, kept.slugs, new_files, kept.signatures, persons, kept.parts)
