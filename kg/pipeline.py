@@ -22,10 +22,11 @@ from kg.graph.delta import Table
 from kg.graph.delta import table as subject_table
 from kg.graph.mapping import Mapped, map_graph
 from kg.graph.used import drop_unused
-from kg.ingest.load import load_dataset_partially
+from kg.ingest.load import load_dataset_keyed, load_dataset_partially
 from kg.ingest.redact import redact
 from kg.model import Dataset, PartialDate
-from kg.resolve.identity import Resolution, reference_problems, resolve
+from kg.resolve import kept
+from kg.resolve.identity import Resolution, reference_problems, resolve, resolve_with_parts
 from kg.validate.shacl import (
     Report,
     validate_compiled,
@@ -60,15 +61,20 @@ def _quiet(message: str) -> None:
 def load_project(config: Config, parse_cache: SignedCache | None = None) -> Dataset:
     """Load data/; on mistakes, raise InputError with the structural problems and, in the
     same run, the unknown organizations and venues named by what could be read."""
+    return _load_keyed(config, parse_cache)[0]
+
+
+def _load_keyed(config: Config, parse_cache: SignedCache | None) -> tuple[Dataset, dict[str, str]]:
+    """`load_project`, with each data file's key (kg.ingest.load.load_dataset_keyed)."""
     from kg.ingest.scaffold import duplicate_profiles
 
-    data, problems = load_dataset_partially(config.data_dir, parse_cache)
+    data, problems, keys = load_dataset_keyed(config.data_dir, parse_cache)
     if problems:
         raise InputError([*problems, *reference_problems(data)])
     twice = duplicate_profiles(data)  # one clear error, not every ambiguous author
     if twice:
         raise InputError(twice)
-    return data
+    return data, keys
 
 
 @dataclass(frozen=True)
@@ -234,17 +240,43 @@ OUTPUTS_DIR = ".kg-cache/outputs"  # per output folder: the stamps of its files
 def build_graph(
     config: Config, progress: Progress = _quiet, cache: bool = True
 ) -> tuple[Resolution, Mapped]:
+    from kg.publish.assets import localize, scan
+
     progress("loading data/")
     parse_cache = SignedCache(config.root / PARSE_CACHE_DIR) if cache else None
-    data = local_files(config, redact(load_project(config, parse_cache)))
-    if parse_cache is not None:
-        parse_cache.prune()  # every file was read: what was not used is stale
+    loaded, keys = _load_keyed(config, parse_cache)
+    assets = scan(config.root)
+    data = localize(redact(loaded), assets, config.base_iri)
     progress(f"resolving {len(data.profiles)} profiles")
-    resolution = resolve(data)
+    if parse_cache is None:
+        resolution = resolve(data)
+    else:
+        inputs = kept.inputs_digest(keys, sorted((k, a.digest) for k, a in assets.items()))
+        try:
+            resolution = _resolve_kept(config, parse_cache, data, inputs, keys)
+        finally:
+            parse_cache.prune()  # every file was read: what was not used is stale
     progress("mapping to RDF")
     modified, created = profile_dates(config, data)
     mapped = map_graph(resolution, config.base_iri, modified, created)
     return resolution, drop_unused(mapped, config.base_iri)  # only entries something uses
+
+
+def _resolve_kept(
+    config: Config, cache: SignedCache, data: Dataset, inputs: str, keys: dict[str, str]
+) -> Resolution:
+    """The resolution patched from the last build's when the change is local, else
+    resolved in full (decision 0052); what the next build needs is kept either way."""
+    last = kept.read(cache, config.data_dir)
+    found = kept.patched(last, data, inputs, keys) if last is not None else None
+    if found is not None:
+        resolution, keeping = found
+    else:
+        resolution, parts = resolve_with_parts(data)
+        keeping = kept.keep(resolution, parts, inputs, keys)
+    if keeping is not last:
+        kept.write(cache, config.data_dir, keeping)
+    return resolution
 
 
 def validate_project(

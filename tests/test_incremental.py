@@ -52,6 +52,11 @@ def _edit_title(root: Path) -> None:
     replace_first(_profiles(root)[0], r'^(\s*- title: "?)', r"\1Revised: ")
 
 
+def _edit_year(root: Path) -> None:
+    """A local edit other than a title (decision 0052): the kept resolution is patched."""
+    replace_first(_profiles(root)[0], r"^(    year: )2024$", r"\g<1>2023")
+
+
 def _edit_name(root: Path) -> None:
     replace_first(_profiles(root)[1], r'^name: "?', "name: Dr ")
 
@@ -72,6 +77,7 @@ def _add_profile(root: Path) -> None:
 
 EDITS = {
     "publication title": _edit_title,
+    "publication year": _edit_year,
     "person name": _edit_name,
     "organization name": _edit_organization,
     "profile removed": _remove_profile,

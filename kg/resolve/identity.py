@@ -411,16 +411,24 @@ def _owner_source(profile: Profile) -> Source:
 
 def person_mentions(profile: Profile) -> list[tuple[PersonRef, str]]:
     """Every person a profile names, with the key path it is named at."""
-    found: list[tuple[PersonRef, str]] = []
+    return [(r, f"{part}[{i}].{field}") for refs, part, i, field in _named(profile) for r in refs]
+
+
+def mention_refs(profile: Profile) -> list[PersonRef]:
+    """The refs of `person_mentions`, in its order, without their key paths."""
+    return [r for refs, _, _, _ in _named(profile) for r in refs]
+
+
+def _named(profile: Profile) -> Iterator[tuple[list[PersonRef], str, int, str]]:
+    """The lists of person refs of a profile, in order, with where each list is."""
     for i, e in enumerate(profile.education):
-        found += [(r, f"education[{i}].advisors") for r in e.advisors]
-        found += [(r, f"education[{i}].co_advisors") for r in e.co_advisors]
+        yield e.advisors, "education", i, "advisors"
+        yield e.co_advisors, "education", i, "co_advisors"
     for i, pos in enumerate(profile.positions):
-        found += [(r, f"positions[{i}].mentors") for r in pos.mentors]
-        found += [(r, f"positions[{i}].supervisors") for r in pos.supervisors]
+        yield pos.mentors, "positions", i, "mentors"
+        yield pos.supervisors, "positions", i, "supervisors"
     for i, pub in enumerate(profile.publications):
-        found += [(r, f"publications[{i}].authors") for r in pub.authors if not r.group]
-    return found
+        yield [r for r in pub.authors if not r.group], "publications", i, "authors"
 
 
 class _PersonIndex:
@@ -542,9 +550,10 @@ def suggest_person_key(wanted: str, keys: list[str]) -> str | None:
     return close[0] if close else None
 
 
-def _resolve_persons(data: Dataset, problems: list[Problem]) -> tuple[dict, dict, dict]:
+def _resolve_persons(data: Dataset, problems: list[Problem]) -> tuple[dict, dict, dict, dict]:
     index = _PersonIndex(data, problems)
     person_of: dict[Source, str] = {}
+    mentioned: dict[str, tuple[str | None, ...]] = {}  # slug -> each mention's person
     printed: dict[str, set[str]] = defaultdict(set)
     where: dict[str, set[str]] = defaultdict(set)
     titles: dict[str, set[str]] = defaultdict(set)
@@ -553,8 +562,10 @@ def _resolve_persons(data: Dataset, problems: list[Problem]) -> tuple[dict, dict
         person_of[_owner_source(profile)] = profile.slug
         printed[profile.slug].update([profile.name, *profile.alternate_names])
         where[profile.slug].add(profile.slug)
+        keys: list[str | None] = []
         for ref, path in person_mentions(profile):
             key, by_decision = index.resolve(ref, path, profile.slug)
+            keys.append(key)
             if key is not None and ref.source is not None:
                 person_of[ref.source] = key
                 printed[key].add(ref.name)
@@ -564,6 +575,7 @@ def _resolve_persons(data: Dataset, problems: list[Problem]) -> tuple[dict, dict
                 title = ref.honorific or honorific_of(ref.name)
                 if title:
                     titles[key].add(title)
+        mentioned[profile.slug] = tuple(keys)
     persons = {
         key: PersonEntity(
             e.key,
@@ -576,16 +588,18 @@ def _resolve_persons(data: Dataset, problems: list[Problem]) -> tuple[dict, dict
         )
         for key, e in sorted(index.entities.items())
     }
-    return persons, person_of, decided
+    return persons, person_of, decided, mentioned
 
 
 def _person_notes(
     persons: dict[str, PersonEntity],
     decisions: dict[str, set[str]],
     evidence: dict[str, str] | None = None,
+    near: list[Note] | None = None,
 ) -> list[Note]:
     """The merge report; `evidence` (the `note` of a data/people.yaml entry, by key) is
-    the curator's reason for a decision: it lives here, never in the graph."""
+    the curator's reason for a decision: it lives here, never in the graph. `near`: the
+    near misses when they are known (they depend on the persons' names only)."""
     notes = []
     for p in persons.values():
         if len(p.printed) > 1 or len(p.mentioned_in) > 1:
@@ -597,7 +611,7 @@ def _person_notes(
             if evidence and p.key in evidence:
                 detail += f"; evidence: {evidence[p.key]}"
             notes.append(Note(kind, scheme.path(scheme.PERSON, p.key), detail))
-    return notes + near_misses(persons, decisions)
+    return notes + (near_misses(persons, decisions) if near is None else near)
 
 
 def _basis_text(p: PersonEntity) -> str:
@@ -628,21 +642,28 @@ def identity_basis(
     persons: dict[str, PersonEntity],
     decided: dict[str, set[str]],
     publications: dict[str, PublicationEntity],
+    only: set[str] | None = None,
 ) -> dict[str, PersonEntity]:
     """Each person with the basis of the merge of their mentions across documents.
 
     The documents naming a person are joined when a decision says so (`person:` keys,
     `same_as`) or when both list the same publication with the person at the same place;
     documents still apart after that were merged on the name alone (`name-only`).
+    `only`: the persons whose basis is made again (the others' is kept as it is).
     """
     joins: dict[str, list[tuple[str, str, str]]] = defaultdict(list)
     for pub in publications.values():
+        if len(pub.listings) < 2:
+            continue
         docs = list(dict.fromkeys(slug for slug, _ in pub.listings))
         for slot in pub.authors:
-            if slot.person and len(docs) > 1:
+            if slot.person and len(docs) > 1 and (only is None or slot.person in only):
                 joins[slot.person] += [(docs[0], d, SHARED_PUBLICATION) for d in docs[1:]]
     out = {}
     for key, p in persons.items():
+        if only is not None and key not in only:
+            out[key] = p
+            continue
         links = joins.get(key, []) + [(_REGISTRY, d, DECISION) for d in decided.get(key, ())]
         if p.profile:
             links.append((_REGISTRY, p.profile, ""))
@@ -980,9 +1001,11 @@ def _merge_authors(listings, person_of, problems) -> tuple[AuthorSlot, ...] | No
             )
             problems.append(Problem(pub.source or Source("?", 0, 0), "authors", message))
             return None
-    slots = []
     named = {person for person, r in zip(people, first.authors, strict=True) if not r.group}
     claimants = tuple(slug for slug, _ in listings if slug not in named)
+    if not listings[1:]:
+        return _single_listing_slots(first_slug, first.authors, people, claimants)
+    slots = []
     for rank, refs in enumerate(zip(*(p.authors for _, p in listings), strict=True), start=1):
         head = refs[0]
         slots.append(
@@ -1000,6 +1023,30 @@ def _merge_authors(listings, person_of, problems) -> tuple[AuthorSlot, ...] | No
                     for (slug, _), r in zip(listings, refs, strict=True)
                     if r.equal_contribution or r.corresponding or r.annotation
                 ),
+            )
+        )
+    return tuple(slots)
+
+
+def _single_listing_slots(
+    slug: str, authors: list[PersonRef], people: list[str | None], claimants: tuple[str, ...]
+) -> tuple[AuthorSlot, ...]:
+    """`_merge_authors`' slots of a work one document lists (most works): the same
+    values, without gathering each author's marks across listings."""
+    slots = []
+    for rank, (head, person) in enumerate(zip(authors, people, strict=True), start=1):
+        marked = head.equal_contribution or head.corresponding or head.annotation
+        slots.append(
+            AuthorSlot(
+                rank=rank,
+                person=None if head.group else person,
+                group=slugify(head.name) if head.group else None,
+                printed=(head.name,),
+                equal_contribution=bool(head.equal_contribution),
+                corresponding=None if head.corresponding is None else bool(head.corresponding),
+                annotation=head.annotation if head.annotation else None,
+                members=claimants if head.group else (),
+                marked_by=(slug,) if marked else (),
             )
         )
     return tuple(slots)
@@ -1049,25 +1096,42 @@ def resolve(data: Dataset, with_notes: bool = True) -> Resolution:
 
     `with_notes=False` skips the notes for humans (merges, near misses), which nothing
     but `kg check`/`build` shows: `kg import` resolves only to check the edited profile."""
+    return resolve_with_parts(data, with_notes)[0]
+
+
+@dataclass(frozen=True)
+class Parts:
+    """What `resolve` decided on the way that a rebuild can keep (kg/resolve/kept.py):
+    the decisions by person, each profile's mentions' persons (in `person_mentions`
+    order) and the near-miss notes."""
+
+    decided: dict[str, set[str]]
+    mentioned: dict[str, tuple[str | None, ...]]
+    near: list[Note]
+
+
+def resolve_with_parts(data: Dataset, with_notes: bool = True) -> tuple[Resolution, Parts]:
+    """`resolve`, with the parts a rebuild keeps."""
     problems: list[Problem] = []
     org_index = _index(data.organizations, _org_names, "organization", problems)
     venue_index = _index(data.venues, _venue_names, "venue", problems)
     refs = _Refs(org_index, venue_index, problems)
     _check_references(data, refs)
     _check_units(data, org_index, problems)
-    persons, person_of, decided = _resolve_persons(data, problems)
+    persons, person_of, decided, mentioned = _resolve_persons(data, problems)
     publications, publication_of, pub_notes = _resolve_publications(
         data, person_of, refs, venue_index, problems
     )
     persons = identity_basis(persons, decided, publications)
     decisions = _distinct_decisions(data, persons, problems)
     evidence = {k.key: k.note for k in data.people if k.note}
-    notes = _person_notes(persons, decisions, evidence) if with_notes else []
+    near = near_misses(persons, decisions) if with_notes else []
+    notes = _person_notes(persons, decisions, evidence, near) if with_notes else []
     titles = _title_index(publications)
     _check_project_papers(data, titles, problems)
     if problems:
         raise InputError(problems)
-    return Resolution(
+    resolution = Resolution(
         dataset=data,
         persons=persons,
         person_of=person_of,
@@ -1080,6 +1144,7 @@ def resolve(data: Dataset, with_notes: bool = True) -> Resolution:
         _venue_index=venue_index,
         _titles=titles,
     )
+    return resolution, Parts(dict(decided), mentioned, near)
 
 
 def _distinct_decisions(

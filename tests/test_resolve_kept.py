@@ -1,0 +1,246 @@
+"""Resolution after an edit (decision 0052): a build with the last build's kept
+resolution gives the very `Resolution` and mapped graph of a build without caches,
+patches only after a local edit (profiles changed, their persons' names and mentions
+unchanged) and resolves in full after any other."""
+
+from __future__ import annotations
+
+import pickle
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+from conftest import replace_first, seed_project
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from kg.bench.synth import generate
+from kg.config import load_config
+from kg.errors import InputError
+from kg.pipeline import build_graph
+from kg.resolve import kept
+
+RESOLUTION_FIELDS = (
+    "persons",
+    "person_of",
+    "organizations",
+    "venues",
+    "publications",
+    "publication_of",
+    "notes",
+    "_org_index",
+    "_venue_index",
+    "_titles",
+)
+
+
+class _Spy:
+    """Records what `kept.patched` answered (the real function does the work)."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.answers: list[bool] = []
+        real = kept.patched
+
+        def patched(*args):  # type: ignore[no-untyped-def]
+            found = real(*args)
+            self.answers.append(found is not None)
+            return found
+
+        monkeypatch.setattr(kept, "patched", patched)
+
+
+def _build(root: Path, cache: bool):  # type: ignore[no-untyped-def]
+    try:
+        return build_graph(load_config(root), cache=cache)
+    except InputError as exc:
+        return sorted(str(p) for p in exc.problems)
+
+
+def _assert_same(got, want) -> None:  # type: ignore[no-untyped-def]
+    """The same resolution (values, and dict orders) and the same mapped graph and
+    sources; each publication pickles to the same bytes (the render's record digests)."""
+    if isinstance(want, list):
+        assert got == want
+        return
+    (r, m), (r2, m2) = got, want
+    for name in RESOLUTION_FIELDS:
+        a, b = getattr(r, name), getattr(r2, name)
+        assert a == b, name
+        if isinstance(a, dict):
+            assert list(a) == list(b), name
+    for key, pub in r2.publications.items():
+        assert pickle.dumps(r.publications[key]) == pickle.dumps(pub), key
+    assert r.dataset == r2.dataset
+    assert set(m.triples) == set(m2.triples)
+    assert m.sources == m2.sources
+
+
+# ------------------------------------------------------------------ edits on a generated corpus
+
+
+def _profile(root: Path, n: int) -> Path:
+    files = sorted((root / "data" / "profiles").glob("*.yaml"))
+    return files[n % len(files)]
+
+
+def _nth(path: Path, pattern: str, n: int) -> re.Match | None:
+    found = list(re.finditer(pattern, path.read_text(encoding="utf-8"), flags=re.M))
+    return found[n % len(found)] if found else None
+
+
+def _sub_at(path: Path, match: re.Match, text: str) -> None:
+    old = path.read_text(encoding="utf-8")
+    path.write_text(old[: match.start()] + text + old[match.end() :], encoding="utf-8")
+
+
+def _title(root: Path, n: int, step: int) -> bool:
+    path = _profile(root, n)
+    found = _nth(path, r"^- title: .*$", n // 7)
+    assert found is not None
+    _sub_at(path, found, f"{found.group(0)} rev{step}")
+    return True
+
+
+def _affiliation(root: Path, n: int, step: int) -> bool:
+    path = _profile(root, n)
+    found = _nth(path, r"^- institution: uni-\d+$", n // 7)
+    assert found is not None
+    _sub_at(path, found, f"- institution: uni-{(n + step) % 10}")
+    return True
+
+
+def _coauthor(root: Path, n: int, step: int) -> bool:
+    path = _profile(root, n)
+    found = _nth(path, r"(?<=authors:\n)  - [^:\n]+$", n // 7)  # a first author
+    assert found is not None
+    _sub_at(path, found, f"  - Coauthor Number{step}")
+    return False
+
+
+def _name(root: Path, n: int, step: int) -> bool:
+    replace_first(_profile(root, n), r"^name: ", f"name: Renamed{step} ")
+    return False
+
+
+def _added(root: Path, n: int, step: int) -> bool:
+    source = _profile(root, n)
+    target = source.with_name(f"zz-added-{step}.yaml")
+    text = re.sub(r"^name: .*$", f"name: Added Person{step}", source.read_text(), flags=re.M)
+    target.write_text(re.sub(r"^publications:(.|\n)*", "", text, flags=re.M))
+    return False
+
+
+def _removed(root: Path, n: int, step: int) -> bool:
+    _profile(root, n).unlink()
+    return False
+
+
+def _registry(root: Path, n: int, step: int) -> bool:
+    replace_first(root / "data" / "organizations.yaml", r"^(  name: )", rf"\g<1>Renamed{step} ")
+    return False
+
+
+EDITS = {
+    "title": _title,
+    "affiliation": _affiliation,
+    "coauthor": _coauthor,
+    "name": _name,
+    "added": _added,
+    "removed": _removed,
+    "registry": _registry,
+}
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory) -> Path:
+    root = tmp_path_factory.mktemp("corpus") / "c"
+    generate(root, 24, seed=5)
+    return root
+
+
+@settings(
+    max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    st.lists(st.tuples(st.sampled_from(sorted(EDITS)), st.integers(0, 200)), min_size=1, max_size=4)
+)
+def test_random_edits_give_what_a_full_run_gives(corpus, tmp_path_factory, monkeypatch, edits):
+    root = tmp_path_factory.mktemp("edits") / "c"
+    shutil.copytree(corpus, root)
+    spy = _Spy(monkeypatch)
+    assert not isinstance(_build(root, True), list)  # the kept resolution is written
+    local = True  # every edit since the last kept resolution was local
+    for step, (edit, n) in enumerate(edits):
+        local = EDITS[edit](root, n, step) and local
+        asked = len(spy.answers)
+        got, want = _build(root, True), _build(root, False)
+        _assert_same(got, want)
+        if isinstance(want, list):  # a problem: resolved in full (or not at all), reported
+            assert True not in spy.answers[asked:]
+            continue
+        assert spy.answers[asked:] == [local], (edit, n)
+        local = True
+
+
+def test_unchanged_project_is_patched_and_same(corpus, tmp_path, monkeypatch):
+    root = tmp_path / "c"
+    shutil.copytree(corpus, root)
+    spy = _Spy(monkeypatch)
+    first = _build(root, True)
+    _assert_same(_build(root, True), first)
+    assert spy.answers == [True]  # the first build had nothing kept to patch
+
+
+def test_a_tampered_or_foreign_kept_entry_means_a_full_run(corpus, tmp_path, monkeypatch):
+    from kg.cache import SignedCache
+    from kg.pipeline import PARSE_CACHE_DIR
+
+    root = tmp_path / "c"
+    shutil.copytree(corpus, root)
+    spy = _Spy(monkeypatch)
+    _build(root, True)
+    config = load_config(root)
+    folder = root / PARSE_CACHE_DIR
+    key = kept.state_key(config.data_dir)
+    entry = folder / key[:2] / key
+    entry.write_bytes(entry.read_bytes()[:-3] + b"xyz")  # tampered: the signature fails
+    assert SignedCache(folder).get(key) is None
+    _title(root, 0, 1)
+    _assert_same(_build(root, True), _build(root, False))
+    SignedCache(folder, secret=b"someone else's secret " * 2).put(key, "x")  # foreign
+    _title(root, 3, 2)
+    _assert_same(_build(root, True), _build(root, False))
+    assert spy.answers == []  # neither entry was taken: nothing to patch from
+
+
+# ------------------------------------------------------------------ derived by hand from the seeds
+
+
+def test_seed_title_edit_splits_a_shared_paper(tmp_path, monkeypatch):
+    """ElasticFlow is listed by yihao-zhao.yaml and yinmin-zhong.yaml (one publication;
+    Diandian Gu, first author, is named in both documents and joined by it). Retitled in
+    yihao-zhao.yaml only, it becomes two publications, one listed by each document, and
+    nothing joins Diandian Gu's two documents any more: the basis is the name alone."""
+    root = seed_project(tmp_path / "seeds")
+    spy = _Spy(monkeypatch)
+    before, _ = _build(root, True)
+    old = "elasticflow-an-elastic-serverless-training-platform-for"  # 60 letters, cut at a word
+    assert [s for s, _ in before.publications[old].listings] == ["yihao-zhao", "yinmin-zhong"]
+    assert before.persons["diandian-gu"].basis == ("shared-publication",)
+    replace_first(
+        root / "data" / "profiles" / "yihao-zhao.yaml",
+        r'^  - title: "ElasticFlow: An Elastic Serverless Training Platform for .*$',
+        '  - title: "ElasticFlow: An Elastic Serverless Training Platform (extended)"',
+    )
+    after, _ = _build(root, True)
+    assert spy.answers == [True]  # the edit was patched
+    new = "elasticflow-an-elastic-serverless-training-platform-extended"
+    assert [s for s, _ in after.publications[old].listings] == ["yinmin-zhong"]
+    assert [s for s, _ in after.publications[new].listings] == ["yihao-zhao"]
+    assert after.persons["diandian-gu"].basis == ("name-only",)
+    merged = {n.subject for n in after.notes if n.kind == "merged"}
+    assert f"publication/{old}" not in merged
+    unconfirmed = {n.subject for n in after.notes if n.kind == "unconfirmed"}
+    assert "person/diandian-gu" in unconfirmed
+    _assert_same(_build(root, True), _build(root, False))
