@@ -15,9 +15,9 @@ import math
 import re
 import unicodedata
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
-from functools import cached_property
+from functools import cached_property, partial
 from pathlib import Path
 
 from jinja2 import (
@@ -34,6 +34,7 @@ from markupsafe import Markup, escape
 from rdflib import URIRef
 
 from kg import scheme
+from kg.cache import digest
 from kg.config import NAV_LINKS, SiteConfig
 from kg.display import BIDI_CONTROLS, isolate
 from kg.graph.namespaces import DCTERMS, FOAF, RDF, RDFS, SCHEMA, curie
@@ -591,14 +592,16 @@ class SiteBuilder:
 
     # ------------------------------------------------------------ site-wide pages
 
-    def site_files(self, paths: Sequence[str]) -> dict[str, str]:
+    def site_files(self, paths: Sequence[str], keyed: bool = True) -> dict[str, str]:
         """Publication lists, the lab's network, search, sitemap, robots.txt, feed;
-        `paths`: every thing with a page (for the sitemap)."""
+        `paths`: every thing with a page (for the sitemap). Without `keyed`, the pages
+        of `keyed_pages` are left out (the caller has them)."""
         pubs = sorted(self.r.publications.values(), key=lambda p: p.title.casefold())
         views = {p.key: self.publication_view(p, None, "") for p in pubs}
         by_type = {
             p.key: p.type or publication_type(self.r, p.venue, p.status) or "other" for p in pubs
         }
+        pages = self.keyed_pages(paths) if keyed else {}
         files = {
             "publications.html": self.list_page("Publications by year", views, self.by_year),
             "publications-by-venue.html": self.list_page(
@@ -611,9 +614,7 @@ class SiteBuilder:
                 views,
                 lambda vs: _group(vs, lambda v: TYPE_LABELS.get(by_type[v.key], by_type[v.key])),
             ),
-            "network.html": self.network_page(),
-            "projects.html": self.projects_page(),
-            **{f"{name}.html": self.directory_page(name, paths) for name in self.directories},
+            **{path: render() for path, (_, render) in pages.items()},
             "search.html": self.render("search.html.j2", "search.html"),
             "search-index.js": search_index(self),
             "search.js": SEARCH_SCRIPT,
@@ -622,6 +623,26 @@ class SiteBuilder:
             "feed.xml": atom_feed(self),
         }
         return files
+
+    def keyed_pages(self, paths: Sequence[str]) -> dict[str, tuple[str, Callable[[], str]]]:
+        """The site-wide pages made from a small part of the resolution (the network,
+        the projects, the directories): each page's key (a digest of the values its
+        template is given and of the site's settings; the caller adds kg's code and the
+        project's templates) and how to render it (decision 0055)."""
+        pages = {
+            "network.html": ("network.html.j2", self._network()),
+            "projects.html": ("projects.html.j2", {"projects": self._projects()}),
+            **{f"{name}.html": self._directory(name, paths) for name in self.directories},
+        }
+        return {
+            path: (
+                digest(
+                    self.base, repr(self.settings), template, path, repr(sorted(values.items()))
+                ),
+                partial(self.render, template, path, **values),
+            )
+            for path, (template, values) in pages.items()
+        }
 
     @property
     def directories(self) -> list[str]:
@@ -635,6 +656,10 @@ class SiteBuilder:
 
     def directory_page(self, name: str, paths: Sequence[str]) -> str:
         """Every organization (venue, topic) with a page, by name."""
+        template, values = self._directory(name, paths)
+        return self.render(template, f"{name}.html", **values)
+
+    def _directory(self, name: str, paths: Sequence[str]) -> tuple[str, dict]:
         title, prefix = DIRECTORIES[name]
         entries = []
         for path in paths:
@@ -642,13 +667,8 @@ class SiteBuilder:
                 label = self.graph.value(URIRef(scheme.mint(self.base, path)), SCHEMA.name)
                 entries.append((str(label) if label else path, f"{path}.html"))
         others = [(DIRECTORIES[o][0], f"{o}.html") for o in self.directories if o != name]
-        return self.render(
-            "directory.html.j2",
-            f"{name}.html",
-            title=title,
-            entries=sorted(entries, key=lambda e: e[0].casefold()),
-            others=others,
-        )
+        entries.sort(key=lambda e: e[0].casefold())
+        return "directory.html.j2", {"title": title, "entries": entries, "others": others}
 
     def render(self, template: str, path: str, **values) -> str:
         return self.env.get_template(template).render(
@@ -666,6 +686,10 @@ class SiteBuilder:
         return self.render("list.html.j2", path, title=title, groups=groups, count=len(views))
 
     def network_page(self) -> str:
+        return self.render("network.html.j2", "network.html", **self._network())
+
+    def _network(self) -> dict:
+        """The network page's values: the profiled people and their shared papers."""
         profiles = sorted(self.r.dataset.profiles, key=lambda p: p.name.casefold())
         index = {p.slug: i for i, p in enumerate(profiles)}
         shared: Counter[tuple[int, int]] = Counter()
@@ -676,15 +700,16 @@ class SiteBuilder:
                     shared[(a, b)] += 1
         pairs = [(a, b, n) for (a, b), n in sorted(shared.items())]
         names = [p.name for p in profiles]
-        return self.render(
-            "network.html.j2",
-            "network.html",
-            figure=Markup(network_svg(names, pairs, [page_of(p.slug) for p in profiles])),
-            people=len(names),
-            pairs=[(names[a], names[b], n) for a, b, n in pairs],
-        )
+        return {
+            "figure": Markup(network_svg(names, pairs, [page_of(p.slug) for p in profiles])),
+            "people": len(names),
+            "pairs": [(names[a], names[b], n) for a, b, n in pairs],
+        }
 
     def projects_page(self) -> str:
+        return self.render("projects.html.j2", "projects.html", projects=self._projects())
+
+    def _projects(self) -> list[dict]:
         """The lab's projects (one entry per name across profiles): description, members
         and the papers about them."""
         found: dict[str, dict] = {}
@@ -701,8 +726,7 @@ class SiteBuilder:
                     entry["papers"][key] = LinkView(
                         self.r.publications[key].title, scheme.page_file(scheme.PUBLICATION, key)
                     )
-        projects = sorted(found.values(), key=lambda e: e["name"].casefold())
-        return self.render("projects.html.j2", "projects.html", projects=projects)
+        return sorted(found.values(), key=lambda e: e["name"].casefold())
 
     # ------------------------------------------------------------ readable summaries
 
