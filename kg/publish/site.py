@@ -626,23 +626,31 @@ class SiteBuilder:
 
     def keyed_pages(self, paths: Sequence[str]) -> dict[str, tuple[str, Callable[[], str]]]:
         """The site-wide pages made from a small part of the resolution (the network,
-        the projects, the directories): each page's key (a digest of the values its
-        template is given and of the site's settings; the caller adds kg's code and the
+        the projects, the directories): each page's key (a digest of what the page is
+        made from and of the site's settings; the caller adds kg's code and the
         project's templates) and how to render it (decision 0055)."""
-        pages = {
-            "network.html": ("network.html.j2", self._network()),
-            "projects.html": ("projects.html.j2", {"projects": self._projects()}),
-            **{f"{name}.html": self._directory(name, paths) for name in self.directories},
+        network = self._network()
+        pages: dict[str, tuple[object, Callable[[], str]]] = {
+            "network.html": (network, partial(self._network_page, *network)),
+            "projects.html": self._page(
+                "projects.html.j2", "projects.html", projects=self._projects()
+            ),
+            **{
+                f"{name}.html": self._page(
+                    "directory.html.j2", f"{name}.html", **self._directory(name, paths)
+                )
+                for name in self.directories
+            },
         }
+        settings = repr(self.settings)
         return {
-            path: (
-                digest(
-                    self.base, repr(self.settings), template, path, repr(sorted(values.items()))
-                ),
-                partial(self.render, template, path, **values),
-            )
-            for path, (template, values) in pages.items()
+            path: (digest(self.base, settings, path, repr(made_of)), render)
+            for path, (made_of, render) in pages.items()
         }
+
+    def _page(self, template: str, path: str, **values) -> tuple[object, Callable[[], str]]:
+        """A page made from `values` only: (what it is made of, how to render it)."""
+        return (template, sorted(values.items())), partial(self.render, template, path, **values)
 
     @property
     def directories(self) -> list[str]:
@@ -656,10 +664,9 @@ class SiteBuilder:
 
     def directory_page(self, name: str, paths: Sequence[str]) -> str:
         """Every organization (venue, topic) with a page, by name."""
-        template, values = self._directory(name, paths)
-        return self.render(template, f"{name}.html", **values)
+        return self.render("directory.html.j2", f"{name}.html", **self._directory(name, paths))
 
-    def _directory(self, name: str, paths: Sequence[str]) -> tuple[str, dict]:
+    def _directory(self, name: str, paths: Sequence[str]) -> dict:
         title, prefix = DIRECTORIES[name]
         entries = []
         for path in paths:
@@ -668,7 +675,7 @@ class SiteBuilder:
                 entries.append((str(label) if label else path, f"{path}.html"))
         others = [(DIRECTORIES[o][0], f"{o}.html") for o in self.directories if o != name]
         entries.sort(key=lambda e: e[0].casefold())
-        return "directory.html.j2", {"title": title, "entries": entries, "others": others}
+        return {"title": title, "entries": entries, "others": others}
 
     def render(self, template: str, path: str, **values) -> str:
         return self.env.get_template(template).render(
@@ -686,10 +693,11 @@ class SiteBuilder:
         return self.render("list.html.j2", path, title=title, groups=groups, count=len(views))
 
     def network_page(self) -> str:
-        return self.render("network.html.j2", "network.html", **self._network())
+        return self._network_page(*self._network())
 
-    def _network(self) -> dict:
-        """The network page's values: the profiled people and their shared papers."""
+    def _network(self) -> tuple[list[str], list[tuple[int, int, int]], list[str]]:
+        """What the network page shows: the profiled people's names (by name), the pairs
+        of them with shared papers (and how many), their pages."""
         profiles = sorted(self.r.dataset.profiles, key=lambda p: p.name.casefold())
         index = {p.slug: i for i, p in enumerate(profiles)}
         shared: Counter[tuple[int, int]] = Counter()
@@ -699,12 +707,18 @@ class SiteBuilder:
                 for b in here[i + 1 :]:
                     shared[(a, b)] += 1
         pairs = [(a, b, n) for (a, b), n in sorted(shared.items())]
-        names = [p.name for p in profiles]
-        return {
-            "figure": Markup(network_svg(names, pairs, [page_of(p.slug) for p in profiles])),
-            "people": len(names),
-            "pairs": [(names[a], names[b], n) for a, b, n in pairs],
-        }
+        return [p.name for p in profiles], pairs, [page_of(p.slug) for p in profiles]
+
+    def _network_page(
+        self, names: list[str], pairs: list[tuple[int, int, int]], pages: list[str]
+    ) -> str:
+        return self.render(
+            "network.html.j2",
+            "network.html",
+            figure=Markup(network_svg(names, pairs, pages)),
+            people=len(names),
+            pairs=[(names[a], names[b], n) for a, b, n in pairs],
+        )
 
     def projects_page(self) -> str:
         return self.render("projects.html.j2", "projects.html", projects=self._projects())
