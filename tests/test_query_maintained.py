@@ -215,3 +215,27 @@ def test_a_build_after_edits_keeps_the_answers_equal_to_the_queries(project):
     kept.write_bytes(json.dumps({"head": {"vars": []}, "results": {"bindings": []}}).encode())
     _edit_profile(project, "name: Yihao Zhao-Edited", "name: Yihao Zhao")
     _answers_are_live(project)
+
+
+def test_what_a_query_reads_is_taken_from_the_entry_of_the_same_text(project):
+    """`answers._reads` (decision 0055): the footprint and order an earlier entry found
+    for the very same text are used as they are; for another text, or an entry whose
+    order is not of its form, they are read from the text again."""
+    from kg.query.answers import _reads
+    from kg.query.footprint import footprint
+    from kg.query.maintained import order_of
+
+    query = next(q for q in precomputable(load_config(project)) if q.name == TOP_VENUES)
+    fresh = _reads(query.text, None)
+    assert fresh["footprint"] == footprint(query.text).as_json()
+    plain, keys = order_of(query.text)  # type: ignore[misc]
+    assert fresh["order"] == [plain, [[k, d] for k, d in keys]]
+    other = _reads("SELECT ?s WHERE { ?s <http://schema.org/name> ?n }", None)
+    assert other["order"] is None and other["footprint"] != fresh["footprint"]
+    # an entry of the same text is believed (it is from this user's signed manifest)
+    believed = {**fresh, "footprint": other["footprint"]}
+    assert _reads(query.text, believed)["footprint"] == other["footprint"]
+    # another text's entry, or a malformed order: read again
+    assert _reads(query.text, {**believed, "text_of": other["text_of"]}) == fresh
+    assert _reads(query.text, {**believed, "order": ["x", [["a", "up"]]]}) == fresh
+    assert _reads(query.text, {k: v for k, v in believed.items() if k != "order"}) == fresh

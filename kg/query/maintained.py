@@ -54,7 +54,6 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable
-from functools import lru_cache
 
 import pyoxigraph as ox
 
@@ -82,7 +81,7 @@ def maintain(
     `store`) as kg.query.answers' `_ordered_here` writes it, made from the `earlier`
     answer (those bytes, on the store before the change) and the patch's removed and
     added N-Triples lines `changed`; None where the module's invariant cannot be kept."""
-    plain = _unordered(text)
+    plain = order_of(text)
     old = _rows(earlier)
     triples = _triples(changed)
     if plain is None or old is None or triples is None:
@@ -114,10 +113,25 @@ def maintain(
     return json.dumps(document, ensure_ascii=False, sort_keys=True).encode("utf-8")
 
 
-@lru_cache(maxsize=64)
-def _unordered(text: str) -> tuple[str, list[tuple[str, bool]]] | None:
-    """`unordered`, once per text (it parses the query with rdflib: ~25 ms)."""
-    return unordered(text)
+Order = tuple[str, list[tuple[str, bool]]] | None  # what `unordered` gives
+_ORDERS: dict[str, Order] = {}  # text -> `unordered(text)`, in this process
+MOST_ORDERS = 256
+
+
+def order_of(text: str) -> Order:
+    """`unordered(text)`, once per text and process (it parses the query with rdflib
+    twice: ~15 ms), or as an earlier build found it (`known_order`)."""
+    if text not in _ORDERS:
+        known_order(text, unordered(text))
+    return _ORDERS[text]
+
+
+def known_order(text: str, order: Order) -> None:
+    """What `unordered(text)` gives, found by an earlier build (a signed manifest's
+    entry for this very text: `unordered` is a function of the text alone)."""
+    if len(_ORDERS) >= MOST_ORDERS:
+        _ORDERS.clear()
+    _ORDERS[text] = order
 
 
 def _person_reach(
