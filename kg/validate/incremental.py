@@ -14,6 +14,7 @@ shape, a changed rdfs:subClassOf triple, no usable state) the run is a full one.
 from __future__ import annotations
 
 import hashlib
+import os
 from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -308,12 +309,12 @@ def validate(
     """The findings, from the state kept under `key` when there is a usable one (in this
     process), else from a full run under `isolate` (a forked child for a big graph),
     which keeps the state for the next run. `given`: the build's digest table."""
-    state = cache.get(key)
-    if isinstance(state, State):
-        done = update(triples, program, ontology, state, given)
+    state, head = kept(cache, key)
+    if state is not None:
+        done = update(triples, program, ontology, state, given)  # (`state` is left as it is)
         if done is not None:
             if done[1] is not state:  # (an unchanged graph: the kept state stays as it is)
-                cache.put(key, done[1])
+                keep(cache, key, done[1], state, head)
             return done[0]
 
     def whole() -> list[Finding]:
@@ -323,3 +324,97 @@ def validate(
         return findings
 
     return isolate(whole)
+
+
+# ------------------------------------------------------------------ kept as a base and changes
+
+
+class Delta(NamedTuple):
+    """What one incremental run changed in the state: per table, the entries set and
+    the keys removed (`below` never changes: a changed subclass triple is a full run)."""
+
+    tables: tuple[tuple[dict, tuple], ...]  # in `TABLES` order: (set, removed)
+
+
+class Head(NamedTuple):
+    """The state as kept after an incremental run (decision 0055): a whole state kept
+    under `base` (with the `token` it was kept with) and the changes made since, so that
+    a run after a small edit writes its changes, not the whole state again."""
+
+    base: str
+    token: bytes
+    deltas: tuple[Delta, ...]
+
+
+TABLES = ("digests", "findings", "pointers", "asked", "rows")
+MOST_DELTAS = 16  # runs after a base before it is written whole again
+MOST_CHANGED = 10  # ... or once the changes hold more entries than 1/10 of the digests
+
+
+def kept(cache: SignedCache, key: str) -> tuple[State | None, Head | None]:
+    """The state kept under `key` (a whole one, as a full run keeps it, or a head: its
+    base with the changes applied) and the head; (None, None) when there is none usable
+    (missing, tampered or foreign entries, a base that is not the head's, ill-typed)."""
+    found = cache.get(key)
+    if isinstance(found, State):
+        return found, None
+    if not isinstance(found, Head) or not isinstance(found.deltas, tuple):
+        return None, None
+    base = cache.get(found.base)
+    if not (isinstance(base, tuple) and len(base) == 2 and base[0] == found.token):
+        return None, None
+    state = base[1]
+    if not isinstance(state, State):
+        return None, None
+    for delta in found.deltas:
+        state = _applied(state, delta)
+        if state is None:
+            return None, None
+    return state, found
+
+
+def _applied(state: State, delta: object) -> State | None:
+    """`state` with `delta` applied (its tables changed in place), None if ill-typed."""
+    if not isinstance(delta, Delta) or len(delta.tables) != len(TABLES):
+        return None
+    for name, change in zip(TABLES, delta.tables, strict=True):
+        table = getattr(state, name)
+        if not (isinstance(change, tuple) and len(change) == 2 and isinstance(table, dict)):
+            return None
+        fresh, removed = change
+        if not isinstance(fresh, dict) or not isinstance(removed, tuple):
+            return None
+        for k in removed:
+            table.pop(k, None)
+        table.update(fresh)
+    return state
+
+
+def keep(cache: SignedCache, key: str, new: State, old: State, head: Head | None) -> None:
+    """Keep `new`: as the head of its base with one more change (`old` -> `new`) while
+    the changes stay small, else as a new base (a new token) and an empty head."""
+    if head is not None:
+        delta = _delta(old, new)
+        deltas = (*head.deltas, delta)
+        size = sum(len(t[0]) + len(t[1]) for d in deltas for t in d.tables)
+        if len(deltas) <= MOST_DELTAS and size * MOST_CHANGED <= len(new.digests):
+            cache.put(key, Head(head.base, head.token, deltas))
+            return
+    base, token = base_key(key), os.urandom(16)
+    cache.put(base, (token, new))  # first the base, then the head that names its token
+    cache.put(key, Head(base, token, ()))
+
+
+def base_key(key: str) -> str:
+    """The key of the base entry of the state kept under `key`."""
+    return hashlib.sha256(b"kg validation state base\0" + key.encode()).hexdigest()
+
+
+def _delta(old: State, new: State) -> Delta:
+    tables = []
+    for name in TABLES:
+        before, after = getattr(old, name), getattr(new, name)
+        fresh = {k: v for k, v in after.items() if k not in before or before[k] != v}
+        removed = tuple(k for k in before if k not in after)
+        tables.append((fresh, removed))
+    return Delta(tuple(tables))
