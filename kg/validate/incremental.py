@@ -180,10 +180,11 @@ def update(
     ontology: list[PlainTriple],
     state: State,
     given: Table | None = None,
+    edits: set[str] | None = None,
 ) -> tuple[list[Finding], State] | None:
     """The findings after the change from `state`'s graph to `triples`, with the state
     to keep; None when only a full run can tell. `given`: the build's digest table
-    (else made here)."""
+    (else made here); `edits`, when given, gets the changed subjects (N-Triples texts)."""
     bounded = plan(program)
     if bounded is None:
         return None
@@ -191,7 +192,10 @@ def update(
         memo: dict = {}  # every term's N-Triples text: the digests' walk, then the store's
         given = Table(subject_digests(triples, memo), memo, ())
     digests, memo, _ = given
-    edited = {_plain(s) for s in changed(state.digests, digests)}
+    texts = changed(state.digests, digests)
+    if edits is not None:
+        edits.update(texts)
+    edited = {_plain(s) for s in texts}
     if not edited:  # the same graph: the same findings, the same state
         return sorted((f for out in state.findings.values() for f in out), key=_key), state
     view = GraphView(triples, ontology, program.reads, state.below, memo)
@@ -311,10 +315,11 @@ def validate(
     which keeps the state for the next run. `given`: the build's digest table."""
     state, head = kept(cache, key)
     if state is not None:
-        done = update(triples, program, ontology, state, given)  # (`state` is left as it is)
+        edits: set[str] = set()
+        done = update(triples, program, ontology, state, given, edits)  # `state` stays as is
         if done is not None:
             if done[1] is not state:  # (an unchanged graph: the kept state stays as it is)
-                keep(cache, key, done[1], state, head)
+                keep(cache, key, done[1], state, head, edits)
             return done[0]
 
     def whole() -> list[Finding]:
@@ -390,11 +395,14 @@ def _applied(state: State, delta: object) -> State | None:
     return state
 
 
-def keep(cache: SignedCache, key: str, new: State, old: State, head: Head | None) -> None:
-    """Keep `new`: as the head of its base with one more change (`old` -> `new`) while
-    the changes stay small, else as a new base (a new token) and an empty head."""
+def keep(
+    cache: SignedCache, key: str, new: State, old: State, head: Head | None, edits: set[str]
+) -> None:
+    """Keep `new`: as the head of its base with one more change (`old` -> `new`, whose
+    changed subjects are `edits`) while the changes stay small, else as a new base (a
+    new token) and an empty head."""
     if head is not None:
-        delta = _delta(old, new)
+        delta = _delta(old, new, edits)
         deltas = (*head.deltas, delta)
         size = sum(len(t[0]) + len(t[1]) for d in deltas for t in d.tables)
         if len(deltas) <= MOST_DELTAS and size * MOST_CHANGED <= len(new.digests):
@@ -410,11 +418,20 @@ def base_key(key: str) -> str:
     return hashlib.sha256(b"kg validation state base\0" + key.encode()).hexdigest()
 
 
-def _delta(old: State, new: State) -> Delta:
+def _delta(old: State, new: State, edits: set[str]) -> Delta:
+    """What changed from `old` to `new`. The digests, `asked` and `pointers` differ only
+    at the changed subjects (`update` sets no others), the findings and rows anywhere
+    (small tables: compared whole)."""
+    plain = {_plain(s) for s in edits}
     tables = []
     for name in TABLES:
         before, after = getattr(old, name), getattr(new, name)
-        fresh = {k: v for k, v in after.items() if k not in before or before[k] != v}
-        removed = tuple(k for k in before if k not in after)
+        keys = edits if name == "digests" else plain if name in ("asked", "pointers") else None
+        if keys is None:
+            fresh = {k: v for k, v in after.items() if k not in before or before[k] != v}
+            removed = tuple(k for k in before if k not in after)
+        else:
+            fresh = {k: after[k] for k in keys if k in after}
+            removed = tuple(k for k in keys if k not in after and k in before)
         tables.append((fresh, removed))
     return Delta(tuple(tables))
