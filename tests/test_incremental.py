@@ -75,9 +75,16 @@ def _add_profile(root: Path) -> None:
     replace_first(first.with_name("zz-twin.yaml"), r'^name: "?', "name: Twin ")
 
 
+def _rename_project(root: Path) -> None:  # the projects page (a keyed site page, 0055)
+    replace_first(
+        root / "data" / "profiles" / "yinmin-zhong.yaml", r"\{name: LoongServe", "{name: Loong"
+    )
+
+
 EDITS = {
     "publication title": _edit_title,
     "publication year": _edit_year,
+    "project renamed": _rename_project,
     "person name": _edit_name,
     "organization name": _edit_organization,
     "profile removed": _remove_profile,
@@ -112,6 +119,23 @@ def test_unchanged_files_are_reused_not_rewritten(warm_project, tmp_path):
     assert "graph.nt" not in same  # the dump holds the new title
     edited = _profiles(root)[0].stem
     assert f"site/person/{edited}.html" not in same
+
+
+def test_a_site_page_changed_in_the_previous_tree_is_made_again(warm_project, tmp_path):
+    """The keyed site pages (network, projects, directories: decision 0055) are kept
+    from the previous tree only while its file is untouched: one changed in place is
+    rendered again, and the tree is a cold build's."""
+    root = _copy(warm_project, tmp_path / "project")
+    config = load_config(root)
+    build(config, root / "dist")  # stamps for this copy's own tree
+    for name in ("network.html", "projects.html", "organizations.html"):
+        page = root / "dist" / "site" / name
+        assert page.is_file()
+        page.write_text("tampered", encoding="utf-8")  # in place: the inode is kept
+    build(config, root / "dist")
+    cold = build(config, tmp_path / "cold", cache=False)
+    assert cold.published
+    _assert_same_tree(root / "dist", tmp_path / "cold")
 
 
 def test_a_cache_entry_from_elsewhere_is_never_unpickled(warm_project, tmp_path):

@@ -204,3 +204,52 @@ def test_a_rebuild_after_an_edit_reports_what_a_cold_build_does(tmp_path):
     shutil.rmtree(tmp_path / "p" / STATE_DIR)
     cold = build(config, out=tmp_path / "c", allow_violations=True, jobs=1)
     assert again.report.results == cold.report.results
+
+
+def _tables(state) -> tuple:
+    return tuple(getattr(state, name) for name in incremental.TABLES)
+
+
+def test_the_state_is_kept_as_a_base_and_its_changes(world, tmp_path):
+    """Decision 0055: after a full run, the runs that follow edits keep their changes
+    (a head naming its base) instead of the whole state; read back, the state is the
+    one the run made, and every run's findings are a full run's. A head whose base was
+    written again (another token), or with an ill-typed change, is a miss: a full run."""
+    base, broken, program, ontology = world
+    rng = random.Random(55)
+    injections = _injections(base, broken)
+    cache = SignedCache(tmp_path / "c", secret=b"k" * 32)
+    key = "cd" * 32
+    runs: list[str] = []
+
+    def isolate(run):
+        runs.append("full")
+        return run()
+
+    triples = broken
+    incremental.validate(_graph(triples), program, ontology, cache, key, isolate)
+    for kind in ["title", "violation", "date", "author", "title", "remove triple"]:
+        triples = _edit(triples, kind, rng, injections)
+        graph = _graph(triples)
+        expected, _ = incremental.full(graph, program, ontology)
+        before, _ = incremental.kept(cache, key)
+        assert before is not None
+        made = incremental.update(graph, program, ontology, before)
+        assert made is not None
+        found = incremental.validate(graph, program, ontology, cache, key, isolate)
+        assert compiled(found) == compiled(expected), kind
+        state, head = incremental.kept(cache, key)
+        assert state is not None and _tables(state) == _tables(made[1]), kind
+    assert runs == ["full"]
+    assert head is not None and len(head.deltas) >= 4  # changes, not whole states
+    # the base written again with another token: the head's changes are not applied
+    token, whole = cache.get(head.base)
+    cache.put(head.base, (b"another token", whole))
+    assert incremental.kept(cache, key) == (None, None)
+    assert compiled(incremental.validate(graph, program, ontology, cache, key, isolate)) == (
+        compiled(expected)
+    )
+    assert runs == ["full", "full"]
+    cache.put(key, incremental.Head(head.base, token, ("not a change",)))
+    cache.put(head.base, (token, whole))
+    assert incremental.kept(cache, key) == (None, None)

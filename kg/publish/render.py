@@ -489,14 +489,34 @@ def _task_files(state: _State, task: Task) -> tuple[Files, list[str]]:
     if kind == "void":
         return _void(state), keys
     if kind == "site":
-        paths = sorted(state.pages)
-        return {f"site/{k}": v for k, v in state.site.site_files(paths).items()}, keys
+        return _site(state, keys), keys
     if kind == "people":
         return _written(state, _people(state, start, stop, keys)), keys
     files: dict[str, str | bytes | Kept | Encoded] = {}
     for thing in state.things[start:stop]:
         files.update(_thing(state, thing, keys))
     return _written(state, files), keys
+
+
+def _site(state: _State, keys: list[str]) -> Rendered:
+    """The site-wide pages; with a render cache, those `SiteBuilder.keyed_pages` names
+    are kept under their key while what they show is the same (decision 0055)."""
+    paths = sorted(state.pages)
+    site = state.site
+    if state.cache is None or state.prints is None:
+        return {f"site/{k}": v for k, v in site.site_files(paths).items()}
+    files: dict[str, str | bytes | Kept | Encoded] = {
+        f"site/{k}": v for k, v in site.site_files(paths, keyed=False).items()
+    }
+    for path, (key, render) in site.keyed_pages(paths).items():
+        found = digest(state.prints.settings, "site page", key)
+        page = partial(_one_page, f"site/{path}", render)
+        files.update(_cached(state, found, page, keys))
+    return files
+
+
+def _one_page(rel: str, render: Callable[[], str]) -> dict[str, str]:
+    return {rel: render()}
 
 
 def _written(state: _State, files: Rendered) -> Files:

@@ -15,9 +15,9 @@ import math
 import re
 import unicodedata
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
-from functools import cached_property
+from functools import cached_property, partial
 from pathlib import Path
 
 from jinja2 import (
@@ -34,6 +34,7 @@ from markupsafe import Markup, escape
 from rdflib import URIRef
 
 from kg import scheme
+from kg.cache import digest
 from kg.config import NAV_LINKS, SiteConfig
 from kg.display import BIDI_CONTROLS, isolate
 from kg.graph.namespaces import DCTERMS, FOAF, RDF, RDFS, SCHEMA, curie
@@ -591,14 +592,16 @@ class SiteBuilder:
 
     # ------------------------------------------------------------ site-wide pages
 
-    def site_files(self, paths: Sequence[str]) -> dict[str, str]:
+    def site_files(self, paths: Sequence[str], keyed: bool = True) -> dict[str, str]:
         """Publication lists, the lab's network, search, sitemap, robots.txt, feed;
-        `paths`: every thing with a page (for the sitemap)."""
+        `paths`: every thing with a page (for the sitemap). Without `keyed`, the pages
+        of `keyed_pages` are left out (the caller has them)."""
         pubs = sorted(self.r.publications.values(), key=lambda p: p.title.casefold())
         views = {p.key: self.publication_view(p, None, "") for p in pubs}
         by_type = {
             p.key: p.type or publication_type(self.r, p.venue, p.status) or "other" for p in pubs
         }
+        pages = self.keyed_pages(paths) if keyed else {}
         files = {
             "publications.html": self.list_page("Publications by year", views, self.by_year),
             "publications-by-venue.html": self.list_page(
@@ -611,9 +614,7 @@ class SiteBuilder:
                 views,
                 lambda vs: _group(vs, lambda v: TYPE_LABELS.get(by_type[v.key], by_type[v.key])),
             ),
-            "network.html": self.network_page(),
-            "projects.html": self.projects_page(),
-            **{f"{name}.html": self.directory_page(name, paths) for name in self.directories},
+            **{path: render() for path, (_, render) in pages.items()},
             "search.html": self.render("search.html.j2", "search.html"),
             "search-index.js": search_index(self),
             "search.js": SEARCH_SCRIPT,
@@ -622,6 +623,34 @@ class SiteBuilder:
             "feed.xml": atom_feed(self),
         }
         return files
+
+    def keyed_pages(self, paths: Sequence[str]) -> dict[str, tuple[str, Callable[[], str]]]:
+        """The site-wide pages made from a small part of the resolution (the network,
+        the projects, the directories): each page's key (a digest of what the page is
+        made from and of the site's settings; the caller adds kg's code and the
+        project's templates) and how to render it (decision 0055)."""
+        network = self._network()
+        pages: dict[str, tuple[object, Callable[[], str]]] = {
+            "network.html": (network, partial(self._network_page, *network)),
+            "projects.html": self._page(
+                "projects.html.j2", "projects.html", projects=self._projects()
+            ),
+            **{
+                f"{name}.html": self._page(
+                    "directory.html.j2", f"{name}.html", **self._directory(name, paths)
+                )
+                for name in self.directories
+            },
+        }
+        settings = repr(self.settings)
+        return {
+            path: (digest(self.base, settings, path, repr(made_of)), render)
+            for path, (made_of, render) in pages.items()
+        }
+
+    def _page(self, template: str, path: str, **values) -> tuple[object, Callable[[], str]]:
+        """A page made from `values` only: (what it is made of, how to render it)."""
+        return (template, sorted(values.items())), partial(self.render, template, path, **values)
 
     @property
     def directories(self) -> list[str]:
@@ -635,6 +664,9 @@ class SiteBuilder:
 
     def directory_page(self, name: str, paths: Sequence[str]) -> str:
         """Every organization (venue, topic) with a page, by name."""
+        return self.render("directory.html.j2", f"{name}.html", **self._directory(name, paths))
+
+    def _directory(self, name: str, paths: Sequence[str]) -> dict:
         title, prefix = DIRECTORIES[name]
         entries = []
         for path in paths:
@@ -642,13 +674,8 @@ class SiteBuilder:
                 label = self.graph.value(URIRef(scheme.mint(self.base, path)), SCHEMA.name)
                 entries.append((str(label) if label else path, f"{path}.html"))
         others = [(DIRECTORIES[o][0], f"{o}.html") for o in self.directories if o != name]
-        return self.render(
-            "directory.html.j2",
-            f"{name}.html",
-            title=title,
-            entries=sorted(entries, key=lambda e: e[0].casefold()),
-            others=others,
-        )
+        entries.sort(key=lambda e: e[0].casefold())
+        return {"title": title, "entries": entries, "others": others}
 
     def render(self, template: str, path: str, **values) -> str:
         return self.env.get_template(template).render(
@@ -666,6 +693,11 @@ class SiteBuilder:
         return self.render("list.html.j2", path, title=title, groups=groups, count=len(views))
 
     def network_page(self) -> str:
+        return self._network_page(*self._network())
+
+    def _network(self) -> tuple[list[str], list[tuple[int, int, int]], list[str]]:
+        """What the network page shows: the profiled people's names (by name), the pairs
+        of them with shared papers (and how many), their pages."""
         profiles = sorted(self.r.dataset.profiles, key=lambda p: p.name.casefold())
         index = {p.slug: i for i, p in enumerate(profiles)}
         shared: Counter[tuple[int, int]] = Counter()
@@ -675,16 +707,23 @@ class SiteBuilder:
                 for b in here[i + 1 :]:
                     shared[(a, b)] += 1
         pairs = [(a, b, n) for (a, b), n in sorted(shared.items())]
-        names = [p.name for p in profiles]
+        return [p.name for p in profiles], pairs, [page_of(p.slug) for p in profiles]
+
+    def _network_page(
+        self, names: list[str], pairs: list[tuple[int, int, int]], pages: list[str]
+    ) -> str:
         return self.render(
             "network.html.j2",
             "network.html",
-            figure=Markup(network_svg(names, pairs, [page_of(p.slug) for p in profiles])),
+            figure=Markup(network_svg(names, pairs, pages)),
             people=len(names),
             pairs=[(names[a], names[b], n) for a, b, n in pairs],
         )
 
     def projects_page(self) -> str:
+        return self.render("projects.html.j2", "projects.html", projects=self._projects())
+
+    def _projects(self) -> list[dict]:
         """The lab's projects (one entry per name across profiles): description, members
         and the papers about them."""
         found: dict[str, dict] = {}
@@ -701,8 +740,7 @@ class SiteBuilder:
                     entry["papers"][key] = LinkView(
                         self.r.publications[key].title, scheme.page_file(scheme.PUBLICATION, key)
                     )
-        projects = sorted(found.values(), key=lambda e: e["name"].casefold())
-        return self.render("projects.html.j2", "projects.html", projects=projects)
+        return sorted(found.values(), key=lambda e: e["name"].casefold())
 
     # ------------------------------------------------------------ readable summaries
 

@@ -187,11 +187,11 @@ def _answered(
     query reads (kg.query.footprint) and its result's digest. A query kg keeps up to date
     (`kind`, kg.query.maintained) is answered from the earlier answer and the change
     where it can be, and its result bytes are kept too (named by their digest, `raw`)."""
-    from kg.query.footprint import footprint
     from kg.query.stored import run_embedded
 
+    previous = earlier.entries.get(key) if earlier is not None else None
+    reads = _reads(run_text(store, query), previous)  # for the next build
     found = _maintained(store, query, earlier, key, kind) or _raw(store, query)
-    reads = {"footprint": footprint(run_text(store, query)).as_json()}  # for the next build
     if found is None:  # ASK, or a query read by the page-owner index: answered as asked
         answer = run_embedded(store, query, {}, precomputed=False)
         files = _write_renderings(answer, folder, base)
@@ -201,7 +201,6 @@ def _answered(
     if kind is not None and not _write_new(folder / sha, raw):
         return None
     kept = {"rawfile": sha} if kind is not None else {}
-    previous = earlier.entries.get(key) if earlier is not None else None
     if (
         earlier is not None
         and isinstance(previous, dict)
@@ -216,6 +215,40 @@ def _answered(
     if files is None:
         return None
     return {**_entry(answer, base, files), **reads, "raw": sha, **kept}
+
+
+def _reads(text: str, previous: object) -> dict:
+    """What the query `text` reads (kg.query.footprint) and how kg orders its rows
+    (kg.query.ordered.unordered), with the text's digest: the `previous` entry's, when
+    they were read from the same text (the entry is from this user's signed manifest;
+    both are functions of the text alone), else read from the text (rdflib parses it:
+    ~40 ms a query). The order is also given to `maintained.order_of`."""
+    from kg.query.footprint import Footprint, footprint
+    from kg.query.maintained import known_order, order_of
+
+    of = hashlib.sha256(text.encode("utf-8")).hexdigest()
+    if isinstance(previous, dict) and previous.get("text_of") == of and "order" in previous:
+        reads, order = Footprint.from_json(previous.get("footprint")), previous.get("order")
+        known = _order_from_json(order)
+        if reads is not None and (order is None or known is not None):
+            known_order(text, known)
+            return {"footprint": reads.as_json(), "order": order, "text_of": of}
+    order = order_of(text)
+    keys = None if order is None else [order[0], [[k, d] for k, d in order[1]]]
+    return {"footprint": footprint(text).as_json(), "order": keys, "text_of": of}
+
+
+def _order_from_json(found: object) -> tuple[str, list[tuple[str, bool]]] | None:
+    """An order as `_reads` keeps it, or None where it is not of that form."""
+    if not (isinstance(found, list) and len(found) == 2 and isinstance(found[0], str)):
+        return None
+    keys = found[1]
+    if not isinstance(keys, list) or not all(
+        isinstance(k, list) and len(k) == 2 and isinstance(k[0], str) and isinstance(k[1], bool)
+        for k in keys
+    ):
+        return None
+    return found[0], [(k[0], k[1]) for k in keys]
 
 
 def _maintainable(query: StoredQuery) -> str | None:
@@ -280,9 +313,10 @@ def _ordered_here(
 
     import pyoxigraph as ox
 
-    from kg.query.ordered import in_order, unordered
+    from kg.query.maintained import order_of
+    from kg.query.ordered import in_order
 
-    plain = unordered(text)
+    plain = order_of(text)
     if plain is None:
         return None
     result = store.query(plain[0], query.name)

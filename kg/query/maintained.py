@@ -1,7 +1,9 @@
-"""Two of kg's own precomputed answers kept up to date from the changed triples after an
-edit (decision 0050), instead of asking the whole query again: `profile-completeness`
-(rows per profiled person) and `ranked-venue-papers` (one row per name, for each ranking
-list and rank it is answered ahead for).
+"""Five of kg's own precomputed answers kept up to date from the changed triples after an
+edit (decisions 0050, 0055), instead of asking the whole query again:
+`profile-completeness` (rows per profiled person), `ranked-venue-papers` (one row per
+name, for each ranking list and rank it is answered ahead for), and the `KEYED` ones,
+whose rows are asked again by a key column: `top-venues` (by venue),
+`publications-by-venue-year` (by a venue's name), `equal-contribution` (by title).
 
 Invariant: a maintained answer is the earlier answer's rows for every key (a person, a
 name) that no changed triple can reach, plus the query asked again restricted to the
@@ -26,6 +28,21 @@ the changed triples and the new store alone:
   `kg:ranking` changed, and every changed name literal (a removed authorship names its
   author itself); the query is asked again for every person who has one of those
   names, keeping only those names' rows.
+- `top-venues` (a venue's row: its `kg:venue` papers and its names): reached are the
+  objects of changed `kg:venue` triples and the subjects of changed `schema:name`.
+- `publications-by-venue-year` (a row per paper and venue, keyed by the venue's name):
+  reached are every changed name literal, the names (new store) of the objects of
+  changed `kg:venue` triples and of the venues (new store) of every subject of a
+  changed name, date or venue triple. What the old store held and the new one lacks is
+  in the removed triples themselves (a removed venue link names the venue; a removed
+  name is a changed literal).
+- `equal-contribution` (a row per equal-contribution authorship, keyed by the paper's
+  title): reached are every changed name literal and the titles (new store) of the
+  papers a changed triple is about: as the paper (`kg:authorship`, `schema:name`), as
+  one of its authorships (`kg:equalContribution`, `kg:rank`, `kg:author`, or the
+  object of `kg:authorship`) or as an author of one (a changed `schema:name`). Its
+  sub-SELECT of every person's name is restricted too, to the authors of the papers
+  of those titles.
 
 Anything unexpected (blank nodes in the change, too many changed triples or reached
 keys, an earlier answer that is not SPARQL JSON results) gives None: the whole query is
@@ -37,7 +54,6 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable
-from functools import lru_cache
 
 import pyoxigraph as ox
 
@@ -48,7 +64,11 @@ from kg.query.store import QueryStore
 
 COMPLETENESS = "profile-completeness"
 RANKED = "ranked-venue-papers"
-KINDS = (COMPLETENESS, RANKED)
+TOP_VENUES = "top-venues"
+BY_VENUE_YEAR = "publications-by-venue-year"
+EQUAL = "equal-contribution"
+KEYED = {TOP_VENUES: "venue", BY_VENUE_YEAR: "venue", EQUAL: "title"}  # kind -> key column
+KINDS = (COMPLETENESS, RANKED, *KEYED)
 MOST_CHANGED = 5_000  # changed triples (lines of the patch); more: asked whole
 MOST_REACHED = 2_000  # keys a change reaches; more: asked whole
 _WHERE = re.compile(r"\bWHERE\s*\{", re.IGNORECASE)
@@ -61,25 +81,27 @@ def maintain(
     `store`) as kg.query.answers' `_ordered_here` writes it, made from the `earlier`
     answer (those bytes, on the store before the change) and the patch's removed and
     added N-Triples lines `changed`; None where the module's invariant cannot be kept."""
-    plain = _unordered(text)
+    plain = order_of(text)
     old = _rows(earlier)
     triples = _triples(changed)
     if plain is None or old is None or triples is None:
         return None
     variables, rows = old
-    if kind == COMPLETENESS:
-        reached = _completeness_reach(store, triples)
-        where, column = 0, "person"
-    elif kind == RANKED:
-        reached = _ranked_reach(store, triples)
-        where, column = 1, "name"
+    if kind in KEYED:
+        column = KEYED[kind]
+        keyed = _keyed_reach(store, kind, triples)
+        if keyed is None:
+            return None
+        keys, values = keyed
+        restricted = _keyed_restricted(plain[0], kind, values)
+        asked = _asked(store, restricted, variables) if values and restricted else []
     else:
-        return None
-    if reached is None:
-        return None
-    keys, persons = reached
-    restricted = _restricted(plain[0], where, _restriction(kind, persons))
-    asked = _asked(store, restricted, variables) if persons and restricted else []
+        reached, where, column = _person_reach(store, kind, triples)
+        if reached is None:
+            return None
+        keys, persons = reached
+        restricted = _restricted(plain[0], where, _restriction(kind, persons))
+        asked = _asked(store, restricted, variables) if persons and restricted else []
     if asked is None or restricted is None:
         return None
     kept = [row for row in rows if _term(row.get(column)) not in keys]
@@ -91,10 +113,37 @@ def maintain(
     return json.dumps(document, ensure_ascii=False, sort_keys=True).encode("utf-8")
 
 
-@lru_cache(maxsize=64)
-def _unordered(text: str) -> tuple[str, list[tuple[str, bool]]] | None:
-    """`unordered`, once per text (it parses the query with rdflib: ~25 ms)."""
-    return unordered(text)
+Order = tuple[str, list[tuple[str, bool]]] | None  # what `unordered` gives
+_ORDERS: dict[str, Order] = {}  # text -> `unordered(text)`, in this process
+MOST_ORDERS = 256
+
+
+def order_of(text: str) -> Order:
+    """`unordered(text)`, once per text and process (it parses the query with rdflib
+    twice: ~15 ms), or as an earlier build found it (`known_order`)."""
+    if text not in _ORDERS:
+        known_order(text, unordered(text))
+    return _ORDERS[text]
+
+
+def known_order(text: str, order: Order) -> None:
+    """What `unordered(text)` gives, found by an earlier build (a signed manifest's
+    entry for this very text: `unordered` is a function of the text alone)."""
+    if len(_ORDERS) >= MOST_ORDERS:
+        _ORDERS.clear()
+    _ORDERS[text] = order
+
+
+def _person_reach(
+    store: QueryStore, kind: str, triples: list[ox.Triple]
+) -> tuple[Reach | None, int, str]:
+    """The reach of a query whose rows are asked again for persons, the `WHERE` group
+    the restriction goes in, and the key column."""
+    if kind == COMPLETENESS:
+        return _completeness_reach(store, triples), 0, "person"
+    if kind == RANKED:
+        return _ranked_reach(store, triples), 1, "name"
+    return None, 0, ""
 
 
 def _rows(raw: bytes) -> tuple[list[str], list[dict]] | None:
@@ -173,6 +222,83 @@ def _ranked_reach(store: QueryStore, triples: list[ox.Triple]) -> Reach | None:
     return {_term(t) for t in found}, {t["value"] for t in people if t.get("type") == "uri"}
 
 
+def _keyed_reach(
+    store: QueryStore, kind: str, triples: list[ox.Triple]
+) -> tuple[set[str], list[str]] | None:
+    """The keys (`_term`) of a `KEYED` query a change can reach, and each written as
+    SPARQL for a VALUES block (decision 0055). The reach is found in the new store; what
+    the old store held that the new one lacks is in the removed triples themselves."""
+    name = f"{SCHEMA}name"
+    names = " ".join(sorted({str(t.object) for t in triples if t.predicate.value == name}))
+    if kind == TOP_VENUES:  # rows by venue: its papers (kg:venue) and its names
+        venues = _objects(triples, f"{KG}venue") | _subjects(triples, name)
+        select = f"{{ {_values('n', venues)} }}"
+    elif kind == BY_VENUE_YEAR:  # rows by a venue's name: its papers' names and dates
+        moved = {f"{SCHEMA}datePublished", f"{KG}venue", name}
+        papers = _subjects_any(triples, moved)
+        select = (
+            f"{{ {_values('s', _objects(triples, f'{KG}venue'))} ?s <{name}> ?n }} UNION "
+            f"{{ {_values('p', papers)} ?p <{KG}venue> ?s . ?s <{name}> ?n }} UNION "
+            f"{{ VALUES ?n {{ {names} }} }}"
+        )
+    else:  # EQUAL, rows by title: the authorships of the paper and their authors' names
+        return _equal_reach(store, triples, names)
+    return _keys(store, select)
+
+
+def _equal_reach(
+    store: QueryStore, triples: list[ox.Triple], names: str
+) -> tuple[set[str], list[str]] | None:
+    """`_keyed_reach` of `equal-contribution`: the titles of every paper a changed
+    triple is about (as the paper, one of its authorships, or an author of one)."""
+    name, authorship = f"<{SCHEMA}name>", f"<{KG}authorship>"
+    facts = {f"{KG}equalContribution", f"{KG}rank", f"{KG}author"}
+    papers = _subjects(triples, f"{KG}authorship") | _subjects(triples, f"{SCHEMA}name")
+    shares = _subjects_any(triples, facts)
+    shares |= _objects(triples, f"{KG}authorship")
+    who = _subjects(triples, f"{SCHEMA}name")
+    return _keys(
+        store,
+        f"{{ {_values('p', papers)} ?p {name} ?n }} UNION "
+        f"{{ {_values('a', shares)} ?p {authorship} ?a . ?p {name} ?n }} UNION "
+        f"{{ {_values('w', who)} ?a <{KG}author> ?w . ?p {authorship} ?a . ?p {name} ?n }} "
+        f"UNION {{ VALUES ?n {{ {names} }} }}",
+    )
+
+
+def _keys(store: QueryStore, select: str) -> tuple[set[str], list[str]] | None:
+    """The distinct `?n` of the pattern `select`, as keys and as SPARQL terms."""
+    found = _column(store, f"SELECT DISTINCT ?n WHERE {{ {select} }}")
+    if found is None or len(found) > MOST_REACHED:
+        return None
+    written = sorted(
+        f"<{t['value']}>" if t.get("type") == "uri" else _literal(t)
+        for t in found
+        if t.get("type") in ("uri", "literal", "typed-literal")
+    )
+    if len(written) != len(found):  # a blank node: no VALUES block can name it
+        return None
+    return {_term(t) for t in found}, written
+
+
+def _objects(triples: Iterable[ox.Triple], predicate: str) -> set[str]:
+    """The IRIs that are objects of changed triples of `predicate`."""
+    return {
+        t.object.value
+        for t in triples
+        if t.predicate.value == predicate and isinstance(t.object, ox.NamedNode)
+    }
+
+
+def _subjects_any(triples: Iterable[ox.Triple], predicates: set[str]) -> set[str]:
+    """The IRIs that are subjects of changed triples of any of `predicates`."""
+    return {
+        t.subject.value
+        for t in triples
+        if t.predicate.value in predicates and isinstance(t.subject, ox.NamedNode)
+    }
+
+
 def _subjects(triples: Iterable[ox.Triple], predicate: str) -> set[str]:
     """The IRIs that are subjects of changed triples of `predicate`."""
     return {
@@ -234,6 +360,24 @@ def _restriction(kind: str, persons: set[str]) -> str:
     if kind == RANKED:
         return f"{{ SELECT ?paper ?person WHERE {{ {values} ?paper <{SCHEMA}author> ?person }} }}"
     return values
+
+
+def _keyed_restricted(text: str, kind: str, values: list[str]) -> str | None:
+    """A `KEYED` query asked for the keys `values` only: a VALUES block on the key
+    column in the outer group; for `equal-contribution` also its sub-SELECT of every
+    person's name restricted to the authors of the papers of those titles (the outer
+    group joins it on ?who only for them, so the same rows for those titles)."""
+    if kind == EQUAL:
+        name, authorship, author = f"<{SCHEMA}name>", f"<{KG}authorship>", f"<{KG}author>"
+        authors = (
+            f"{{ SELECT DISTINCT ?who WHERE {{ VALUES ?t {{ {' '.join(values)} }} "
+            f"?p {name} ?t ; {authorship} ?x . ?x {author} ?who }} }}"
+        )
+        found = _restricted(text, 1, authors)
+        if found is None:
+            return None
+        text = found
+    return _restricted(text, 0, f"VALUES ?{KEYED[kind]} {{ {' '.join(values)} }}")
 
 
 def _restricted(text: str, at: int, restriction: str) -> str | None:

@@ -14,6 +14,7 @@ shape, a changed rdfs:subClassOf triple, no usable state) the run is a full one.
 from __future__ import annotations
 
 import hashlib
+import os
 from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -179,10 +180,11 @@ def update(
     ontology: list[PlainTriple],
     state: State,
     given: Table | None = None,
+    edits: set[str] | None = None,
 ) -> tuple[list[Finding], State] | None:
     """The findings after the change from `state`'s graph to `triples`, with the state
     to keep; None when only a full run can tell. `given`: the build's digest table
-    (else made here)."""
+    (else made here); `edits`, when given, gets the changed subjects (N-Triples texts)."""
     bounded = plan(program)
     if bounded is None:
         return None
@@ -190,7 +192,10 @@ def update(
         memo: dict = {}  # every term's N-Triples text: the digests' walk, then the store's
         given = Table(subject_digests(triples, memo), memo, ())
     digests, memo, _ = given
-    edited = {_plain(s) for s in changed(state.digests, digests)}
+    texts = changed(state.digests, digests)
+    if edits is not None:
+        edits.update(texts)
+    edited = {_plain(s) for s in texts}
     if not edited:  # the same graph: the same findings, the same state
         return sorted((f for out in state.findings.values() for f in out), key=_key), state
     view = GraphView(triples, ontology, program.reads, state.below, memo)
@@ -308,12 +313,13 @@ def validate(
     """The findings, from the state kept under `key` when there is a usable one (in this
     process), else from a full run under `isolate` (a forked child for a big graph),
     which keeps the state for the next run. `given`: the build's digest table."""
-    state = cache.get(key)
-    if isinstance(state, State):
-        done = update(triples, program, ontology, state, given)
+    state, head = kept(cache, key)
+    if state is not None:
+        edits: set[str] = set()
+        done = update(triples, program, ontology, state, given, edits)  # `state` stays as is
         if done is not None:
             if done[1] is not state:  # (an unchanged graph: the kept state stays as it is)
-                cache.put(key, done[1])
+                keep(cache, key, done[1], state, head, edits)
             return done[0]
 
     def whole() -> list[Finding]:
@@ -323,3 +329,109 @@ def validate(
         return findings
 
     return isolate(whole)
+
+
+# ------------------------------------------------------------------ kept as a base and changes
+
+
+class Delta(NamedTuple):
+    """What one incremental run changed in the state: per table, the entries set and
+    the keys removed (`below` never changes: a changed subclass triple is a full run)."""
+
+    tables: tuple[tuple[dict, tuple], ...]  # in `TABLES` order: (set, removed)
+
+
+class Head(NamedTuple):
+    """The state as kept after an incremental run (decision 0055): a whole state kept
+    under `base` (with the `token` it was kept with) and the changes made since, so that
+    a run after a small edit writes its changes, not the whole state again."""
+
+    base: str
+    token: bytes
+    deltas: tuple[Delta, ...]
+
+
+TABLES = ("digests", "findings", "pointers", "asked", "rows")
+MOST_DELTAS = 16  # runs after a base before it is written whole again
+MOST_CHANGED = 10  # ... or once the changes hold more entries than 1/10 of the digests
+
+
+def kept(cache: SignedCache, key: str) -> tuple[State | None, Head | None]:
+    """The state kept under `key` (a whole one, as a full run keeps it, or a head: its
+    base with the changes applied) and the head; (None, None) when there is none usable
+    (missing, tampered or foreign entries, a base that is not the head's, ill-typed)."""
+    found = cache.get(key)
+    if isinstance(found, State):
+        return found, None
+    if not isinstance(found, Head) or not isinstance(found.deltas, tuple):
+        return None, None
+    base = cache.get(found.base)
+    if not (isinstance(base, tuple) and len(base) == 2 and base[0] == found.token):
+        return None, None
+    state = base[1]
+    if not isinstance(state, State):
+        return None, None
+    for delta in found.deltas:
+        state = _applied(state, delta)
+        if state is None:
+            return None, None
+    return state, found
+
+
+def _applied(state: State, delta: object) -> State | None:
+    """`state` with `delta` applied (its tables changed in place), None if ill-typed."""
+    if not isinstance(delta, Delta) or len(delta.tables) != len(TABLES):
+        return None
+    for name, change in zip(TABLES, delta.tables, strict=True):
+        table = getattr(state, name)
+        if not (isinstance(change, tuple) and len(change) == 2 and isinstance(table, dict)):
+            return None
+        fresh, removed = change
+        if not isinstance(fresh, dict) or not isinstance(removed, tuple):
+            return None
+        for k in removed:
+            table.pop(k, None)
+        table.update(fresh)
+    return state
+
+
+def keep(
+    cache: SignedCache, key: str, new: State, old: State, head: Head | None, edits: set[str]
+) -> None:
+    """Keep `new`: as the head of its base with one more change (`old` -> `new`, whose
+    changed subjects are `edits`) while the changes stay small, else as a new base (a
+    new token) and an empty head."""
+    if head is not None:
+        delta = _delta(old, new, edits)
+        deltas = (*head.deltas, delta)
+        size = sum(len(t[0]) + len(t[1]) for d in deltas for t in d.tables)
+        if len(deltas) <= MOST_DELTAS and size * MOST_CHANGED <= len(new.digests):
+            cache.put(key, Head(head.base, head.token, deltas))
+            return
+    base, token = base_key(key), os.urandom(16)
+    cache.put(base, (token, new))  # first the base, then the head that names its token
+    cache.put(key, Head(base, token, ()))
+
+
+def base_key(key: str) -> str:
+    """The key of the base entry of the state kept under `key`."""
+    return hashlib.sha256(b"kg validation state base\0" + key.encode()).hexdigest()
+
+
+def _delta(old: State, new: State, edits: set[str]) -> Delta:
+    """What changed from `old` to `new`. The digests, `asked` and `pointers` differ only
+    at the changed subjects (`update` sets no others), the findings and rows anywhere
+    (small tables: compared whole)."""
+    plain = {_plain(s) for s in edits}
+    tables = []
+    for name in TABLES:
+        before, after = getattr(old, name), getattr(new, name)
+        keys = edits if name == "digests" else plain if name in ("asked", "pointers") else None
+        if keys is None:
+            fresh = {k: v for k, v in after.items() if k not in before or before[k] != v}
+            removed = tuple(k for k in before if k not in after)
+        else:
+            fresh = {k: after[k] for k in keys if k in after}
+            removed = tuple(k for k in keys if k not in after and k in before)
+        tables.append((fresh, removed))
+    return Delta(tuple(tables))
