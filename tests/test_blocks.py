@@ -14,13 +14,16 @@ from rdflib import BNode, Literal, URIRef
 
 from kg.config import load_config
 from kg.graph.namespaces import FOAF, KG, RDF, SCHEMA, XSD
+from kg.graph.ntriples import to_ntriples
 from kg.graph.triples import Triples
 from kg.publish import export
 from kg.publish.blocks import dump_text, table_of
 from kg.publish.export import (
+    STUB_FACTS,
     NodeBlocks,
     colliding_prefixes,
     described,
+    description_texts,
     to_jsonld,
     to_turtle,
 )
@@ -50,7 +53,15 @@ OBJECTS = [
     Literal("2020-01-02", datatype=XSD.date),
     Literal("x", datatype=XSD.string),
 ]
-PREDICATES = [RDF.type, SCHEMA.name, SCHEMA.author, FOAF.made, KG.author, SCHEMA.about]
+PREDICATES = [
+    RDF.type,
+    SCHEMA.name,
+    SCHEMA.url,
+    SCHEMA.author,
+    FOAF.made,
+    KG.author,
+    SCHEMA.about,
+]
 TRIPLE = st.tuples(st.sampled_from(NODES), st.sampled_from(PREDICATES), st.sampled_from(OBJECTS))
 
 
@@ -75,6 +86,29 @@ def test_files_joined_from_blocks_are_the_writers_texts(triples, owned, picked, 
     for subset in (described(graph, set(owned)), chosen, graph):
         assert to_turtle(subset, blocks) == to_turtle(subset)
         assert to_jsonld(subset, blocks) == to_jsonld(subset)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.lists(TRIPLE, min_size=0, max_size=30),
+    st.lists(st.lists(st.sampled_from(NODES), max_size=3), min_size=1, max_size=4),
+    st.integers(1, 4),
+)
+def test_descriptions_in_one_pass_are_the_writers_texts(triples, owners, size):
+    """A description's three files made in one pass (`description_texts`: the table's
+    whole nodes, the stubs kept by one process across files) are the texts each writer
+    gives without the table, for every description one process writes in turn."""
+    graph = Triples(triples)
+    blocks = NodeBlocks(graph, table_of(graph, size=size))
+    blocks.collision_free = not colliding_prefixes(t for triple in graph for t in triple)
+    for owned in owners:
+        subset = described(graph, set(owned))
+        texts = description_texts(subset, blocks)
+        assert texts == {
+            "ttl": to_turtle(subset),
+            "jsonld": to_jsonld(subset),
+            "nt": to_ntriples(subset),
+        }
 
 
 @pytest.fixture()
@@ -111,6 +145,26 @@ def test_a_build_formats_each_whole_node_once(mini_build, formatted):
             size = sum(map(len, graph.describe(s).values()))
             assert calls[s, size] == 1, (fmt, s, calls[s, size])
     assert files["graph.ttl"] == to_turtle(graph) and files["graph.jsonld"] == to_jsonld(graph)
+
+
+def test_a_render_formats_each_stub_once(mini_build, monkeypatch):
+    """A node a file shows only the type, name and URL of (a co-author, a venue) is
+    formatted once per process, however many files show it."""
+    from kg.publish.render import render_outputs
+
+    stubs: Counter = Counter()
+    turtle_block = export._turtle_block
+
+    def counted(s, predicates, term):
+        if all(p in STUB_FACTS for p in predicates):
+            stubs[s] += 1
+        return turtle_block(s, predicates, term)
+
+    monkeypatch.setattr(export, "_turtle_block", counted)
+    resolution, mapped = mini_build
+    files = render_outputs(load_config(MINI), resolution, mapped.triples)
+    shown = [s for s in stubs if sum(str(s) in text for text in files.values()) > 2]
+    assert shown and max(stubs.values()) == 1  # each formatted once, most shown often
 
 
 def test_a_subject_added_changes_one_range_of_the_table():

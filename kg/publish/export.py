@@ -27,9 +27,9 @@ from kg import scheme
 from kg.cache import SignedCache
 from kg.errors import ProjectError
 from kg.files import FOLDER_FLAGS
-from kg.formats import JSONLD, RDF_FORMATS, TURTLE
+from kg.formats import JSONLD, NTRIPLES, RDF_FORMATS, TURTLE
 from kg.graph.namespaces import DCAT, DCTERMS, FOAF, KG, PREFIXES, RDF, SCHEMA, VOID, XSD, curie
-from kg.graph.ntriples import nt_object, nt_string, to_ntriples
+from kg.graph.ntriples import memo_terms, nt_object, nt_string, subject_block, to_ntriples
 from kg.graph.triples import GraphLike, Triple, Triples
 from kg.publish.jsontext import dumps
 from kg.publish.outdir import MARKER, remove_at, replace_tree
@@ -135,6 +135,8 @@ class NodeBlocks:
         # set by the renderer when no IRI of the whole graph collides with a context
         # prefix: then no subset's does, and a file need not look (`to_jsonld`)
         self.collision_free = False
+        # the texts of stubs (`description_texts`), formatted once per process
+        self.stubs: dict[Node, tuple[str, AbstractSet[str], str]] = {}
 
     def forget_terms(self) -> None:
         """Empty the term texts (pure memos) this process made, e.g. while formatting its
@@ -144,6 +146,7 @@ class NodeBlocks:
         self.turtle_terms.memo.clear()
         self.json_terms.keys.clear()
         self.json_terms.values.clear()
+        self.stubs.clear()
 
 
 def _node_text(
@@ -395,6 +398,94 @@ SERIALIZERS: dict[str, tuple[str, Writer]] = {
 def serialize(ext: str, graph: Iterable[Triple], blocks: NodeBlocks | None = None) -> str:
     """`graph` in the format with extension `ext` (a row of kg.formats.RDF_FORMATS)."""
     return SERIALIZERS[ext][1](graph, blocks)
+
+
+# --------------------------------------------------------------------------- descriptions
+
+# What `described` gives of every node it reaches: all of its triples with these predicates.
+STUB_FACTS = frozenset((RDF.type, SCHEMA.name, SCHEMA.url))
+STUBS_KEPT = 50_000  # the stubs' texts one process keeps, at most (then it starts again)
+NodeTexts = tuple[str, AbstractSet[str], str]  # Turtle block, the prefixes it uses, JSON-LD
+
+
+def description_texts(subset: Triples, blocks: NodeBlocks) -> dict[str, str]:
+    """`serialize(ext, subset, blocks)` for every format of RDF_FORMATS (by extension),
+    for a subset made by `described`, in one pass: its subjects grouped and ordered once,
+    each node's text taken from the block table or formatted once for the two formats
+    that format nodes, and a **stub** (a node the subset holds only the type, name and
+    URL triples of) formatted once per process: `described` gives every node it
+    reaches all of those, so a stub's text is the same in every file (`NodeBlocks.stubs`)."""
+    nodes = sorted(_by_subject(subset).items(), key=_subject_order)
+    unusable = set() if blocks.collision_free else _colliding_prefixes(subset)
+    shared = not unusable  # the whole graph's context: the table's and the stubs' JSON-LD
+    json_terms = blocks.json_terms if shared else _JsonTerms(unusable)
+    ttl: list[str] = []
+    json: list[str] = []
+    used: set[str] = set()
+    for s, predicates in nodes:
+        texts = _node_texts(blocks, s, predicates, json_terms, shared)
+        ttl.append(texts[0])
+        used |= texts[1]
+        json.append(texts[2])
+    head = f'{{\n  "@context": {dumps(json_terms.context, depth=1)},\n  "@graph": ['
+    return {
+        TURTLE.ext: prefix_header(graph_prefixes(subset), used) + "\n".join(ttl),
+        JSONLD.ext: head + _json_graph(json),
+        NTRIPLES.ext: _ntriples_by_subject(nodes, blocks.nt_terms),
+    }
+
+
+def _node_texts(
+    blocks: NodeBlocks, s: Node, predicates: Described, json_terms: _JsonTerms, shared: bool
+) -> NodeTexts:
+    """A node's texts: a stub's kept ones (with the whole graph's context), the block
+    table's when the subset holds the node whole, else formatted."""
+    stub = shared and all(p in STUB_FACTS for p in predicates)
+    if stub:
+        found = blocks.stubs.get(s)
+        if found is not None:
+            return found
+    texts = _whole_texts(blocks.table, s, predicates) if shared else None
+    if texts is None:
+        term = blocks.turtle_terms
+        term.used = set()  # the prefixes this block uses
+        block = _turtle_block(s, predicates, term)
+        node = dumps(_node_object(s, _json_values(predicates, json_terms)), depth=2)
+        texts = (block, term.used, node)
+    if stub:
+        if len(blocks.stubs) >= STUBS_KEPT:
+            blocks.stubs.clear()
+        blocks.stubs[s] = texts
+    return texts
+
+
+def _whole_texts(table: BlockSource | None, s: Node, predicates: Described) -> NodeTexts | None:
+    """The block table's texts of `s`, when the subset holds it whole."""
+    if table is None:
+        return None
+    size = sum(map(len, predicates.values()))
+    found = table.turtle(s, size)
+    if found is None:
+        return None
+    node = table.jsonld(s, size)
+    assert node is not None  # the same node, of the same size
+    return found[0], found[1], node
+
+
+def _json_graph(nodes: list[str]) -> str:
+    """The node objects of a JSON-LD document and its end (as `jsonld_chunks`)."""
+    if not nodes:
+        return "]\n}\n"
+    return "\n    " + ",\n    ".join(nodes) + "\n  ]\n}\n"
+
+
+def _ntriples_by_subject(nodes: list[tuple[Node, Described]], memo: dict[Node, str]) -> str:
+    """`to_ntriples` of the subset: each subject's sorted lines, by the subject's text
+    (no subject's text followed by a space is a prefix of another's line: the same
+    order as all lines sorted)."""
+    term = memo_terms(memo)
+    heads = sorted(((term(s), predicates) for s, predicates in nodes), key=_first)
+    return "".join([subject_block(head, predicates, memo) for head, predicates in heads])
 
 
 # --------------------------------------------------------------------------- subsets

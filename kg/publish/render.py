@@ -60,6 +60,7 @@ from kg.publish.export import (
     colliding_prefixes,
     dataset_description,
     described,
+    description_texts,
     encoded,
     jsonld_context,
     owned_nodes,
@@ -593,7 +594,10 @@ def _descriptions(
     path: str, subset: Triples, turtle: str | None = None, terms: NodeBlocks | None = None
 ) -> dict[str, str]:
     """`site/<path>.<ext>` of one thing, for every RDF format (`terms`: the texts of terms
-    a process has formatted already, for a subset of the whole graph)."""
+    a process has formatted already, for a subset of the whole graph made by `described`)."""
+    if terms is not None and turtle is None:
+        texts = description_texts(subset, terms)
+        return {f"site/{scheme.file_path(path, f.ext)}": texts[f.ext] for f in RDF_FORMATS}
     return {
         f"site/{scheme.file_path(path, f.ext)}": turtle
         if turtle is not None and f is TURTLE
@@ -668,8 +672,9 @@ def _person_files(state: _State, profile, person: URIRef, owned: set[Node]) -> d
     subset = described(state.graph, owned)
     files = {}
     slug, path = profile.slug, scheme.path(scheme.PERSON, profile.slug)
+    texts = description_texts(subset, state.blocks)
     for f in RDF_FORMATS:
-        text = serialize(f.ext, subset, state.blocks)
+        text = texts[f.ext]
         files[f"site/{scheme.file_path(path, f.ext)}"] = text
         if f is not NTRIPLES:  # the same string: a hard link
             files[f"people/{scheme.file_path(slug, f.ext)}"] = text
