@@ -52,6 +52,9 @@ OBJECTS = [
     Literal("true", datatype=XSD.boolean),
     Literal("2020-01-02", datatype=XSD.date),
     Literal("x", datatype=XSD.string),
+    Literal("null"),  # jsontext writes a text with `null` again, through the slow walk
+    Literal("right\u202eto left"),  # a bidi control: escaped in JSON
+    Literal("1.5", datatype=XSD.decimal),
 ]
 PREDICATES = [
     RDF.type,
@@ -115,18 +118,18 @@ def test_descriptions_in_one_pass_are_the_writers_texts(triples, owners, size):
 def formatted(monkeypatch):
     """Every Turtle block and JSON-LD node object formatted, as (subject, triples)."""
     calls: dict[str, Counter] = {"ttl": Counter(), "jsonld": Counter()}
-    turtle_block, node_object = export._turtle_block, export._node_object
+    turtle_block, node_json = export._turtle_block, export._node_json
 
     def counted_turtle(s, predicates, term):
         calls["ttl"][s, sum(map(len, predicates.values()))] += 1
         return turtle_block(s, predicates, term)
 
-    def counted_json(s, values):
-        calls["jsonld"][s, sum(map(len, values.values()))] += 1
-        return node_object(s, values)
+    def counted_json(s, predicates, terms):
+        calls["jsonld"][s, sum(map(len, predicates.values()))] += 1
+        return node_json(s, predicates, terms)
 
     monkeypatch.setattr(export, "_turtle_block", counted_turtle)
-    monkeypatch.setattr(export, "_node_object", counted_json)
+    monkeypatch.setattr(export, "_node_json", counted_json)
     return calls
 
 

@@ -144,8 +144,7 @@ class NodeBlocks:
         (decision 0047); a task formats only the terms of its partial nodes again. The
         Turtle prefixes in use (`turtle_terms.order`) are kept."""
         self.turtle_terms.memo.clear()
-        self.json_terms.keys.clear()
-        self.json_terms.values.clear()
+        self.json_terms.clear()
         self.stubs.clear()
 
 
@@ -306,6 +305,15 @@ class _JsonTerms:
         self.context = jsonld_context(unusable)
         self.keys: dict[Node, str] = {}
         self.values: dict[Node, tuple[str, object]] = {}
+        # `_node_json`: a value's text as one object of a node (depth 3) or in a list
+        # (depth 4), and a key's text
+        self.texts: tuple[dict[Node, str], dict[Node, str]] = ({}, {})
+        self.key_texts: dict[str, str] = {}
+
+    def clear(self) -> None:
+        """Forget every term's texts (pure memos)."""
+        for memo in (self.keys, self.values, *self.texts, self.key_texts):
+            memo.clear()
 
     def key(self, iri: Node) -> str:
         found = self.keys.get(iri)
@@ -318,6 +326,20 @@ class _JsonTerms:
         if found is None:
             value = _json_value(o, self.context)
             found = self.values[o] = (_sort_key(value), value)
+        return found
+
+    def text(self, o: Node, depth: int) -> str:
+        """`dumps` of `o`'s value nested `depth` (3 or 4) levels deep."""
+        memo = self.texts[depth - 3]
+        found = memo.get(o)
+        if found is None:
+            found = memo[o] = dumps(self.value(o)[1], depth)
+        return found
+
+    def key_text(self, key: str) -> str:
+        found = self.key_texts.get(key)
+        if found is None:
+            found = self.key_texts[key] = dumps(key) + ": "
         return found
 
 
@@ -338,7 +360,7 @@ def jsonld_chunks(graph: Iterable[Triple], blocks: NodeBlocks | None = None) -> 
     """`to_jsonld` in pieces: the context, then each node object as it is made."""
     free = blocks is not None and blocks.collision_free
     unusable = set() if free else _colliding_prefixes(graph)
-    if blocks is not None and not unusable:
+    if blocks is not None and free:  # the table's texts are in the whole graph's context
         terms = blocks.json_terms
     else:
         terms, blocks = _JsonTerms(unusable), None
@@ -382,6 +404,42 @@ def _first(pair: tuple[str, object]) -> str:
     return pair[0]
 
 
+_PAD3, _PAD4 = "\n      ", "\n        "
+
+
+def _node_json(s: Node, predicates: Described, terms: _JsonTerms) -> str:
+    """`dumps(_node_object(s, _json_values(predicates, terms)), depth=2)`, made of each
+    term's text (kept by `terms`) instead of a dictionary written out: `json.dumps`'s
+    indented text of an object is its members' texts, each at its depth, joined."""
+    types: list[str] | None = None
+    groups: dict[str, list[Node]] = {}
+    for p, objects in predicates.items():
+        if p == RDF.type and all(isinstance(o, URIRef | BNode) for o in objects):
+            types = sorted(_node_id(o) if isinstance(o, BNode) else terms.key(o) for o in objects)
+        else:
+            groups.setdefault(str(p) if p == RDF.type else terms.key(p), []).extend(objects)
+    parts = ["{", _PAD3, '"@id": ', dumps(_node_id(s))]
+    if types is not None:
+        parts += [",", _PAD3, '"@type": ', _json_list([dumps(t) for t in types])]
+    for key in sorted(groups):
+        objects = groups[key]
+        parts += [",", _PAD3, terms.key_text(key)]
+        if len(objects) == 1:
+            parts.append(terms.text(objects[0], 3))
+        else:
+            ordered = sorted(objects, key=lambda o: terms.value(o)[0])
+            parts.append(_json_list([terms.text(o, 4) for o in ordered]))
+    parts.append("\n    }")
+    return "".join(parts)
+
+
+def _json_list(texts: list[str]) -> str:
+    """One member's value (depth 3): the only text, else a list of texts (depth 4)."""
+    if len(texts) == 1:
+        return texts[0]
+    return "[" + _PAD4 + ("," + _PAD4).join(texts) + _PAD3 + "]"
+
+
 def _ntriples(graph: Iterable[Triple], blocks: NodeBlocks | None = None) -> str:
     # one line per triple: nothing to keep per node, only the terms' texts
     return to_ntriples(graph, blocks.nt_terms if blocks is not None else None)
@@ -416,9 +474,10 @@ def description_texts(subset: Triples, blocks: NodeBlocks) -> dict[str, str]:
     URL triples of) formatted once per process: `described` gives every node it
     reaches all of those, so a stub's text is the same in every file (`NodeBlocks.stubs`)."""
     nodes = sorted(_by_subject(subset).items(), key=_subject_order)
-    unusable = set() if blocks.collision_free else _colliding_prefixes(subset)
-    shared = not unusable  # the whole graph's context: the table's and the stubs' JSON-LD
-    json_terms = blocks.json_terms if shared else _JsonTerms(unusable)
+    # the table's JSON-LD is in the whole graph's context: the file's only when the
+    # whole graph collides with no context prefix (then no subset does)
+    shared = blocks.collision_free
+    json_terms = blocks.json_terms if shared else _JsonTerms(_colliding_prefixes(subset))
     ttl: list[str] = []
     json: list[str] = []
     used: set[str] = set()
@@ -450,8 +509,7 @@ def _node_texts(
         term = blocks.turtle_terms
         term.used = set()  # the prefixes this block uses
         block = _turtle_block(s, predicates, term)
-        node = dumps(_node_object(s, _json_values(predicates, json_terms)), depth=2)
-        texts = (block, term.used, node)
+        texts = (block, term.used, _node_json(s, predicates, json_terms))
     if stub:
         if len(blocks.stubs) >= STUBS_KEPT:
             blocks.stubs.clear()
