@@ -32,6 +32,7 @@ from kg.graph.namespaces import DCAT, DCTERMS, FOAF, KG, PREFIXES, RDF, SCHEMA, 
 from kg.graph.ntriples import memo_terms, nt_object, nt_string, subject_block, to_ntriples
 from kg.graph.triples import GraphLike, Triple, Triples
 from kg.publish.jsontext import dumps
+from kg.publish.jsontext import string as json_string
 from kg.publish.outdir import MARKER, remove_at, replace_tree
 from kg.publish.recycled import RECYCLED, drop_unwritten, sweep
 
@@ -339,7 +340,7 @@ class _JsonTerms:
     def key_text(self, key: str) -> str:
         found = self.key_texts.get(key)
         if found is None:
-            found = self.key_texts[key] = dumps(key) + ": "
+            found = self.key_texts[key] = json_string(key) + ": "
         return found
 
 
@@ -418,9 +419,9 @@ def _node_json(s: Node, predicates: Described, terms: _JsonTerms) -> str:
             types = sorted(_node_id(o) if isinstance(o, BNode) else terms.key(o) for o in objects)
         else:
             groups.setdefault(str(p) if p == RDF.type else terms.key(p), []).extend(objects)
-    parts = ["{", _PAD3, '"@id": ', dumps(_node_id(s))]
+    parts = ["{", _PAD3, '"@id": ', json_string(_node_id(s))]
     if types is not None:
-        parts += [",", _PAD3, '"@type": ', _json_list([dumps(t) for t in types])]
+        parts += [",", _PAD3, '"@type": ', _json_list([json_string(t) for t in types])]
     for key in sorted(groups):
         objects = groups[key]
         parts += [",", _PAD3, terms.key_text(key)]
