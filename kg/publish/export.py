@@ -230,16 +230,24 @@ def _turtle_block(s: Node, described: Described, term: _TurtleTerms) -> str:
     # rdflib's terms (Identifier) are ordered; its stubs type them as unordered Node
     predicates = cast("Mapping[Identifier, Collection[Identifier]]", described)
     lines = []
-    types = _ordered(predicates.get(RDF.type, ()))
+    types = predicates.get(RDF.type)
     if types:
-        lines.append("a " + ", ".join(term(t) for t in types))
-    for p in sorted((k for k in predicates if not str.__eq__(k, _RDF_TYPE)), key=str):
-        objects = ", ".join(term(o) for o in _ordered(predicates[p]))
-        lines.append(f"{term(p)} {objects}")
+        lines.append("a " + _objects_text(types, term))
+    for p in sorted(predicates, key=str):
+        if not str.__eq__(p, _RDF_TYPE):
+            lines.append(term(p) + " " + _objects_text(predicates[p], term))
     return f"{term(s)} " + " ;\n    ".join(lines) + " .\n"
 
 
 _RDF_TYPE = str(RDF.type)
+
+
+def _objects_text(objects: Collection[Identifier], term: _TurtleTerms) -> str:
+    """A predicate's objects in rdflib's order, each as `term` spells it."""
+    if len(objects) == 1:
+        for o in objects:
+            return term(o)
+    return ", ".join([term(o) for o in _ordered(objects)])
 
 
 def _ordered(terms: Collection[Identifier]) -> list[Identifier]:
