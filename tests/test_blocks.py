@@ -106,12 +106,35 @@ def test_descriptions_in_one_pass_are_the_writers_texts(triples, owners, size):
     blocks.collision_free = not colliding_prefixes(t for triple in graph for t in triple)
     for owned in owners:
         subset = described(graph, set(owned))
+        assert set(subset) == _plain_described(graph, set(owned)) and len(subset) == len(
+            set(subset)
+        )
         texts = description_texts(subset, blocks)
         assert texts == {
             "ttl": to_turtle(subset),
             "jsonld": to_jsonld(subset),
             "nt": to_ntriples(subset),
         }
+
+
+def _plain_described(graph: Triples, owned: set) -> set:
+    """`described` as first written: triple by triple (the oracle)."""
+    found = {(s, p, o) for s in owned for p, o in graph.predicate_objects(s)}
+    found |= {(s2, p, s) for s in owned for s2, p in graph.subject_predicates(s) if s2 not in owned}
+    nodes = {o for _, _, o in found if isinstance(o, URIRef)} | {s for s, _, _ in found}
+    stubs = (RDF.type, SCHEMA.name, SCHEMA.url)
+    return found | {(n, p, o) for n in nodes for p, o in graph.predicate_objects(n) if p in stubs}
+
+
+def test_a_description_shares_no_collection_with_the_graph():
+    """What is added to a description is not added to the graph it was cut from."""
+    a, b = URIRef("https://e.org/a"), URIRef("https://e.org/b")
+    graph = Triples([(a, SCHEMA.author, b), (a, SCHEMA.author, a), (a, SCHEMA.name, Literal("A"))])
+    subset = described(graph, {a})
+    subset.add((a, SCHEMA.author, URIRef("https://e.org/c")))
+    subset.add((a, SCHEMA.name, Literal("B")))
+    assert len(graph) == 3 and len(subset) == 5
+    assert set(graph.objects(a, SCHEMA.author)) == {a, b}
 
 
 @pytest.fixture()

@@ -470,7 +470,8 @@ def serialize(ext: str, graph: Iterable[Triple], blocks: NodeBlocks | None = Non
 # --------------------------------------------------------------------------- descriptions
 
 # What `described` gives of every node it reaches: all of its triples with these predicates.
-STUB_FACTS = frozenset((RDF.type, SCHEMA.name, SCHEMA.url))
+STUB_FACTS_ORDER = (RDF.type, SCHEMA.name, SCHEMA.url)
+STUB_FACTS = frozenset(STUB_FACTS_ORDER)
 STUBS_KEPT = 50_000  # the stubs' texts one process keeps, at most (then it starts again)
 NodeTexts = tuple[str, AbstractSet[str], str]  # Turtle block, the prefixes it uses, JSON-LD
 
@@ -602,15 +603,15 @@ def described(graph: Triples, owned: Collection[Node]) -> Triples:
     owned = owned if isinstance(owned, set | frozenset) else set(owned)
     sub = Triples()
     for s in owned:
-        for p, o in graph.predicate_objects(s):
-            sub.add((s, p, o))
+        sub.take(s, graph.describe(s))  # whole: the graph's own objects
+    for s in owned:
         for s2, p in graph.subject_predicates(s):
             if s2 not in owned:
                 sub.add((s2, p, s))
     nodes = {o for o in sub.objects() if isinstance(o, URIRef)} | set(sub.subjects())
-    for node in nodes:
+    for node in nodes - owned:  # an owned node has all of its triples already
         facts = graph.describe(node)
-        for p in (RDF.type, SCHEMA.name, SCHEMA.url):
+        for p in STUB_FACTS_ORDER:
             for o in facts.get(p, ()):
                 sub.add((node, p, o))
     return sub
