@@ -230,7 +230,7 @@ def _turtle_block(s: Node, described: Described, term: _TurtleTerms) -> str:
     # rdflib's terms (Identifier) are ordered; its stubs type them as unordered Node
     predicates = cast("Mapping[Identifier, Collection[Identifier]]", described)
     lines = []
-    types = predicates.get(RDF.type)
+    types = predicates.get(_TYPE)
     if types:
         lines.append("a " + _objects_text(types, term))
     for p in sorted(predicates, key=str):
@@ -239,7 +239,8 @@ def _turtle_block(s: Node, described: Described, term: _TurtleTerms) -> str:
     return f"{term(s)} " + " ;\n    ".join(lines) + " .\n"
 
 
-_RDF_TYPE = str(RDF.type)
+_TYPE = RDF.type  # (a namespace's attribute makes a new URIRef on every read)
+_RDF_TYPE = str(_TYPE)
 
 
 def _objects_text(objects: Collection[Identifier], term: _TurtleTerms) -> str:
@@ -390,11 +391,11 @@ _JsonValues = dict[str, list[tuple[str, object]]]
 def _json_values(predicates: Described, terms: _JsonTerms) -> _JsonValues:
     values: _JsonValues = {}
     for p, objects in predicates.items():
-        if p == RDF.type and all(isinstance(o, URIRef | BNode) for o in objects):
+        if p == _TYPE and all(isinstance(o, URIRef | BNode) for o in objects):
             values["@type"] = [
                 (_node_id(o),) * 2 if isinstance(o, BNode) else (terms.key(o),) * 2 for o in objects
             ]
-        elif p == RDF.type:  # a literal "type" is not a class: written as a plain property
+        elif p == _TYPE:  # a literal "type" is not a class: a plain property
             values.setdefault(str(p), []).extend(terms.value(o) for o in objects)
         else:
             values.setdefault(terms.key(p), []).extend(terms.value(o) for o in objects)
@@ -422,11 +423,13 @@ def _node_json(s: Node, predicates: Described, terms: _JsonTerms) -> str:
     indented text of an object is its members' texts, each at its depth, joined."""
     types: list[str] | None = None
     groups: dict[str, list[Node]] = {}
-    for p, objects in predicates.items():
-        if p == RDF.type and all(isinstance(o, URIRef | BNode) for o in objects):
+    by_iri = cast("Mapping[Identifier, Collection[Node]]", predicates)  # str.__eq__: no rdflib
+    for p, objects in by_iri.items():
+        if str.__eq__(p, _RDF_TYPE) and all(isinstance(o, URIRef | BNode) for o in objects):
             types = sorted(_node_id(o) if isinstance(o, BNode) else terms.key(o) for o in objects)
         else:
-            groups.setdefault(str(p) if p == RDF.type else terms.key(p), []).extend(objects)
+            key = _RDF_TYPE if str.__eq__(p, _RDF_TYPE) else terms.key(p)
+            groups.setdefault(key, []).extend(objects)
     parts = ["{", _PAD3, '"@id": ', json_string(_node_id(s))]
     if types is not None:
         parts += [",", _PAD3, '"@type": ', _json_list([json_string(t) for t in types])]
