@@ -99,17 +99,44 @@ def test_files_joined_from_blocks_are_the_writers_texts(triples, owned, picked, 
 )
 def test_descriptions_in_one_pass_are_the_writers_texts(triples, owners, size):
     """A description's three files made in one pass (`description_texts`: the table's
-    whole nodes, the stubs kept by one process across files) are the texts each writer
-    gives without the table, for every description one process writes in turn."""
+    whole nodes, the stubs kept by one process across files, the partial nodes of a
+    description whose nodes hold the later ones') are the texts each writer gives
+    without the table, for every description one process writes in turn."""
     graph = Triples(triples)
     blocks = NodeBlocks(graph, table_of(graph, size=size))
     blocks.collision_free = not colliding_prefixes(t for triple in graph for t in triple)
-    for owned in owners:
+    seen: dict = {}  # the partial nodes of the first, which holds every later one's triples
+    for owned in [[n for found in owners for n in found], *owners]:
         subset = described(graph, set(owned))
         assert set(subset) == _plain_described(graph, set(owned)) and len(subset) == len(
             set(subset)
         )
-        texts = description_texts(subset, blocks)
+        texts = description_texts(subset, blocks, seen)
+        assert texts == {
+            "ttl": to_turtle(subset),
+            "jsonld": to_jsonld(subset),
+            "nt": to_ntriples(subset),
+        }
+
+
+def test_a_partial_node_seen_with_more_triples_is_formatted_again():
+    """A work linking two people is in both people's description, and with one link
+    less in the second's alone: taken from `seen` only when its triples are as many."""
+    a, b, work = URIRef("https://e.org/a"), URIRef("https://e.org/b"), URIRef("https://e.org/w")
+    graph = Triples(
+        [
+            (work, SCHEMA.author, a),
+            (work, SCHEMA.author, b),
+            (work, RDF.type, SCHEMA.Article),
+            (work, SCHEMA.datePublished, Literal("2020")),  # not in a description: partial
+        ]
+    )
+    blocks = NodeBlocks(graph, table_of(graph))
+    blocks.collision_free = True
+    seen: dict = {}
+    for owned in ({a, b}, {a}):
+        subset = described(graph, owned)
+        texts = description_texts(subset, blocks, seen)
         assert texts == {
             "ttl": to_turtle(subset),
             "jsonld": to_jsonld(subset),

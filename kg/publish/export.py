@@ -479,13 +479,22 @@ STUBS_KEPT = 50_000  # the stubs' texts one process keeps, at most (then it star
 NodeTexts = tuple[str, AbstractSet[str], str]  # Turtle block, the prefixes it uses, JSON-LD
 
 
-def description_texts(subset: Triples, blocks: NodeBlocks) -> dict[str, str]:
+Seen = dict[Node, tuple[int, NodeTexts]]  # partial nodes formatted, by their triple count
+
+
+def description_texts(
+    subset: Triples, blocks: NodeBlocks, seen: Seen | None = None
+) -> dict[str, str]:
     """`serialize(ext, subset, blocks)` for every format of RDF_FORMATS (by extension),
     for a subset made by `described`, in one pass: its subjects grouped and ordered once,
     each node's text taken from the block table or formatted once for the two formats
     that format nodes, and a **stub** (a node the subset holds only the type, name and
     URL triples of) formatted once per process: `described` gives every node it
-    reaches all of those, so a stub's text is the same in every file (`NodeBlocks.stubs`)."""
+    reaches all of those, so a stub's text is the same in every file (`NodeBlocks.stubs`).
+
+    `seen`: the partial nodes formatted for another description whose nodes' triples
+    hold this one's (a person's and their profile document's): one of the same size
+    holds the same triples, and is not formatted again."""
     nodes = sorted(_by_subject(subset).items(), key=_subject_order)
     # the table's JSON-LD is in the whole graph's context: the file's only when the
     # whole graph collides with no context prefix (then no subset does)
@@ -495,7 +504,7 @@ def description_texts(subset: Triples, blocks: NodeBlocks) -> dict[str, str]:
     json: list[str] = []
     used: set[str] = set()
     for s, predicates in nodes:
-        texts = _node_texts(blocks, s, predicates, json_terms, shared)
+        texts = _node_texts(blocks, s, predicates, json_terms, seen if shared else None)
         ttl.append(texts[0])
         used |= texts[1]
         json.append(texts[2])
@@ -508,10 +517,16 @@ def description_texts(subset: Triples, blocks: NodeBlocks) -> dict[str, str]:
 
 
 def _node_texts(
-    blocks: NodeBlocks, s: Node, predicates: Described, json_terms: _JsonTerms, shared: bool
+    blocks: NodeBlocks,
+    s: Node,
+    predicates: Described,
+    json_terms: _JsonTerms,
+    seen: Seen | None,
 ) -> NodeTexts:
     """A node's texts: a stub's kept ones (with the whole graph's context), the block
-    table's when the subset holds the node whole, else formatted."""
+    table's when the subset holds the node whole, one formatted already (`seen`), else
+    formatted. `seen` is None when the file is not in the whole graph's context."""
+    shared = blocks.collision_free and json_terms is blocks.json_terms
     stub = shared and all(p in STUB_FACTS for p in predicates)
     if stub:
         found = blocks.stubs.get(s)
@@ -519,10 +534,33 @@ def _node_texts(
             return found
     texts = _whole_texts(blocks.table, s, predicates) if shared else None
     if texts is None:
-        term = blocks.turtle_terms
-        term.used = set()  # the prefixes this block uses
-        block = _turtle_block(s, predicates, term)
-        texts = (block, term.used, _node_json(s, predicates, json_terms))
+        return _partial_texts(blocks, s, predicates, json_terms, seen, stub)
+    if stub:
+        if len(blocks.stubs) >= STUBS_KEPT:
+            blocks.stubs.clear()
+        blocks.stubs[s] = texts
+    return texts
+
+
+def _partial_texts(
+    blocks: NodeBlocks,
+    s: Node,
+    predicates: Described,
+    json_terms: _JsonTerms,
+    seen: Seen | None,
+    stub: bool,
+) -> NodeTexts:
+    """A node the file does not hold whole, formatted (once per `seen`; a stub kept)."""
+    size = sum(map(len, predicates.values())) if seen is not None else 0
+    found = seen.get(s) if seen is not None else None
+    if found is not None and found[0] == size:
+        return found[1]
+    term = blocks.turtle_terms
+    term.used = set()  # the prefixes this block uses
+    block = _turtle_block(s, predicates, term)
+    texts = (block, term.used, _node_json(s, predicates, json_terms))
+    if seen is not None:
+        seen[s] = (size, texts)
     if stub:
         if len(blocks.stubs) >= STUBS_KEPT:
             blocks.stubs.clear()

@@ -55,6 +55,7 @@ from kg.publish.export import (
     Kept,
     NodeBlocks,
     Previous,
+    Seen,
     Written,
     _JsonTerms,
     colliding_prefixes,
@@ -591,12 +592,17 @@ def _cached(state: _State, found: str, render: Callable[[], dict[str, str]], key
 
 
 def _descriptions(
-    path: str, subset: Triples, turtle: str | None = None, terms: NodeBlocks | None = None
+    path: str,
+    subset: Triples,
+    turtle: str | None = None,
+    terms: NodeBlocks | None = None,
+    seen: Seen | None = None,
 ) -> dict[str, str]:
     """`site/<path>.<ext>` of one thing, for every RDF format (`terms`: the texts of terms
-    a process has formatted already, for a subset of the whole graph made by `described`)."""
+    a process has formatted already, for a subset of the whole graph made by `described`;
+    `seen`: see `description_texts`)."""
     if terms is not None and turtle is None:
-        texts = description_texts(subset, terms)
+        texts = description_texts(subset, terms, seen)
         return {f"site/{scheme.file_path(path, f.ext)}": texts[f.ext] for f in RDF_FORMATS}
     return {
         f"site/{scheme.file_path(path, f.ext)}": turtle
@@ -672,7 +678,8 @@ def _person_files(state: _State, profile, person: URIRef, owned: set[Node]) -> d
     subset = described(state.graph, owned)
     files = {}
     slug, path = profile.slug, scheme.path(scheme.PERSON, profile.slug)
-    texts = description_texts(subset, state.blocks)
+    seen: Seen = {}  # the profile document's nodes are the person's, or fewer of their triples
+    texts = description_texts(subset, state.blocks, seen)
     for f in RDF_FORMATS:
         text = texts[f.ext]
         files[f"site/{scheme.file_path(path, f.ext)}"] = text
@@ -689,7 +696,7 @@ def _person_files(state: _State, profile, person: URIRef, owned: set[Node]) -> d
     files[f"site/{scheme.file_path(profile_path, 'html')}"] = page  # the profile document
     profile_iri = _profile(state.config, slug)
     files.update(
-        _descriptions(profile_path, described(state.graph, [profile_iri]), None, state.blocks)
+        _descriptions(profile_path, described(state.graph, [profile_iri]), None, state.blocks, seen)
     )
     return files
 
