@@ -315,14 +315,11 @@ class _JsonTerms:
         self.context = jsonld_context(unusable)
         self.keys: dict[Node, str] = {}
         self.values: dict[Node, tuple[str, object]] = {}
-        # `_node_json`: a value's text as one object of a node (depth 3) or in a list
-        # (depth 4), and a key's text
-        self.texts: tuple[dict[Node, str], dict[Node, str]] = ({}, {})
-        self.key_texts: dict[str, str] = {}
+        self.key_texts: dict[str, str] = {}  # `_node_json`: a key's text
 
     def clear(self) -> None:
         """Forget every term's texts (pure memos)."""
-        for memo in (self.keys, self.values, *self.texts, self.key_texts):
+        for memo in (self.keys, self.values, self.key_texts):
             memo.clear()
 
     def key(self, iri: Node) -> str:
@@ -339,12 +336,14 @@ class _JsonTerms:
         return found
 
     def text(self, o: Node, depth: int) -> str:
-        """`dumps` of `o`'s value nested `depth` (3 or 4) levels deep."""
-        memo = self.texts[depth - 3]
-        found = memo.get(o)
-        if found is None:
-            found = memo[o] = dumps(self.value(o)[1], depth)
-        return found
+        """`dumps` of `o`'s value nested `depth` (3 or 4) levels deep (not kept: a
+        graph's IRIs and literals are most of its terms)."""
+        if isinstance(o, URIRef | BNode):  # {"@id": ...}
+            return (
+                "{" + _PADS[depth + 1] + '"@id": ' + json_string(_node_id(o)) + _PADS[depth] + "}"
+            )
+        value = self.value(o)[1]
+        return json_string(value) if isinstance(value, str) else dumps(value, depth)
 
     def key_text(self, key: str) -> str:
         found = self.key_texts.get(key)
@@ -414,7 +413,8 @@ def _first(pair: tuple[str, object]) -> str:
     return pair[0]
 
 
-_PAD3, _PAD4 = "\n      ", "\n        "
+_PADS = ["\n" + "  " * depth for depth in range(6)]
+_PAD3, _PAD4 = _PADS[3], _PADS[4]
 
 
 def _node_json(s: Node, predicates: Described, terms: _JsonTerms) -> str:
@@ -475,7 +475,7 @@ def serialize(ext: str, graph: Iterable[Triple], blocks: NodeBlocks | None = Non
 # What `described` gives of every node it reaches: all of its triples with these predicates.
 STUB_FACTS_ORDER = (RDF.type, SCHEMA.name, SCHEMA.url)
 STUB_FACTS = frozenset(STUB_FACTS_ORDER)
-STUBS_KEPT = 50_000  # the stubs' texts one process keeps, at most (then it starts again)
+STUBS_KEPT = 20_000  # the stubs' texts one process keeps, at most (then it starts again)
 NodeTexts = tuple[str, AbstractSet[str], str]  # Turtle block, the prefixes it uses, JSON-LD
 
 

@@ -237,7 +237,7 @@ def _profile_page(
     return profile
 
 
-ARTICLES_KEPT = 20_000  # the article texts one process keeps, at most (then it starts again)
+ARTICLES_KEPT = 5_000  # the article texts one process keeps, at most (then it starts again)
 _GRAPH_HEAD = '{\n  "@context": "https://schema.org",\n  "@graph": [\n    '
 
 
