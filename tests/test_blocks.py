@@ -14,13 +14,16 @@ from rdflib import BNode, Literal, URIRef
 
 from kg.config import load_config
 from kg.graph.namespaces import FOAF, KG, RDF, SCHEMA, XSD
+from kg.graph.ntriples import to_ntriples
 from kg.graph.triples import Triples
 from kg.publish import export
 from kg.publish.blocks import dump_text, table_of
 from kg.publish.export import (
+    STUB_FACTS,
     NodeBlocks,
     colliding_prefixes,
     described,
+    description_texts,
     to_jsonld,
     to_turtle,
 )
@@ -49,8 +52,19 @@ OBJECTS = [
     Literal("true", datatype=XSD.boolean),
     Literal("2020-01-02", datatype=XSD.date),
     Literal("x", datatype=XSD.string),
+    Literal("null"),  # jsontext writes a text with `null` again, through the slow walk
+    Literal("right\u202eto left"),  # a bidi control: escaped in JSON
+    Literal("1.5", datatype=XSD.decimal),
 ]
-PREDICATES = [RDF.type, SCHEMA.name, SCHEMA.author, FOAF.made, KG.author, SCHEMA.about]
+PREDICATES = [
+    RDF.type,
+    SCHEMA.name,
+    SCHEMA.url,
+    SCHEMA.author,
+    FOAF.made,
+    KG.author,
+    SCHEMA.about,
+]
 TRIPLE = st.tuples(st.sampled_from(NODES), st.sampled_from(PREDICATES), st.sampled_from(OBJECTS))
 
 
@@ -77,22 +91,95 @@ def test_files_joined_from_blocks_are_the_writers_texts(triples, owned, picked, 
         assert to_jsonld(subset, blocks) == to_jsonld(subset)
 
 
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.lists(TRIPLE, min_size=0, max_size=30),
+    st.lists(st.lists(st.sampled_from(NODES), max_size=3), min_size=1, max_size=4),
+    st.integers(1, 4),
+)
+def test_descriptions_in_one_pass_are_the_writers_texts(triples, owners, size):
+    """A description's three files made in one pass (`description_texts`: the table's
+    whole nodes, the stubs kept by one process across files, the partial nodes of a
+    description whose nodes hold the later ones') are the texts each writer gives
+    without the table, for every description one process writes in turn."""
+    graph = Triples(triples)
+    blocks = NodeBlocks(graph, table_of(graph, size=size))
+    blocks.collision_free = not colliding_prefixes(t for triple in graph for t in triple)
+    seen: dict = {}  # the partial nodes of the first, which holds every later one's triples
+    for owned in [[n for found in owners for n in found], *owners]:
+        subset = described(graph, set(owned))
+        assert set(subset) == _plain_described(graph, set(owned)) and len(subset) == len(
+            set(subset)
+        )
+        texts = description_texts(subset, blocks, seen)
+        assert texts == {
+            "ttl": to_turtle(subset),
+            "jsonld": to_jsonld(subset),
+            "nt": to_ntriples(subset),
+        }
+
+
+def test_a_partial_node_seen_with_more_triples_is_formatted_again():
+    """A work linking two people is in both people's description, and with one link
+    less in the second's alone: taken from `seen` only when its triples are as many."""
+    a, b, work = URIRef("https://e.org/a"), URIRef("https://e.org/b"), URIRef("https://e.org/w")
+    graph = Triples(
+        [
+            (work, SCHEMA.author, a),
+            (work, SCHEMA.author, b),
+            (work, RDF.type, SCHEMA.Article),
+            (work, SCHEMA.datePublished, Literal("2020")),  # not in a description: partial
+        ]
+    )
+    blocks = NodeBlocks(graph, table_of(graph))
+    blocks.collision_free = True
+    seen: dict = {}
+    for owned in ({a, b}, {a}):
+        subset = described(graph, owned)
+        texts = description_texts(subset, blocks, seen)
+        assert texts == {
+            "ttl": to_turtle(subset),
+            "jsonld": to_jsonld(subset),
+            "nt": to_ntriples(subset),
+        }
+
+
+def _plain_described(graph: Triples, owned: set) -> set:
+    """`described` as first written: triple by triple (the oracle)."""
+    found = {(s, p, o) for s in owned for p, o in graph.predicate_objects(s)}
+    found |= {(s2, p, s) for s in owned for s2, p in graph.subject_predicates(s) if s2 not in owned}
+    nodes = {o for _, _, o in found if isinstance(o, URIRef)} | {s for s, _, _ in found}
+    stubs = (RDF.type, SCHEMA.name, SCHEMA.url)
+    return found | {(n, p, o) for n in nodes for p, o in graph.predicate_objects(n) if p in stubs}
+
+
+def test_a_description_shares_no_collection_with_the_graph():
+    """What is added to a description is not added to the graph it was cut from."""
+    a, b = URIRef("https://e.org/a"), URIRef("https://e.org/b")
+    graph = Triples([(a, SCHEMA.author, b), (a, SCHEMA.author, a), (a, SCHEMA.name, Literal("A"))])
+    subset = described(graph, {a})
+    subset.add((a, SCHEMA.author, URIRef("https://e.org/c")))
+    subset.add((a, SCHEMA.name, Literal("B")))
+    assert len(graph) == 3 and len(subset) == 5
+    assert set(graph.objects(a, SCHEMA.author)) == {a, b}
+
+
 @pytest.fixture()
 def formatted(monkeypatch):
     """Every Turtle block and JSON-LD node object formatted, as (subject, triples)."""
     calls: dict[str, Counter] = {"ttl": Counter(), "jsonld": Counter()}
-    turtle_block, node_object = export._turtle_block, export._node_object
+    turtle_block, node_json = export._turtle_block, export._node_json
 
     def counted_turtle(s, predicates, term):
         calls["ttl"][s, sum(map(len, predicates.values()))] += 1
         return turtle_block(s, predicates, term)
 
-    def counted_json(s, values):
-        calls["jsonld"][s, sum(map(len, values.values()))] += 1
-        return node_object(s, values)
+    def counted_json(s, predicates, terms):
+        calls["jsonld"][s, sum(map(len, predicates.values()))] += 1
+        return node_json(s, predicates, terms)
 
     monkeypatch.setattr(export, "_turtle_block", counted_turtle)
-    monkeypatch.setattr(export, "_node_object", counted_json)
+    monkeypatch.setattr(export, "_node_json", counted_json)
     return calls
 
 
@@ -111,6 +198,26 @@ def test_a_build_formats_each_whole_node_once(mini_build, formatted):
             size = sum(map(len, graph.describe(s).values()))
             assert calls[s, size] == 1, (fmt, s, calls[s, size])
     assert files["graph.ttl"] == to_turtle(graph) and files["graph.jsonld"] == to_jsonld(graph)
+
+
+def test_a_render_formats_each_stub_once(mini_build, monkeypatch):
+    """A node a file shows only the type, name and URL of (a co-author, a venue) is
+    formatted once per process, however many files show it."""
+    from kg.publish.render import render_outputs
+
+    stubs: Counter = Counter()
+    turtle_block = export._turtle_block
+
+    def counted(s, predicates, term):
+        if all(p in STUB_FACTS for p in predicates):
+            stubs[s] += 1
+        return turtle_block(s, predicates, term)
+
+    monkeypatch.setattr(export, "_turtle_block", counted)
+    resolution, mapped = mini_build
+    files = render_outputs(load_config(MINI), resolution, mapped.triples)
+    shown = [s for s in stubs if sum(str(s) in text for text in files.values()) > 2]
+    assert shown and max(stubs.values()) == 1  # each formatted once, most shown often
 
 
 def test_a_subject_added_changes_one_range_of_the_table():

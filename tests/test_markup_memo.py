@@ -33,6 +33,8 @@ from kg.publish.markup import (
     article_markup,
     ordered_authors,
     profile_markup,
+    profile_script,
+    script_tag,
     works_of,
 )
 
@@ -126,6 +128,8 @@ def _same_markup_everywhere(resolution, triples, base: str) -> int:
         plain = _plain_profile(graph, person, page)
         assert fast == plain, profile.slug
         assert dumps(fast) == dumps(plain)
+        # the page's script: each work's article written once per memo, the same bytes
+        assert profile_script(triples, person, page, shared) == script_tag(plain), profile.slug
         assert profile_markup(graph, person, page) == plain  # rdflib's graphs: same walk
         checked += 1
     for key in sorted(resolution.publications):
@@ -135,6 +139,7 @@ def _same_markup_everywhere(resolution, triples, base: str) -> int:
         assert dumps(fast) == dumps(plain), key
         checked += 1
     assert shared.refs  # the memo was used: venues, co-authors
+    assert shared.articles  # and the articles' texts, for the co-authors' pages
     return checked
 
 

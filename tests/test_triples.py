@@ -10,7 +10,7 @@ from rdflib import Graph, Literal, URIRef
 from rdflib.compare import isomorphic
 
 from kg.graph.triples import Triples
-from kg.publish.jsontext import dumps
+from kg.publish.jsontext import dumps, string
 
 iris = st.sampled_from([URIRef(f"https://e.org/{c}") for c in "abcde"])
 objects = st.one_of(iris, st.text(max_size=8).map(Literal), st.integers().map(Literal))
@@ -71,6 +71,11 @@ def _bidi_escaped(text: str) -> str:
     from kg.display import BIDI_CONTROLS
 
     return "".join(f"\\u{ord(c):04x}" if c in BIDI_CONTROLS else c for c in text)
+
+
+@given(st.text())
+def test_a_string_alone_is_written_as_dumps_writes_it(text):
+    assert string(text) == dumps(text) == _bidi_escaped(json.dumps(text, ensure_ascii=False))
 
 
 def test_dumps_never_writes_a_bidi_control_raw():

@@ -57,6 +57,17 @@ class Triples:
         if self._reverse is not None and isinstance(o, URIRef):
             self._reverse.setdefault(o, []).extend((s, p))
 
+    def take(self, s: Node, predicates: dict[Node, Objects]) -> None:
+        """Add every triple of `s` in `predicates` (another `Triples`' `describe(s)`),
+        at once when this set has none of `s`: its 1-tuples are shared, its dicts copied."""
+        if s in self._spo or self._reverse is not None or not predicates:
+            for p, objects in predicates.items():
+                for o in objects:
+                    self.add((s, p, o))
+            return
+        self._spo[s] = {p: o if isinstance(o, tuple) else dict(o) for p, o in predicates.items()}
+        self._size += sum(map(len, predicates.values()))
+
     def __len__(self) -> int:
         return self._size
 

@@ -128,8 +128,7 @@ class Formatter:
         self.turtle.used = set()
         ttl = export._turtle_block(s, predicates, self.turtle)
         mask = sum(self.bits[p] for p in self.turtle.used)
-        node = export._node_object(s, export._json_values(predicates, self.json))
-        return ttl.encode(), mask, dumps(node, depth=2).encode()
+        return ttl.encode(), mask, export._node_json(s, predicates, self.json).encode()
 
 
 def format_range(

@@ -27,11 +27,12 @@ from kg import scheme
 from kg.cache import SignedCache
 from kg.errors import ProjectError
 from kg.files import FOLDER_FLAGS
-from kg.formats import JSONLD, RDF_FORMATS, TURTLE
+from kg.formats import JSONLD, NTRIPLES, RDF_FORMATS, TURTLE
 from kg.graph.namespaces import DCAT, DCTERMS, FOAF, KG, PREFIXES, RDF, SCHEMA, VOID, XSD, curie
-from kg.graph.ntriples import nt_object, nt_string, to_ntriples
+from kg.graph.ntriples import memo_terms, nt_object, nt_string, subject_block, to_ntriples
 from kg.graph.triples import GraphLike, Triple, Triples
 from kg.publish.jsontext import dumps
+from kg.publish.jsontext import string as json_string
 from kg.publish.outdir import MARKER, remove_at, replace_tree
 from kg.publish.recycled import RECYCLED, drop_unwritten, sweep
 
@@ -135,6 +136,8 @@ class NodeBlocks:
         # set by the renderer when no IRI of the whole graph collides with a context
         # prefix: then no subset's does, and a file need not look (`to_jsonld`)
         self.collision_free = False
+        # the texts of stubs (`description_texts`), formatted once per process
+        self.stubs: dict[Node, tuple[str, AbstractSet[str], str]] = {}
 
     def forget_terms(self) -> None:
         """Empty the term texts (pure memos) this process made, e.g. while formatting its
@@ -142,8 +145,8 @@ class NodeBlocks:
         (decision 0047); a task formats only the terms of its partial nodes again. The
         Turtle prefixes in use (`turtle_terms.order`) are kept."""
         self.turtle_terms.memo.clear()
-        self.json_terms.keys.clear()
-        self.json_terms.values.clear()
+        self.json_terms.clear()
+        self.stubs.clear()
 
 
 def _node_text(
@@ -227,16 +230,25 @@ def _turtle_block(s: Node, described: Described, term: _TurtleTerms) -> str:
     # rdflib's terms (Identifier) are ordered; its stubs type them as unordered Node
     predicates = cast("Mapping[Identifier, Collection[Identifier]]", described)
     lines = []
-    types = _ordered(predicates.get(RDF.type, ()))
+    types = predicates.get(_TYPE)
     if types:
-        lines.append("a " + ", ".join(term(t) for t in types))
-    for p in sorted((k for k in predicates if not str.__eq__(k, _RDF_TYPE)), key=str):
-        objects = ", ".join(term(o) for o in _ordered(predicates[p]))
-        lines.append(f"{term(p)} {objects}")
+        lines.append("a " + _objects_text(types, term))
+    for p in sorted(predicates, key=str):
+        if not str.__eq__(p, _RDF_TYPE):
+            lines.append(term(p) + " " + _objects_text(predicates[p], term))
     return f"{term(s)} " + " ;\n    ".join(lines) + " .\n"
 
 
-_RDF_TYPE = str(RDF.type)
+_TYPE = RDF.type  # (a namespace's attribute makes a new URIRef on every read)
+_RDF_TYPE = str(_TYPE)
+
+
+def _objects_text(objects: Collection[Identifier], term: _TurtleTerms) -> str:
+    """A predicate's objects in rdflib's order, each as `term` spells it."""
+    if len(objects) == 1:
+        for o in objects:
+            return term(o)
+    return ", ".join([term(o) for o in _ordered(objects)])
 
 
 def _ordered(terms: Collection[Identifier]) -> list[Identifier]:
@@ -303,6 +315,12 @@ class _JsonTerms:
         self.context = jsonld_context(unusable)
         self.keys: dict[Node, str] = {}
         self.values: dict[Node, tuple[str, object]] = {}
+        self.key_texts: dict[str, str] = {}  # `_node_json`: a key's text
+
+    def clear(self) -> None:
+        """Forget every term's texts (pure memos)."""
+        for memo in (self.keys, self.values, self.key_texts):
+            memo.clear()
 
     def key(self, iri: Node) -> str:
         found = self.keys.get(iri)
@@ -315,6 +333,22 @@ class _JsonTerms:
         if found is None:
             value = _json_value(o, self.context)
             found = self.values[o] = (_sort_key(value), value)
+        return found
+
+    def text(self, o: Node, depth: int) -> str:
+        """`dumps` of `o`'s value nested `depth` (3 or 4) levels deep (not kept: a
+        graph's IRIs and literals are most of its terms)."""
+        if isinstance(o, URIRef | BNode):  # {"@id": ...}
+            return (
+                "{" + _PADS[depth + 1] + '"@id": ' + json_string(_node_id(o)) + _PADS[depth] + "}"
+            )
+        value = self.value(o)[1]
+        return json_string(value) if isinstance(value, str) else dumps(value, depth)
+
+    def key_text(self, key: str) -> str:
+        found = self.key_texts.get(key)
+        if found is None:
+            found = self.key_texts[key] = json_string(key) + ": "
         return found
 
 
@@ -335,7 +369,7 @@ def jsonld_chunks(graph: Iterable[Triple], blocks: NodeBlocks | None = None) -> 
     """`to_jsonld` in pieces: the context, then each node object as it is made."""
     free = blocks is not None and blocks.collision_free
     unusable = set() if free else _colliding_prefixes(graph)
-    if blocks is not None and not unusable:
+    if blocks is not None and free:  # the table's texts are in the whole graph's context
         terms = blocks.json_terms
     else:
         terms, blocks = _JsonTerms(unusable), None
@@ -356,11 +390,11 @@ _JsonValues = dict[str, list[tuple[str, object]]]
 def _json_values(predicates: Described, terms: _JsonTerms) -> _JsonValues:
     values: _JsonValues = {}
     for p, objects in predicates.items():
-        if p == RDF.type and all(isinstance(o, URIRef | BNode) for o in objects):
+        if p == _TYPE and all(isinstance(o, URIRef | BNode) for o in objects):
             values["@type"] = [
                 (_node_id(o),) * 2 if isinstance(o, BNode) else (terms.key(o),) * 2 for o in objects
             ]
-        elif p == RDF.type:  # a literal "type" is not a class: written as a plain property
+        elif p == _TYPE:  # a literal "type" is not a class: a plain property
             values.setdefault(str(p), []).extend(terms.value(o) for o in objects)
         else:
             values.setdefault(terms.key(p), []).extend(terms.value(o) for o in objects)
@@ -379,6 +413,45 @@ def _first(pair: tuple[str, object]) -> str:
     return pair[0]
 
 
+_PADS = ["\n" + "  " * depth for depth in range(6)]
+_PAD3, _PAD4 = _PADS[3], _PADS[4]
+
+
+def _node_json(s: Node, predicates: Described, terms: _JsonTerms) -> str:
+    """`dumps(_node_object(s, _json_values(predicates, terms)), depth=2)`, made of each
+    term's text (kept by `terms`) instead of a dictionary written out: `json.dumps`'s
+    indented text of an object is its members' texts, each at its depth, joined."""
+    types: list[str] | None = None
+    groups: dict[str, list[Node]] = {}
+    by_iri = cast("Mapping[Identifier, Collection[Node]]", predicates)  # str.__eq__: no rdflib
+    for p, objects in by_iri.items():
+        if str.__eq__(p, _RDF_TYPE) and all(isinstance(o, URIRef | BNode) for o in objects):
+            types = sorted(_node_id(o) if isinstance(o, BNode) else terms.key(o) for o in objects)
+        else:
+            key = _RDF_TYPE if str.__eq__(p, _RDF_TYPE) else terms.key(p)
+            groups.setdefault(key, []).extend(objects)
+    parts = ["{", _PAD3, '"@id": ', json_string(_node_id(s))]
+    if types is not None:
+        parts += [",", _PAD3, '"@type": ', _json_list([json_string(t) for t in types])]
+    for key in sorted(groups):
+        objects = groups[key]
+        parts += [",", _PAD3, terms.key_text(key)]
+        if len(objects) == 1:
+            parts.append(terms.text(objects[0], 3))
+        else:
+            ordered = sorted(objects, key=lambda o: terms.value(o)[0])
+            parts.append(_json_list([terms.text(o, 4) for o in ordered]))
+    parts.append("\n    }")
+    return "".join(parts)
+
+
+def _json_list(texts: list[str]) -> str:
+    """One member's value (depth 3): the only text, else a list of texts (depth 4)."""
+    if len(texts) == 1:
+        return texts[0]
+    return "[" + _PAD4 + ("," + _PAD4).join(texts) + _PAD3 + "]"
+
+
 def _ntriples(graph: Iterable[Triple], blocks: NodeBlocks | None = None) -> str:
     # one line per triple: nothing to keep per node, only the terms' texts
     return to_ntriples(graph, blocks.nt_terms if blocks is not None else None)
@@ -395,6 +468,133 @@ SERIALIZERS: dict[str, tuple[str, Writer]] = {
 def serialize(ext: str, graph: Iterable[Triple], blocks: NodeBlocks | None = None) -> str:
     """`graph` in the format with extension `ext` (a row of kg.formats.RDF_FORMATS)."""
     return SERIALIZERS[ext][1](graph, blocks)
+
+
+# --------------------------------------------------------------------------- descriptions
+
+# What `described` gives of every node it reaches: all of its triples with these predicates.
+STUB_FACTS_ORDER = (RDF.type, SCHEMA.name, SCHEMA.url)
+STUB_FACTS = frozenset(STUB_FACTS_ORDER)
+STUBS_KEPT = 20_000  # the stubs' texts one process keeps, at most (then it starts again)
+NodeTexts = tuple[str, AbstractSet[str], str]  # Turtle block, the prefixes it uses, JSON-LD
+
+
+Seen = dict[Node, tuple[int, NodeTexts]]  # partial nodes formatted, by their triple count
+
+
+def description_texts(
+    subset: Triples, blocks: NodeBlocks, seen: Seen | None = None
+) -> dict[str, str]:
+    """`serialize(ext, subset, blocks)` for every format of RDF_FORMATS (by extension),
+    for a subset made by `described`, in one pass: its subjects grouped and ordered once,
+    each node's text taken from the block table or formatted once for the two formats
+    that format nodes, and a **stub** (a node the subset holds only the type, name and
+    URL triples of) formatted once per process: `described` gives every node it
+    reaches all of those, so a stub's text is the same in every file (`NodeBlocks.stubs`).
+
+    `seen`: the partial nodes formatted for another description whose nodes' triples
+    hold this one's (a person's and their profile document's): one of the same size
+    holds the same triples, and is not formatted again."""
+    nodes = sorted(_by_subject(subset).items(), key=_subject_order)
+    # the table's JSON-LD is in the whole graph's context: the file's only when the
+    # whole graph collides with no context prefix (then no subset does)
+    shared = blocks.collision_free
+    json_terms = blocks.json_terms if shared else _JsonTerms(_colliding_prefixes(subset))
+    ttl: list[str] = []
+    json: list[str] = []
+    used: set[str] = set()
+    for s, predicates in nodes:
+        texts = _node_texts(blocks, s, predicates, json_terms, seen if shared else None)
+        ttl.append(texts[0])
+        used |= texts[1]
+        json.append(texts[2])
+    head = f'{{\n  "@context": {dumps(json_terms.context, depth=1)},\n  "@graph": ['
+    return {
+        TURTLE.ext: prefix_header(graph_prefixes(subset), used) + "\n".join(ttl),
+        JSONLD.ext: head + _json_graph(json),
+        NTRIPLES.ext: _ntriples_by_subject(nodes, blocks.nt_terms),
+    }
+
+
+def _node_texts(
+    blocks: NodeBlocks,
+    s: Node,
+    predicates: Described,
+    json_terms: _JsonTerms,
+    seen: Seen | None,
+) -> NodeTexts:
+    """A node's texts: a stub's kept ones (with the whole graph's context), the block
+    table's when the subset holds the node whole, one formatted already (`seen`), else
+    formatted. `seen` is None when the file is not in the whole graph's context."""
+    shared = blocks.collision_free and json_terms is blocks.json_terms
+    stub = shared and all(p in STUB_FACTS for p in predicates)
+    if stub:
+        found = blocks.stubs.get(s)
+        if found is not None:
+            return found
+    texts = _whole_texts(blocks.table, s, predicates) if shared else None
+    if texts is None:
+        return _partial_texts(blocks, s, predicates, json_terms, seen, stub)
+    if stub:
+        if len(blocks.stubs) >= STUBS_KEPT:
+            blocks.stubs.clear()
+        blocks.stubs[s] = texts
+    return texts
+
+
+def _partial_texts(
+    blocks: NodeBlocks,
+    s: Node,
+    predicates: Described,
+    json_terms: _JsonTerms,
+    seen: Seen | None,
+    stub: bool,
+) -> NodeTexts:
+    """A node the file does not hold whole, formatted (once per `seen`; a stub kept)."""
+    size = sum(map(len, predicates.values())) if seen is not None else 0
+    found = seen.get(s) if seen is not None else None
+    if found is not None and found[0] == size:
+        return found[1]
+    term = blocks.turtle_terms
+    term.used = set()  # the prefixes this block uses
+    block = _turtle_block(s, predicates, term)
+    texts = (block, term.used, _node_json(s, predicates, json_terms))
+    if seen is not None:
+        seen[s] = (size, texts)
+    if stub:
+        if len(blocks.stubs) >= STUBS_KEPT:
+            blocks.stubs.clear()
+        blocks.stubs[s] = texts
+    return texts
+
+
+def _whole_texts(table: BlockSource | None, s: Node, predicates: Described) -> NodeTexts | None:
+    """The block table's texts of `s`, when the subset holds it whole."""
+    if table is None:
+        return None
+    size = sum(map(len, predicates.values()))
+    found = table.turtle(s, size)
+    if found is None:
+        return None
+    node = table.jsonld(s, size)
+    assert node is not None  # the same node, of the same size
+    return found[0], found[1], node
+
+
+def _json_graph(nodes: list[str]) -> str:
+    """The node objects of a JSON-LD document and its end (as `jsonld_chunks`)."""
+    if not nodes:
+        return "]\n}\n"
+    return "\n    " + ",\n    ".join(nodes) + "\n  ]\n}\n"
+
+
+def _ntriples_by_subject(nodes: list[tuple[Node, Described]], memo: dict[Node, str]) -> str:
+    """`to_ntriples` of the subset: each subject's sorted lines, by the subject's text
+    (no subject's text followed by a space is a prefix of another's line: the same
+    order as all lines sorted)."""
+    term = memo_terms(memo)
+    heads = sorted(((term(s), predicates) for s, predicates in nodes), key=_first)
+    return "".join([subject_block(head, predicates, memo) for head, predicates in heads])
 
 
 # --------------------------------------------------------------------------- subsets
@@ -444,15 +644,15 @@ def described(graph: Triples, owned: Collection[Node]) -> Triples:
     owned = owned if isinstance(owned, set | frozenset) else set(owned)
     sub = Triples()
     for s in owned:
-        for p, o in graph.predicate_objects(s):
-            sub.add((s, p, o))
+        sub.take(s, graph.describe(s))  # whole: the graph's own objects
+    for s in owned:
         for s2, p in graph.subject_predicates(s):
             if s2 not in owned:
                 sub.add((s2, p, s))
     nodes = {o for o in sub.objects() if isinstance(o, URIRef)} | set(sub.subjects())
-    for node in nodes:
+    for node in nodes - owned:  # an owned node has all of its triples already
         facts = graph.describe(node)
-        for p in (RDF.type, SCHEMA.name, SCHEMA.url):
+        for p in STUB_FACTS_ORDER:
             for o in facts.get(p, ()):
                 sub.add((node, p, o))
     return sub

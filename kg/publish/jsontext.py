@@ -42,6 +42,12 @@ def dumps(value: object, depth: int = 0) -> str:
 _BIDI = re.compile(f"[{BIDI_CONTROLS}]")
 
 
+def string(text: str) -> str:
+    """`dumps(text)` of a string, without orjson's round trip."""
+    found = encode_basestring(text)
+    return _BIDI.sub(_escape, found) if _BIDI.search(found) else found
+
+
 def _escape(match: re.Match) -> str:
     return f"\\u{ord(match.group()):04x}"
 

@@ -69,6 +69,9 @@ class Referenced:
 
     def __init__(self) -> None:
         self.refs: dict[Node, dict] = {}
+        # each work's article as `profile_script` writes it (escaped, two levels deep):
+        # a work is on the page of each of its authors
+        self.articles: dict[Node, str] = {}
 
 
 def _facts(graph: GraphLike) -> Callable[[Node], Facts]:
@@ -217,13 +220,49 @@ def profile_markup(
     `referenced`: what a process has said of referenced nodes already (`Referenced`).
     """
     referenced = referenced or Referenced()
+    profile = _profile_page(graph, person, page, address, referenced)
+    items = [profile] + [article(graph, w, referenced) for w in works_of(graph, person)]
+    return {"@context": "https://schema.org", "@graph": items}
+
+
+def _profile_page(
+    graph: GraphLike, person: URIRef, page: URIRef, address: str | None, referenced: Referenced
+) -> dict:
+    """The ProfilePage with its main entity, the full Person."""
     walker = _Walker(graph, str(person) + "/", referenced)
     profile = walker.node(page, skip=frozenset({SCHEMA.mainEntity}))
     if address is not None:
         profile["@id"] = profile["url"] = address
     profile["mainEntity"] = walker.node(person)
-    items = [profile] + [article(graph, w, referenced) for w in works_of(graph, person)]
-    return {"@context": "https://schema.org", "@graph": items}
+    return profile
+
+
+ARTICLES_KEPT = 5_000  # the article texts one process keeps, at most (then it starts again)
+_GRAPH_HEAD = '{\n  "@context": "https://schema.org",\n  "@graph": [\n    '
+
+
+def profile_script(graph: GraphLike, person: URIRef, page: URIRef, referenced: Referenced) -> str:
+    """`script_tag(profile_markup(graph, person, page, referenced=referenced))` made of
+    its items' texts, each work's article made and written once per process
+    (`Referenced.articles`): an indented JSON document is its items' texts, each
+    written at its depth, joined; the escapes are of single characters."""
+    profile = _profile_page(graph, person, page, None, referenced)
+    texts = [_item_text(profile)]
+    kept = referenced.articles
+    for work in works_of(graph, person):
+        text = kept.get(work)
+        if text is None:
+            if len(kept) >= ARTICLES_KEPT:
+                kept.clear()
+            text = kept[work] = _item_text(article(graph, work, referenced))
+        texts.append(text)
+    body = _GRAPH_HEAD + ",\n    ".join(texts) + "\n  ]\n}"
+    return f'<script type="application/ld+json">\n{body}\n</script>'
+
+
+def _item_text(item: dict) -> str:
+    """An item of the document's `@graph`, as `script_tag` writes it."""
+    return escape_json_for_html(dumps(item, depth=2))
 
 
 def article_markup(graph: GraphLike, work: URIRef, referenced: Referenced | None = None) -> dict:

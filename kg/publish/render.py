@@ -55,11 +55,13 @@ from kg.publish.export import (
     Kept,
     NodeBlocks,
     Previous,
+    Seen,
     Written,
     _JsonTerms,
     colliding_prefixes,
     dataset_description,
     described,
+    description_texts,
     encoded,
     jsonld_context,
     owned_nodes,
@@ -610,10 +612,18 @@ def _cached(state: _State, found: str, render: Callable[[], dict[str, str]], key
 
 
 def _descriptions(
-    path: str, subset: Triples, turtle: str | None = None, terms: NodeBlocks | None = None
+    path: str,
+    subset: Triples,
+    turtle: str | None = None,
+    terms: NodeBlocks | None = None,
+    seen: Seen | None = None,
 ) -> dict[str, str]:
     """`site/<path>.<ext>` of one thing, for every RDF format (`terms`: the texts of terms
-    a process has formatted already, for a subset of the whole graph)."""
+    a process has formatted already, for a subset of the whole graph made by `described`;
+    `seen`: see `description_texts`)."""
+    if terms is not None and turtle is None:
+        texts = description_texts(subset, terms, seen)
+        return {f"site/{scheme.file_path(path, f.ext)}": texts[f.ext] for f in RDF_FORMATS}
     return {
         f"site/{scheme.file_path(path, f.ext)}": turtle
         if turtle is not None and f is TURTLE
@@ -688,8 +698,10 @@ def _person_files(state: _State, profile, person: URIRef, owned: set[Node]) -> d
     subset = described(state.graph, owned)
     files = {}
     slug, path = profile.slug, scheme.path(scheme.PERSON, profile.slug)
+    seen: Seen = {}  # the profile document's nodes are the person's, or fewer of their triples
+    texts = description_texts(subset, state.blocks, seen)
     for f in RDF_FORMATS:
-        text = serialize(f.ext, subset, state.blocks)
+        text = texts[f.ext]
         files[f"site/{scheme.file_path(path, f.ext)}"] = text
         if f is not NTRIPLES:  # the same string: a hard link
             files[f"people/{scheme.file_path(slug, f.ext)}"] = text
@@ -704,7 +716,7 @@ def _person_files(state: _State, profile, person: URIRef, owned: set[Node]) -> d
     files[f"site/{scheme.file_path(profile_path, 'html')}"] = page  # the profile document
     profile_iri = _profile(state.config, slug)
     files.update(
-        _descriptions(profile_path, described(state.graph, [profile_iri]), None, state.blocks)
+        _descriptions(profile_path, described(state.graph, [profile_iri]), None, state.blocks, seen)
     )
     return files
 

@@ -66,7 +66,7 @@ from kg.publish.markup import (
     Referenced,
     article_markup,
     escape_json_for_html,
-    profile_markup,
+    profile_script,
     script_tag,
 )
 from kg.resolve.identity import PublicationEntity, Resolution
@@ -483,7 +483,7 @@ class SiteBuilder:
         views = [self.publication_view(p, profile.slug, "../") for p in pubs]
         person = URIRef(scheme.person(self.base, profile.slug))
         profile_iri = URIRef(scheme.profile(self.base, profile.slug))
-        markup = profile_markup(self.graph, person, profile_iri, referenced=self.referenced)
+        script = profile_script(self.graph, person, profile_iri, self.referenced)
         path = scheme.path(scheme.PERSON, profile.slug)
         return self.env.get_template("person.html.j2").render(
             p=profile,
@@ -496,7 +496,7 @@ class SiteBuilder:
             count=len(views),
             network=Markup(coauthor_svg(profile.name, self.coauthors(profile.slug, pubs))),
             chart=Markup(per_year_svg(Counter(p.year for p in pubs if p.year))),
-            jsonld=Markup(script_tag(markup)),
+            jsonld=Markup(script),
             root="../",
             alternates=alternates(path),
             data=data_links(path, "../"),
