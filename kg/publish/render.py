@@ -181,20 +181,19 @@ def render_parts(
         state.blocks.table = _block_table(state, pool, used)  # before the other tasks
         state.blocks.forget_terms()  # before the render workers fork (decision 0047)
         results = pool.map(render_task, state, tasks, _heavy(tasks, resolution))
-        views: dict[str, bytes] = {}
         for done, (part, keys, entries, deps) in enumerate(results, start=1):
             yield part
             used.update(keys)
             fresh.update(entries)
             if packing is not None:  # packed as they come, not kept as text (0049)
                 packing.add_made(deps.items)
-                views.update(deps.views)
+                packing.add_views(deps.views)
             if progress is not None:
                 progress(done, len(tasks))
     finally:
         _drop_table(state)
     if cache is not None and packing is not None:
-        _save_items(state, packing, views, used)
+        _save_items(state, packing, used)
         packs = cache.write_packs(fresh, used) if cache.enabled else set()
         cache.prune(used | packs)
     yield {"context.jsonld": json.dumps({"@context": jsonld_context()}, indent=2) + "\n"}
@@ -340,14 +339,14 @@ def _packing(state: _State) -> dirty.Packing | None:
     return dirty.Packing(state.before, state.after)
 
 
-def _save_items(state: _State, packing: dirty.Packing, views: dict, used: set[str]) -> None:
+def _save_items(state: _State, packing: dirty.Packing, used: set[str]) -> None:
     """Keep this build's items (`kg.publish.dirty`) in the render cache."""
     if state.cache is None:
         return
     r = state.resolution
     items = {_item_id("p", p.slug) for p in r.dataset.profiles}
     items.update(_item_id("t", str(t)) for t in state.things)
-    used.update(dirty.save(state.cache, packing.finish(items, views)))
+    used.update(dirty.save(state.cache, packing.finish(items)))
 
 
 def _item_id(kind: str, name: str) -> str:
