@@ -75,7 +75,7 @@ from kg.publish.layout import DATASET, DUMP, SPARQL, owner_path, page_things, pa
 from kg.publish.olddump import PreviousDump
 from kg.publish.site import SiteBuilder, SiteSettings
 from kg.resolve.identity import Resolution
-from kg.workers import Pool, as_pool
+from kg.workers import Pool, as_pool, return_large_blocks
 
 PEOPLE_PER_TASK = 50
 BLOCKS_FOLDER = ".kg-blocks"  # the block table's files in the staging folder, removed after
@@ -171,6 +171,7 @@ def render_parts(
     never cross a pipe and the parent neither hashes nor writes them. `table`: the
     build's subject digests (kg/graph/delta.py), made before validation.
     """
+    return_large_blocks()  # large texts freed leave this process and its helpers (0054)
     state = _make_state(config, resolution, graph, cache, previous, staging, table)
     tasks = list(_tasks(resolution, len(state.things)))
     used: set[str] = set()
@@ -251,6 +252,8 @@ def _make_state(
     keyed = settings_digest(config, resolution) if cache is not None else ""
     before = _previous_items(cache, keyed, previous, staging)
     chunks, dump = _ntriples_dump(graph, staging, table, _old_dump(before, previous))
+    if table is not None:  # its digests are the chunks' now: not held twice, nor forked (0054)
+        table.digests.clear()
     prints = None  # the keys of kept files: made (once, before any fork) only to keep them
     if cache is not None:
         href = _linker(config.base_iri, pages)
