@@ -181,7 +181,7 @@ def render_parts(
     try:
         state.blocks.table = _block_table(state, pool, used)  # before the other tasks
         state.blocks.forget_terms()  # before the render workers fork (decision 0047)
-        results = pool.map(render_task, state, tasks, _heavy(tasks, resolution))
+        results = pool.map(render_task, state, tasks, _heavy(tasks, state))
         for done, (part, keys, entries, deps) in enumerate(results, start=1):
             yield part
             used.update(keys)
@@ -205,19 +205,30 @@ def render_parts(
 
 
 HEAVY_PEOPLE = 3  # the profiles with the most publications whose tasks one process runs
+HEAVY_THINGS = 3  # the things' tasks most linked into, likewise (decision 0054)
 
 
-def _heavy(tasks: list[Task], resolution: Resolution) -> frozenset[int]:
-    """The tasks that need the most memory, for one process to run (decision 0051): the
-    site-wide pages, and the people of the profiles with the most publications."""
-    profiles = resolution.dataset.profiles
+def _heavy(tasks: list[Task], state: _State) -> frozenset[int]:
+    """The tasks that need the most memory, for one process to run (decisions 0051 and
+    0054): the site-wide pages, the people of the profiles with the most publications,
+    and the things' tasks whose pages show the most (the most links into their things:
+    a topic's, a venue's or an organization's page lists what refers to it)."""
+    profiles = state.resolution.dataset.profiles
     by_size = sorted(range(len(profiles)), key=lambda i: -len(profiles[i].publications))
     most = by_size[:HEAVY_PEOPLE]
-    return frozenset(
+    found = {
         i
         for i, (kind, start, stop) in enumerate(tasks)
         if kind == "site" or (kind == "people" and any(start <= m < stop for m in most))
-    )
+    }
+    reverse = state.graph.reverse()
+
+    def links(i: int) -> int:  # the links into the things of task i (each two entries)
+        return sum(len(reverse.get(t, ())) for t in state.things[tasks[i][1] : tasks[i][2]])
+
+    things = [i for i, (kind, _, _) in enumerate(tasks) if kind == "things"]
+    found.update(sorted(things, key=lambda i: (-links(i), i))[:HEAVY_THINGS])
+    return frozenset(found)
 
 
 def _make_state(
