@@ -67,6 +67,22 @@ def test_packing_after_an_edit_merges_new_readers_and_drops_gone_items() -> None
     assert state.changed
 
 
+def test_packing_a_few_items_among_many_atoms_gives_the_same_index() -> None:
+    """After an edit few (atom, item) pairs come for many atoms (grouped, not laid out)."""
+    many = [f"s<http://x/n{i}>" for i in range(40)]
+    first = Packing(None, _state())
+    first.add_made({"pa": _deps("ka", *many), "tb": _deps("kb", many[3], "s" + B)})
+    old = first.finish({"pa", "tb"})
+    assert _readers(old)[many[3]] == ["pa", "tb"]
+    second = Packing(old, _state())
+    second.add_made({"tc": _deps("kc", many[3], "s" + C)})
+    state = second.finish({"pa", "tb", "tc"})
+    found = _readers(state)
+    assert found[many[3]] == ["pa", "tb", "tc"]
+    assert found["s" + C] == ["tc"] and found["s" + B] == ["tb"]
+    assert found[many[0]] == ["pa"] and len(found) == 42
+
+
 def test_saved_state_loads_back_equal(tmp_path) -> None:
     cache = SignedCache(tmp_path / "cache")
     packing = Packing(None, _state())

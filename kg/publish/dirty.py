@@ -41,6 +41,7 @@ import zlib
 from array import array
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
+from itertools import accumulate
 from typing import Any, NamedTuple
 
 from rdflib import URIRef
@@ -303,26 +304,14 @@ class Packing:
             found[number(READ + text) // 8] = value
 
     def _readers(self) -> Iterator[tuple[int, array]]:
-        """Each atom read now with the items that read it, in the order they came."""
+        """Each atom read now with the items that read it, in the order they came; by
+        atom. After an edit (few pairs for many atoms) grouped by atom; else laid out in
+        one flat array by each atom's count of readers."""
         made, self._made = self._made, []
-        ends = array("I", bytes(4 * 8 * len(self.state.terms)))  # atoms are below
-        for _, atoms in made:  # each atom's count of readers
-            for atom in array("I", atoms):
-                ends[atom] += 1
-        total = 0
-        for atom, count in enumerate(ends):  # where each atom's readers start
-            ends[atom] = total
-            total += count
-        readers = array("I", bytes(4 * total))
-        for number, atoms in made:  # ... and, once filled, where they end
-            for atom in array("I", atoms):
-                readers[ends[atom]] = number
-                ends[atom] += 1
-        start = 0
-        for atom, end in enumerate(ends):
-            if end > start:
-                yield atom, readers[start:end]
-            start = end
+        atoms = 8 * len(self.state.terms)  # the atoms' numbers are below
+        if sum(len(a) for _, a in made) // 4 * 8 < atoms:
+            return _grouped(made)
+        return _laid_out(made, atoms)
 
     def finish(self, items: set[str]) -> DirtyState:
         """The state: without the items that are gone, with the views read."""
@@ -335,6 +324,39 @@ class Packing:
         new.views.update(self._views)
         self._views = {}
         return new
+
+
+def _grouped(made: list[tuple[int, bytes]]) -> Iterator[tuple[int, array]]:
+    """`Packing._readers` for a few pairs: a dict of the atoms read."""
+    groups: dict[int, array] = {}
+    for number, atoms in made:
+        for atom in array("I", atoms):
+            found = groups.get(atom)
+            if found is None:
+                groups[atom] = array("I", (number,))
+            else:
+                found.append(number)
+    for atom in sorted(groups):
+        yield atom, groups[atom]
+
+
+def _laid_out(made: list[tuple[int, bytes]], atoms: int) -> Iterator[tuple[int, array]]:
+    """`Packing._readers` for many pairs: counted, then laid out in one flat array."""
+    ends = array("I", bytes(4 * atoms))
+    for _, read in made:  # each atom's count of readers
+        for atom in array("I", read):
+            ends[atom] += 1
+    starts = array("I", accumulate(ends, initial=0))  # where each atom's readers start
+    readers = array("I", bytes(4 * starts[-1]))
+    for number, read in made:  # ... and, once filled, where they end
+        for atom in array("I", read):
+            readers[starts[atom]] = number
+            starts[atom] += 1
+    start = 0
+    for atom, end in enumerate(starts[:-1]):
+        if end > start:
+            yield atom, readers[start:end]
+        start = end
 
 
 def _reindex(index: dict[int, bytes], add: Iterable[tuple[int, array]]) -> None:
