@@ -127,6 +127,26 @@ def release_free_memory() -> None:
     trim(0)
 
 
+MMAP_FROM = 128 * 1024  # bytes: a block this large gets its own mapping (M_MMAP_THRESHOLD)
+_M_MMAP_THRESHOLD = -3  # glibc's mallopt parameter
+
+
+def return_large_blocks() -> None:
+    """From now on, in this process and the ones it forks, every block of `MMAP_FROM`
+    bytes or more (a page's, a person file's or a pickle's text) is mapped on its own and
+    goes back to the system when freed (decision 0054). glibc's default raises that
+    threshold to the largest block freed so far (up to 32 MiB): after the first large
+    page, such texts are carved from the heap and, once freed, stay resident, in this
+    process's peak and in every helper forked later. A no-op without glibc."""
+    import ctypes
+
+    try:
+        mallopt = ctypes.CDLL(None).mallopt
+    except (OSError, AttributeError):
+        return
+    mallopt(_M_MMAP_THRESHOLD, MMAP_FROM)
+
+
 def _take(taken: Any, total: int, skip: Collection[int] = ()) -> int | None:
     with taken.get_lock():
         index = taken.value
@@ -189,6 +209,8 @@ def _gather(
         index = own.pop() if own else _take(taken, len(items), here)
         if index is not None:
             done[index] = function(items[index])
+            if index in here:  # the largest transients: their free pages go back now
+                release_free_memory()
         while True:  # whatever the helpers finished meanwhile; wait only when idle
             try:
                 found, ok, value = pickle.loads(results.get(block=index is None, timeout=1))

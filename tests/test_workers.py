@@ -189,3 +189,38 @@ def test_a_build_and_a_server_started_from_a_folder_with_a_planted_module_never_
     zygote = Zygote(root / "dist", 1 << 30, root)
     zygote.close()
     assert not ran.exists()
+
+
+_FREED = """
+import sys
+from kg.workers import return_large_blocks
+def rss():
+    with open("/proc/self/status") as status:
+        return next(int(l.split()[1]) // 1024 for l in status if l.startswith("VmRSS"))
+if sys.argv[1] == "tuned":
+    return_large_blocks()
+big = b"x" * (8 << 20)
+del big  # glibc's default: from now on, blocks below 8 MiB come from the heap
+start = rss()
+texts, pins = [], []
+for i in range(150):  # 1 MiB texts, each followed by a 64 KiB one that stays
+    texts.append(b"x" * (1 << 20))
+    pins.append(b"p" * (64 << 10))
+del texts
+print(rss() - start)
+"""
+
+
+def test_large_texts_freed_go_back_to_the_system_once_blocks_are_returned():
+    """Decision 0054: without `return_large_blocks`, 150 MiB of texts freed stay resident
+    (the heap cannot shrink past the blocks kept between them); with it, they leave (the
+    kept blocks are ~10 MiB)."""
+    import subprocess
+    import sys
+
+    def kept(mode: str) -> int:
+        run = subprocess.run([sys.executable, "-c", _FREED, mode], capture_output=True, text=True)
+        return int(run.stdout)
+
+    assert kept("default") > 120
+    assert kept("tuned") < 30

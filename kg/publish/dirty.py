@@ -39,8 +39,9 @@ import hashlib
 import pickle
 import zlib
 from array import array
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
+from itertools import accumulate
 from typing import Any, NamedTuple
 
 from rdflib import URIRef
@@ -257,7 +258,14 @@ class Packing:
     updated for the items made or gone. The items made are packed as their parts come in
     (their atoms as text would keep a 10k build's parent ~1 GiB larger until the end);
     the index is updated once, at `finish` (per part, an atom read by every page would
-    be merged hundreds of times)."""
+    be merged hundreds of times).
+
+    Invariant (decision 0054): what the parts add costs about four bytes per (atom,
+    item) pair and no object per atom: each item made keeps its atoms' numbers as one
+    packed array; `finish` counts each atom's readers, lays them out in one flat array
+    (atom by atom, items in the order they came) and merges them into the index. An
+    array per atom cost ~100 bytes each, millions at 10k.
+    """
 
     def __init__(self, old: DirtyState | None, new: DirtyState) -> None:
         if old is not None:  # `old` itself stays as it is: the tasks still read it
@@ -271,10 +279,11 @@ class Packing:
                 new.pages,
             )
         self.state = new
-        self.add: dict[int, array] = {}  # atom -> the items made now that read it
+        self._made: list[tuple[int, bytes]] = []  # each item made: its number, its atoms
+        self._views: dict[int, bytes] = {}  # a node's number -> the view read now
 
     def add_made(self, fresh: dict[str, Deps]) -> None:
-        new, add = self.state, self.add
+        new = self.state
         for name, deps in fresh.items():
             if new.items.pop(name, None) is not None:  # its old atoms stay: they only reach it
                 new.stale += 1
@@ -282,35 +291,78 @@ class Packing:
             if name not in new.numbers:
                 new.numbers[name] = len(new.names)
                 new.names.append(name)
-            number = new.numbers[name]
-            for atom in sorted(new._number(a) for a in deps.atoms):
-                found = add.get(atom)
-                if found is None:
-                    add[atom] = array("I", (number,))
-                else:
-                    found.append(number)
+            atoms = array("I", sorted(new._number(a) for a in deps.atoms))
+            self._made.append((new.numbers[name], atoms.tobytes()))
             paths = tuple(deps.files)
             digests = b"".join(bytes.fromhex(deps.files[p]) for p in paths)
             new.items[name] = Item(deps.key, paths, digests, deps.links)
 
-    def finish(self, items: set[str], views: dict[str, bytes]) -> DirtyState:
+    def add_views(self, views: dict[str, bytes]) -> None:
+        """The views the items of a part read (the last one read is kept)."""
+        number, found = self.state._number, self._views
+        for text, value in views.items():
+            found[number(READ + text) // 8] = value
+
+    def _readers(self) -> Iterator[tuple[int, array]]:
+        """Each atom read now with the items that read it, in the order they came; by
+        atom. After an edit (few pairs for many atoms) grouped by atom; else laid out in
+        one flat array by each atom's count of readers."""
+        made, self._made = self._made, []
+        atoms = 8 * len(self.state.terms)  # the atoms' numbers are below
+        if sum(len(a) for _, a in made) // 4 * 8 < atoms:
+            return _grouped(made)
+        return _laid_out(made, atoms)
+
+    def finish(self, items: set[str]) -> DirtyState:
         """The state: without the items that are gone, with the views read."""
         new = self.state
-        _reindex(new.index, self.add)
-        self.add = {}
+        _reindex(new.index, self._readers())
         for name in [i for i in new.items if i not in items]:
             del new.items[name]
             new.stale += 1
             new.changed = True
-        for text, value in views.items():
-            new.views[new._number(READ + text) // 8] = value
+        new.views.update(self._views)
+        self._views = {}
         return new
 
 
-def _reindex(index: dict[int, bytes], add: dict[int, array]) -> None:
+def _grouped(made: list[tuple[int, bytes]]) -> Iterator[tuple[int, array]]:
+    """`Packing._readers` for a few pairs: a dict of the atoms read."""
+    groups: dict[int, array] = {}
+    for number, atoms in made:
+        for atom in array("I", atoms):
+            found = groups.get(atom)
+            if found is None:
+                groups[atom] = array("I", (number,))
+            else:
+                found.append(number)
+    for atom in sorted(groups):
+        yield atom, groups[atom]
+
+
+def _laid_out(made: list[tuple[int, bytes]], atoms: int) -> Iterator[tuple[int, array]]:
+    """`Packing._readers` for many pairs: counted, then laid out in one flat array."""
+    ends = array("I", bytes(4 * atoms))
+    for _, read in made:  # each atom's count of readers
+        for atom in array("I", read):
+            ends[atom] += 1
+    starts = array("I", accumulate(ends, initial=0))  # where each atom's readers start
+    readers = array("I", bytes(4 * starts[-1]))
+    for number, read in made:  # ... and, once filled, where they end
+        for atom in array("I", read):
+            readers[starts[atom]] = number
+            starts[atom] += 1
+    start = 0
+    for atom, end in enumerate(starts[:-1]):
+        if end > start:
+            yield atom, readers[start:end]
+        start = end
+
+
+def _reindex(index: dict[int, bytes], add: Iterable[tuple[int, array]]) -> None:
     """Add each atom's new readers (`add`: each item once) to its packed array, those
     it holds already left out (a set: an organization's view has thousands of readers)."""
-    for atom, numbers in add.items():
+    for atom, numbers in add:
         old = index.get(atom)
         if old:
             have = set(array("I", old))
@@ -318,7 +370,7 @@ def _reindex(index: dict[int, bytes], add: dict[int, array]) -> None:
             if missing:
                 index[atom] = old + array("I", missing).tobytes()
         else:
-            index[atom] = array("I", numbers).tobytes()
+            index[atom] = numbers.tobytes()
 
 
 def save(cache: SignedCache, state: DirtyState) -> list[str]:
@@ -327,11 +379,28 @@ def save(cache: SignedCache, state: DirtyState) -> list[str]:
     smaller). The keys of the two entries, for the cache's prune."""
     if state.changed or not state.body:
         body = digest("kg render: dirty items' body", state.tree, state.globals)
-        data = pickle.dumps(state, protocol=pickle.HIGHEST_PROTOCOL)
-        cache.put(body, zlib.compress(data, 1))
+        cache.put(body, _packed(state))
         state.body = body
     cache.put(STATE_KEY, (state.tree, state.globals, state.body))
     return [STATE_KEY, state.body]
+
+
+def _packed(state: DirtyState) -> bytes:
+    """`state` pickled and compressed as the pickler writes it, without its memo: the
+    whole pickle and a table of every object in it (millions at 10k) are never held
+    (decision 0054). The state holds no cycles; a shared object is written twice."""
+    compressor = zlib.compressobj(1)
+    out: list[bytes] = []
+
+    class _Sink:
+        def write(self, data: bytes) -> None:
+            out.append(compressor.compress(data))
+
+    pickler = pickle.Pickler(_Sink(), protocol=pickle.HIGHEST_PROTOCOL)
+    pickler.fast = True  # no memo
+    pickler.dump(state)
+    out.append(compressor.flush())
+    return b"".join(out)
 
 
 def _unpacked(found: object) -> object:

@@ -77,7 +77,7 @@ from kg.publish.layout import DATASET, DUMP, SPARQL, owner_path, page_things, pa
 from kg.publish.olddump import PreviousDump
 from kg.publish.site import SiteBuilder, SiteSettings
 from kg.resolve.identity import Resolution
-from kg.workers import Pool, as_pool
+from kg.workers import Pool, as_pool, return_large_blocks
 
 PEOPLE_PER_TASK = 50
 BLOCKS_FOLDER = ".kg-blocks"  # the block table's files in the staging folder, removed after
@@ -173,6 +173,7 @@ def render_parts(
     never cross a pipe and the parent neither hashes nor writes them. `table`: the
     build's subject digests (kg/graph/delta.py), made before validation.
     """
+    return_large_blocks()  # large texts freed leave this process and its helpers (0054)
     state = _make_state(config, resolution, graph, cache, previous, staging, table)
     tasks = list(_tasks(resolution, len(state.things)))
     used: set[str] = set()
@@ -182,21 +183,20 @@ def render_parts(
     try:
         state.blocks.table = _block_table(state, pool, used)  # before the other tasks
         state.blocks.forget_terms()  # before the render workers fork (decision 0047)
-        results = pool.map(render_task, state, tasks, _heavy(tasks, resolution))
-        views: dict[str, bytes] = {}
+        results = pool.map(render_task, state, tasks, _heavy(tasks, state))
         for done, (part, keys, entries, deps) in enumerate(results, start=1):
             yield part
             used.update(keys)
             fresh.update(entries)
             if packing is not None:  # packed as they come, not kept as text (0049)
                 packing.add_made(deps.items)
-                views.update(deps.views)
+                packing.add_views(deps.views)
             if progress is not None:
                 progress(done, len(tasks))
     finally:
         _drop_table(state)
     if cache is not None and packing is not None:
-        _save_items(state, packing, views, used)
+        _save_items(state, packing, used)
         packs = cache.write_packs(fresh, used) if cache.enabled else set()
         cache.prune(used | packs)
     yield {"context.jsonld": json.dumps({"@context": jsonld_context()}, indent=2) + "\n"}
@@ -207,19 +207,30 @@ def render_parts(
 
 
 HEAVY_PEOPLE = 3  # the profiles with the most publications whose tasks one process runs
+HEAVY_THINGS = 3  # the things' tasks most linked into, likewise (decision 0054)
 
 
-def _heavy(tasks: list[Task], resolution: Resolution) -> frozenset[int]:
-    """The tasks that need the most memory, for one process to run (decision 0051): the
-    site-wide pages, and the people of the profiles with the most publications."""
-    profiles = resolution.dataset.profiles
+def _heavy(tasks: list[Task], state: _State) -> frozenset[int]:
+    """The tasks that need the most memory, for one process to run (decisions 0051 and
+    0054): the site-wide pages, the people of the profiles with the most publications,
+    and the things' tasks whose pages show the most (the most links into their things:
+    a topic's, a venue's or an organization's page lists what refers to it)."""
+    profiles = state.resolution.dataset.profiles
     by_size = sorted(range(len(profiles)), key=lambda i: -len(profiles[i].publications))
     most = by_size[:HEAVY_PEOPLE]
-    return frozenset(
+    found = {
         i
         for i, (kind, start, stop) in enumerate(tasks)
         if kind == "site" or (kind == "people" and any(start <= m < stop for m in most))
-    )
+    }
+    reverse = state.graph.reverse()
+
+    def links(i: int) -> int:  # the links into the things of task i (each two entries)
+        return sum(len(reverse.get(t, ())) for t in state.things[tasks[i][1] : tasks[i][2]])
+
+    things = [i for i, (kind, _, _) in enumerate(tasks) if kind == "things"]
+    found.update(sorted(things, key=lambda i: (-links(i), i))[:HEAVY_THINGS])
+    return frozenset(found)
 
 
 def _make_state(
@@ -254,6 +265,8 @@ def _make_state(
     keyed = settings_digest(config, resolution) if cache is not None else ""
     before = _previous_items(cache, keyed, previous, staging)
     chunks, dump = _ntriples_dump(graph, staging, table, _old_dump(before, previous))
+    if table is not None:  # its digests are the chunks' now: not held twice, nor forked (0054)
+        table.digests.clear()
     prints = None  # the keys of kept files: made (once, before any fork) only to keep them
     if cache is not None:
         href = _linker(config.base_iri, pages)
@@ -342,14 +355,14 @@ def _packing(state: _State) -> dirty.Packing | None:
     return dirty.Packing(state.before, state.after)
 
 
-def _save_items(state: _State, packing: dirty.Packing, views: dict, used: set[str]) -> None:
+def _save_items(state: _State, packing: dirty.Packing, used: set[str]) -> None:
     """Keep this build's items (`kg.publish.dirty`) in the render cache."""
     if state.cache is None:
         return
     r = state.resolution
     items = {_item_id("p", p.slug) for p in r.dataset.profiles}
     items.update(_item_id("t", str(t)) for t in state.things)
-    used.update(dirty.save(state.cache, packing.finish(items, views)))
+    used.update(dirty.save(state.cache, packing.finish(items)))
 
 
 def _item_id(kind: str, name: str) -> str:
