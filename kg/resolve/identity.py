@@ -1131,7 +1131,25 @@ def resolve_with_parts(data: Dataset, with_notes: bool = True) -> tuple[Resoluti
     _check_project_papers(data, titles, problems)
     if problems:
         raise InputError(problems)
-    resolution = Resolution(
+    works, indexes = (publications, publication_of), (org_index, venue_index, titles)
+    resolution = assemble(data, persons, person_of, works, notes + pub_notes, indexes)
+    return resolution, Parts(dict(decided), mentioned, near)
+
+
+def assemble(
+    data: Dataset,
+    persons: dict[str, PersonEntity],
+    person_of: dict[Source, str],
+    works: tuple[dict[str, PublicationEntity], dict[Source, str]],
+    notes: list[Note],
+    indexes: tuple[dict[str, str], dict[str, str], dict[str, str]],
+) -> Resolution:
+    """The `Resolution` of these parts, a full run's or a patched one's (kg.resolve.kept):
+    `works` the publications and `publication_of`, `indexes` the organizations', venues'
+    and titles' name indexes."""
+    publications, publication_of = works
+    org_index, venue_index, titles = indexes
+    return Resolution(
         dataset=data,
         persons=persons,
         person_of=person_of,
@@ -1139,12 +1157,11 @@ def resolve_with_parts(data: Dataset, with_notes: bool = True) -> tuple[Resoluti
         venues={v.key: v for v in data.venues},
         publications=publications,
         publication_of=publication_of,
-        notes=notes + pub_notes,
+        notes=notes,
         _org_index=org_index,
         _venue_index=venue_index,
         _titles=titles,
     )
-    return resolution, Parts(dict(decided), mentioned, near)
 
 
 def _distinct_decisions(

@@ -47,6 +47,7 @@ from kg.resolve.identity import (
     _resolve_publications,
     _title_index,
     _venue_names,
+    assemble,
     identity_basis,
     mention_refs,
 )
@@ -147,19 +148,8 @@ def patched(
     _check_project_papers(only, titles, problems)
     if problems:
         return None
-    resolution = Resolution(
-        dataset=data,
-        persons=persons,
-        person_of=person_of,
-        organizations={o.key: o for o in data.organizations},
-        venues={v.key: v for v in data.venues},
-        publications=publications,
-        publication_of=publication_of,
-        notes=notes + pub_notes,
-        _org_index=org_index,
-        _venue_index=venue_index,
-        _titles=titles,
-    )
+    works, indexes = (publications, publication_of), (org_index, venue_index, titles)
+    resolution = assemble(data, persons, person_of, works, notes + pub_notes, indexes)
     if not changed:
         return resolution, kept  # nothing to write again
     new_files = dict(kept.files)
