@@ -540,15 +540,22 @@ def _record_signed_here(config: Config, out_dir: Path) -> bool:
     return still_there(previous, BUILD_RECORD, previous[1][BUILD_RECORD][0])
 
 
-def _verdict(config: Config, path: Path, file: BinaryIO) -> tuple[bool, int]:
-    """Whether the N-Triples `file` conforms to the project's shapes, and its violations."""
+def _verdict(config: Config, path: Path, file: BinaryIO) -> tuple[bool, int, int]:
+    """Whether the N-Triples `file` conforms to the project's shapes, its violations and
+    its triples (lines), in one pass over it."""
     from kg.errors import UsageError
     from kg.validate.shacl import validate_ntriples
 
     file.seek(0)
+    lines = [0]
+
+    def read() -> Iterator[str]:
+        for line in file:
+            lines[0] += 1
+            yield line.decode("utf-8")
+
     try:
-        lines = (line.decode("utf-8") for line in file)
-        report = validate_ntriples(lines, {}, config.shapes_dir, config.ontology_dir, str(path))
+        report = validate_ntriples(read(), {}, config.shapes_dir, config.ontology_dir, str(path))
     except (OSError, UnicodeDecodeError) as exc:
         raise UsageError(f"cannot read {path} as N-Triples: {exc}") from None
-    return report.conforms, report.count("Violation")
+    return report.conforms, report.count("Violation"), lines[0]

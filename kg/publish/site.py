@@ -662,10 +662,6 @@ class SiteBuilder:
         gone = {f"{d}.html" for d in DIRECTORIES if d not in self.directories}
         return [p for p in SITE_PAGES if p not in gone]
 
-    def directory_page(self, name: str, paths: Sequence[str]) -> str:
-        """Every organization (venue, topic) with a page, by name."""
-        return self.render("directory.html.j2", f"{name}.html", **self._directory(name, paths))
-
     def _directory(self, name: str, paths: Sequence[str]) -> dict:
         title, prefix = DIRECTORIES[name]
         entries = []
@@ -692,9 +688,6 @@ class SiteBuilder:
         }[title]
         return self.render("list.html.j2", path, title=title, groups=groups, count=len(views))
 
-    def network_page(self) -> str:
-        return self._network_page(*self._network())
-
     def _network(self) -> tuple[list[str], list[tuple[int, int, int]], list[str]]:
         """What the network page shows: the profiled people's names (by name), the pairs
         of them with shared papers (and how many), their pages."""
@@ -719,9 +712,6 @@ class SiteBuilder:
             people=len(names),
             pairs=[(names[a], names[b], n) for a, b, n in pairs],
         )
-
-    def projects_page(self) -> str:
-        return self.render("projects.html.j2", "projects.html", projects=self._projects())
 
     def _projects(self) -> list[dict]:
         """The lab's projects (one entry per name across profiles): description, members

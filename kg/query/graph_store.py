@@ -57,16 +57,21 @@ def build_record(
     return json.dumps(record, indent=2, sort_keys=True) + "\n"
 
 
-def _blocks(ntriples: str | Path) -> Iterator[bytes]:
+def _blocks(ntriples: str | Path | BinaryIO) -> Iterator[bytes]:
+    """The text, or the file (a path, or open: read from where it stands), in blocks."""
     if isinstance(ntriples, str):
         yield ntriples.encode("utf-8")
         return
-    with open(ntriples, "rb") as f:
-        while block := f.read(1 << 22):
+    if not isinstance(ntriples, Path):
+        while block := ntriples.read(1 << 22):
             yield block
+        return
+    with open(ntriples, "rb") as f:
+        yield from _blocks(f)
 
 
-Verdict = Callable[[Path, BinaryIO], tuple[bool, int]]  # (conforms, violations) of a file
+# (conforms, violations, triples) of an N-Triples file, judged from its bytes
+Verdict = Callable[[Path, BinaryIO], tuple[bool, int, int]]
 
 
 @contextlib.contextmanager
@@ -79,8 +84,9 @@ def published_graph(
     never read whole), so a tree a later build puts in its place is not what is sent.
 
     With `verdict`, the record is not trusted (a build on another machine, a cloned
-    project's `dist/`: it could say anything): the file is judged by `verdict(path,
-    file)` instead, and its hash in the record is not asked for."""
+    project's `dist/`: it could say anything): the file is judged, and its triples
+    counted, by `verdict(path, file)` instead, and its hash in the record is not asked
+    for."""
     record_path = out_dir / BUILD_RECORD
     if not record_path.is_file():
         raise UsageError(f"no built graph in {out_dir} (no {BUILD_RECORD}); run kg build")
@@ -99,8 +105,7 @@ def published_graph(
             _check_record(path, file, digest)
             violations = record.get("violations")
         else:
-            conforms, violations = verdict(path, file)
-            triples = _lines(path, file)
+            conforms, violations, triples = verdict(path, file)
         if conforms is not True and not allow_violations:
             raise NotValidatedError(
                 f"{path} was built with {violations} violation(s) "
@@ -112,23 +117,12 @@ def published_graph(
 def _check_record(path: Path, file: BinaryIO, digest: str) -> None:
     sha = hashlib.sha256()
     try:
-        while block := file.read(1 << 22):
+        for block in _blocks(file):
             sha.update(block)
     except OSError as exc:
         raise UsageError(f"cannot read {path}: {exc}") from None
     if sha.hexdigest() != digest:
         raise UsageError(f"{path} changed since kg build validated it; run kg build again")
-
-
-def _lines(path: Path, file: BinaryIO) -> int:
-    file.seek(0)
-    lines = 0
-    try:
-        while block := file.read(1 << 22):
-            lines += block.count(b"\n")
-    except OSError as exc:
-        raise UsageError(f"cannot read {path}: {exc}") from None
-    return lines
 
 
 def read_password(password_file: Path | None, variable: str = PASSWORD_VARIABLE) -> str | None:
