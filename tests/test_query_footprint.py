@@ -5,11 +5,12 @@ reads; every answer, kept or computed again, is byte-identical to running the qu
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import pyoxigraph as ox
 import pytest
-from conftest import seed_project
+from conftest import replace_first, seed_project
 
 from kg.config import load_config
 from kg.pipeline import build
@@ -106,10 +107,7 @@ def _answer_files(root: Path) -> dict[str, int]:
 
 
 def _edit_and_build(root: Path, old: str, new: str) -> None:
-    path = root / "data" / "profiles" / "yihao-zhao.yaml"
-    text = path.read_text(encoding="utf-8")
-    assert old in text
-    path.write_text(text.replace(old, new, 1), encoding="utf-8")
+    replace_first(root / "data" / "profiles" / "yihao-zhao.yaml", re.escape(old), new)
     assert build(load_config(root)).published
     assert len(list((root / STORE_DIR).glob("*.answers"))) == 1  # the earlier one is gone
 

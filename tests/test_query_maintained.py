@@ -8,11 +8,12 @@ from __future__ import annotations
 import dataclasses
 import json
 import random
+import re
 from pathlib import Path
 
 import pyoxigraph as ox
 import pytest
-from conftest import seed_project
+from conftest import replace_first, seed_project
 
 from kg.config import load_config
 from kg.pipeline import build
@@ -175,10 +176,7 @@ def test_an_earlier_answer_that_is_not_results_is_not_used(lines, project):
 
 
 def _edit_profile(root: Path, old: str, new: str) -> None:
-    path = root / "data" / "profiles" / "yihao-zhao.yaml"
-    text = path.read_text(encoding="utf-8")
-    assert old in text
-    path.write_text(text.replace(old, new, 1), encoding="utf-8")
+    replace_first(root / "data" / "profiles" / "yihao-zhao.yaml", re.escape(old), new)
     assert build(load_config(root)).published
 
 
