@@ -13,7 +13,8 @@ from conftest import REPO
 KG = REPO / "kg"
 # Each stage may import the ones listed before it (and the foundation), never one after.
 ORDER = (
-    "foundation",  # cache, config, errors, model, display, files, iri, scheme, formats, workers
+    "foundation",  # cache, change, config, errors, model, display, files, iri, scheme, formats,
+    # workers
     "ingest",  # YAML -> typed model
     "resolve",  # one node per real thing
     "graph",  # namespaces, IRIs, mapping to triples, N-Triples
@@ -28,6 +29,7 @@ ORDER = (
 )
 FOUNDATION = {
     "cache",
+    "change",
     "config",
     "errors",
     "model",

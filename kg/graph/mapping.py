@@ -16,6 +16,7 @@ from rdflib import Graph, Literal, URIRef
 from rdflib.term import Node
 
 from kg import scheme
+from kg.change import Change
 from kg.graph.namespaces import FOAF, KG, RDF, SCHEMA, WD, XSD
 from kg.graph.triples import Triples
 from kg.ingest.names import slugify, topic_slugs
@@ -89,6 +90,8 @@ class Mapped:
 
     triples: Triples
     sources: dict[URIRef, Source] = field(default_factory=dict)
+    # what differs from the build before (kg/change.py); None: not known (a full run)
+    change: Change | None = None
 
     @cached_property
     def graph(self) -> Graph:
