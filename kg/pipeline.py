@@ -18,6 +18,7 @@ from kg import scheme
 from kg.cache import SignedCache, digest
 from kg.config import Config
 from kg.errors import InputError, Problem
+from kg.graph import front
 from kg.graph.delta import Table
 from kg.graph.delta import table as subject_table
 from kg.graph.mapping import Mapped, map_graph
@@ -250,33 +251,43 @@ def build_graph(
     progress(f"resolving {len(data.profiles)} profiles")
     if parse_cache is None:
         resolution = resolve(data)
-    else:
-        inputs = kept.inputs_digest(keys, sorted((k, a.digest) for k, a in assets.items()))
-        try:
-            resolution = _resolve_kept(config, parse_cache, data, inputs, keys)
-        finally:
-            parse_cache.prune()  # every file was read: what was not used is stale
+        progress("mapping to RDF")
+        modified, created = profile_dates(config, data)
+        mapped = map_graph(resolution, config.base_iri, modified, created)
+        return resolution, drop_unused(mapped, config.base_iri)  # only entries something uses
+    listing = sorted((k, a.digest) for k, a in assets.items())
+    inputs = kept.inputs_digest(keys, listing)
+    try:
+        last = front.read(parse_cache, config.data_dir)
+        resolution, patch, old = _resolve_kept(config, parse_cache, data, inputs, keys)
+    finally:
+        parse_cache.prune()  # every file was read: what was not used is stale
     progress("mapping to RDF")
     modified, created = profile_dates(config, data)
-    mapped = map_graph(resolution, config.base_iri, modified, created)
-    return resolution, drop_unused(mapped, config.base_iri)  # only entries something uses
+    given = front.Inputs(
+        config.base_iri, inputs, digest(*(f"{k}\t{d}" for k, d in listing)), keys, modified, created
+    )
+    mapped, state = front.mapped(resolution, given, last, patch, old)
+    front.write(parse_cache, config.data_dir, state)
+    return resolution, mapped
 
 
 def _resolve_kept(
     config: Config, cache: SignedCache, data: Dataset, inputs: str, keys: dict[str, str]
-) -> Resolution:
+) -> tuple[Resolution, kept.Patched | None, kept.Kept | None]:
     """The resolution patched from the last build's when the change is local, else
-    resolved in full (decision 0052); what the next build needs is kept either way."""
+    resolved in full (decision 0052); what the next build needs is kept either way.
+    Also the patched run (None: resolved in full) and the kept resolution it read."""
     last = kept.read(cache, config.data_dir)
     found = kept.patched(last, data, inputs, keys) if last is not None else None
     if found is not None:
-        resolution, keeping = found
+        resolution, keeping = found.resolution, found.kept
     else:
         resolution, parts = resolve_with_parts(data)
         keeping = kept.keep(resolution, parts, inputs, keys)
     if keeping is not last:
         kept.write(cache, config.data_dir, keeping)
-    return resolution
+    return resolution, found, last
 
 
 def validate_project(

@@ -7,9 +7,10 @@ See docs/mapping.md for the table this module implements.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cached_property, partial
+from typing import Any
 from urllib.parse import urlsplit
 
 from rdflib import Graph, Literal, URIRef
@@ -28,6 +29,7 @@ from kg.model import (
     STATUSES_WITH_VENUE,
     Award,
     Education,
+    KnownPerson,
     Organization,
     PartialDate,
     Position,
@@ -42,7 +44,7 @@ from kg.model import (
     Venue,
     inferred_publication_type,
 )
-from kg.resolve.identity import PublicationEntity, Resolution, project_papers
+from kg.resolve.identity import PersonEntity, PublicationEntity, Resolution, project_papers
 
 ORG_TYPES = {
     "university": SCHEMA.CollegeOrUniversity,
@@ -117,6 +119,7 @@ class _Mapper:
         self.literals: dict[tuple[type, str | int | bool], Literal] = {}
         self.typed_literals: dict[tuple[URIRef, str], Literal] = {}
         self.topics = topic_slugs(_topic_labels(resolution), topic_key)
+        self.seen: set[URIRef] | None = None  # the subjects the current unit emits (units)
 
     @cached_property
     def works_by_person(self) -> dict[str, int]:
@@ -144,7 +147,15 @@ class _Mapper:
                 return
             if not isinstance(o, Node):
                 o = self.literal(o)
+        seen = self.seen
+        if seen is not None:
+            seen.add(s)
         self.graph.add((s, p, o))  # type: ignore[arg-type]
+
+    def touch(self, s: URIRef) -> None:
+        """Count `s` as a subject of the current unit (`units`) though it adds nothing."""
+        if self.seen is not None:
+            self.seen.add(s)
 
     def literal(self, value: str | int | bool) -> Literal:
         """One term per plain value, however often it is written (years, names, counts
@@ -176,7 +187,7 @@ class _Mapper:
 
     def node(self, iri: URIRef, types: Iterable[URIRef], source: Source | None) -> URIRef:
         for t in types:
-            self.graph.add((iri, RDF.type, t))
+            self.add(iri, RDF.type, t)
         if source is not None and iri not in self.sources:
             self.sources[iri] = source
         return iri
@@ -267,6 +278,7 @@ class _Mapper:
             return series
         s = self.iri("venue", venue_key, year)
         if (s, RDF.type, SCHEMA.Event) in self.graph:
+            self.touch(s)  # a unit's subjects do not depend on the units mapped before it
             return s
         detail = venue.editions.get(year)
         self.node(s, [SCHEMA.Event], detail.source if detail else venue.source)
@@ -284,6 +296,7 @@ class _Mapper:
         venue = self.r.venues[venue_key]
         event = self.edition(venue_key, year)
         s = self.iri("venue", venue_key, year, "proceedings")
+        self.touch(s)
         if (s, RDF.type, SCHEMA.Book) not in self.graph:
             self.node(s, [SCHEMA.Book], venue.source)
             self.named(s, f"Proceedings of {venue.short_name or venue.name} {year}")
@@ -297,34 +310,41 @@ class _Mapper:
 
     def persons(self) -> None:
         for entity in self.r.persons.values():
-            s = self.node(self.person(entity.key), [SCHEMA.Person, FOAF.Person], None)
-            self.named(s, entity.name)
-            self.add(s, FOAF.name, entity.name)
-            for printed in entity.printed:
-                if printed != entity.name:
-                    self.add(s, SCHEMA.alternateName, printed)
-            for title in entity.honorifics:
-                self.add(s, SCHEMA.honorificPrefix, title)
-            for basis in entity.basis:
-                self.add(s, KG.identityBasis, self.basis(basis))
+            self.person_entity(entity)
         for known in self.r.dataset.people:
-            s = self.person(known.key)
-            self.sources[s] = known.source  # type: ignore[assignment]
-            for alias in known.aliases:
-                self.add(s, SCHEMA.alternateName, alias)
-            self.add(s, KG.disambiguation, known.disambiguation)
-            if known.affiliation:
-                self.add(s, SCHEMA.affiliation, self.org(known.affiliation))
-            if known.homepage:
-                self.add(s, SCHEMA.url, URIRef(known.homepage))
-                self.add(s, FOAF.homepage, URIRef(known.homepage))
-            # `note` is the curator's note (evidence for a decision), not a fact any
-            # document states about the person: it stays in the resolution report
+            self.known_person(known)
+
+    def person_entity(self, entity: PersonEntity) -> None:
+        s = self.node(self.person(entity.key), [SCHEMA.Person, FOAF.Person], None)
+        self.named(s, entity.name)
+        self.add(s, FOAF.name, entity.name)
+        for printed in entity.printed:
+            if printed != entity.name:
+                self.add(s, SCHEMA.alternateName, printed)
+        for title in entity.honorifics:
+            self.add(s, SCHEMA.honorificPrefix, title)
+        for basis in entity.basis:
+            self.add(s, KG.identityBasis, self.basis(basis))
+
+    def known_person(self, known: KnownPerson) -> None:
+        s = self.person(known.key)
+        self.sources[s] = known.source  # type: ignore[assignment]
+        self.touch(s)  # its source is this unit's, whatever it adds
+        for alias in known.aliases:
+            self.add(s, SCHEMA.alternateName, alias)
+        self.add(s, KG.disambiguation, known.disambiguation)
+        if known.affiliation:
+            self.add(s, SCHEMA.affiliation, self.org(known.affiliation))
+        if known.homepage:
+            self.add(s, SCHEMA.url, URIRef(known.homepage))
+            self.add(s, FOAF.homepage, URIRef(known.homepage))
+        # `note` is the curator's note (evidence for a decision), not a fact any
+        # document states about the person: it stays in the resolution report
 
     def basis(self, name: str) -> URIRef:
         """A kg:IdentityBasis individual, typed and named in the graph it is used in."""
         term = IDENTITY_BASES[name]
-        self.graph.add((term, RDF.type, KG.IdentityBasis))
+        self.add(term, RDF.type, KG.IdentityBasis)
         self.add(term, SCHEMA.name, name)
         return term
 
@@ -844,19 +864,112 @@ def _opt(value: URIRef | None) -> list[URIRef]:
     return [value] if value is not None else []
 
 
+Units = dict[str, tuple[str, ...]]  # mapping unit -> the subjects it emits (N-Triples texts)
+
+
 def map_graph(
     resolution: Resolution,
     base_iri: str,
     modified: dict[str, PartialDate] | None = None,
     created: dict[str, PartialDate] | None = None,
+    units: Units | None = None,
+    m: _Mapper | None = None,
 ) -> Mapped:
     """Map the resolved dataset to one RDF graph; `modified` and `created` date the
-    profile pages."""
-    m = _Mapper(resolution, base_iri, modified or {}, created or {})
-    m.organizations()
-    m.venues()
-    m.persons()
-    for profile in resolution.dataset.profiles:
-        m.profile(profile)
-    m.publications()
+    profile pages. With `units`, fill it with what each mapping unit emits (`unit`);
+    `m`: the `mapper` to map with (made of the same arguments)."""
+    m = m or _Mapper(resolution, base_iri, modified or {}, created or {})
+    if units is None:
+        m.organizations()
+        m.venues()
+        m.persons()
+        for profile in resolution.dataset.profiles:
+            m.profile(profile)
+        m.publications()
+    else:
+        _map_units(m, _every_unit(m), units)
     return Mapped(m.graph, m.sources)
+
+
+def unit(kind: str, key: str) -> str:
+    """A mapping unit's name: `org`, `venue`, `person` (a resolved person), `known` (a
+    people registry entry), `profile` or `publication`, and its key."""
+    return f"{kind}\x1f{key}"
+
+
+def mapper(
+    resolution: Resolution,
+    base_iri: str,
+    modified: dict[str, PartialDate],
+    created: dict[str, PartialDate],
+) -> _Mapper:
+    """A mapper that has mapped nothing yet (for `map_units`, its topics and counts)."""
+    return _Mapper(resolution, base_iri, modified, created)
+
+
+def map_units(m: _Mapper, names: Iterable[str]) -> Units:
+    """The subjects each named unit emits, mapped alone (the same as in a full map: a
+    unit's subjects do not depend on the units mapped before it); a unit the
+    resolution does not have is left out."""
+    r = m.r
+    tables: dict[str, dict] = {
+        "org": r.organizations,
+        "venue": r.venues,
+        "person": r.persons,
+        "known": {k.key: k for k in r.dataset.people},
+        "profile": {p.slug: p for p in r.dataset.profiles},
+        "publication": r.publications,
+    }
+    methods, found = _unit_methods(m), {}
+    for name in sorted(names):
+        kind, _, key = name.partition("\x1f")
+        value = tables.get(kind, {}).get(key)
+        if value is not None:
+            found[name] = partial(methods[kind], value)
+    units: Units = {}
+    _map_units(m, iter(found.items()), units)
+    return units
+
+
+def _unit_methods(m: _Mapper) -> dict[str, Callable[[Any], None]]:
+    return {
+        "org": m.organization,
+        "venue": m.venue,
+        "person": m.person_entity,
+        "known": m.known_person,
+        "profile": m.profile,
+        "publication": m.publication,
+    }
+
+
+def _every_unit(m: _Mapper) -> Iterator[tuple[str, Callable[[], None]]]:
+    """Every unit, in the full map's order."""
+    r, methods = m.r, _unit_methods(m)
+    kinds: tuple[tuple[str, Iterable[tuple[str, Any]]], ...] = (
+        ("org", r.organizations.items()),
+        ("venue", r.venues.items()),
+        ("person", r.persons.items()),
+        ("known", ((k.key, k) for k in r.dataset.people)),
+        ("profile", ((p.slug, p) for p in r.dataset.profiles)),
+        ("publication", r.publications.items()),
+    )
+    for kind, values in kinds:
+        for key, value in values:
+            yield unit(kind, key), partial(methods[kind], value)
+
+
+def _map_units(m: _Mapper, calls: Iterator[tuple[str, Callable[[], None]]], units: Units) -> None:
+    """Run each unit, recording the subjects it emits (each text one object: shared)."""
+    texts: dict[URIRef, str] = {}
+    for name, call in calls:
+        seen: set[URIRef] = set()
+        m.seen = seen
+        call()
+        found = []
+        for s in seen:
+            text = texts.get(s)
+            if text is None:
+                text = texts[s] = f"<{s}>"
+            found.append(text)
+        units[name] = tuple(found)
+    m.seen = None

@@ -25,6 +25,11 @@ SECTIONS = ("org/", "venue/")
 
 def drop_unused(mapped: Mapped, base: str) -> Mapped:
     """`mapped` without the registry entries nothing refers to (removed in place)."""
+    return drop_unused_entries(mapped, base)[0]
+
+
+def drop_unused_entries(mapped: Mapped, base: str) -> tuple[Mapped, frozenset[str]]:
+    """`drop_unused`, and the entries it dropped (`org/<key>`, `venue/<key>`)."""
     prefixes = tuple(scheme.mint(base, section) for section in SECTIONS)
     starts: Callable[..., bool] = str.startswith  # rdflib's own is a slow Python wrapper
 
@@ -51,13 +56,13 @@ def drop_unused(mapped: Mapped, base: str) -> Mapped:
                 # an IRI outside the base links nothing (_link would do nothing with it)
                 if starts(o, base) and _is_iri(o):
                     _link(owner, entry(o), True, used, edges)
-    unused = set(owners.values()) - _reachable(used, edges)
+    unused = frozenset(set(owners.values()) - _reachable(used, edges))
     if not unused:
-        return mapped
+        return mapped, unused
     dropped = {s for s, owner in owners.items() if owner in unused}
     mapped.triples.remove_subjects(dropped)
     sources = {s: where for s, where in mapped.sources.items() if s not in dropped}
-    return Mapped(mapped.triples, sources)
+    return Mapped(mapped.triples, sources), unused
 
 
 def _is_iri(node: object) -> TypeGuard[URIRef]:

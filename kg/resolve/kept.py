@@ -28,6 +28,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import NamedTuple
 
 from kg.cache import SignedCache, digest, package_digest
 from kg.errors import Problem
@@ -118,9 +119,17 @@ def keep(resolution: Resolution, parts: Parts, inputs: str, files: dict[str, str
     )
 
 
-def patched(
-    kept: Kept, data: Dataset, inputs: str, files: dict[str, str]
-) -> tuple[Resolution, Kept] | None:
+class Patched(NamedTuple):
+    """A patched run: the resolution, what to keep next, the profiles whose files
+    changed (slugs) and the persons whose identity basis was made again (keys)."""
+
+    resolution: Resolution
+    kept: Kept
+    changed: tuple[str, ...]
+    rebased: frozenset[str]
+
+
+def patched(kept: Kept, data: Dataset, inputs: str, files: dict[str, str]) -> Patched | None:
     """This dataset's resolution from `kept`, and what to keep next; None when the
     change is not local or the patched run finds a problem (see the module)."""
     changed = _changed(kept, data, inputs, files)
@@ -150,11 +159,13 @@ def patched(
         return None
     works, indexes = (publications, publication_of), (org_index, venue_index, titles)
     resolution = assemble(data, persons, person_of, works, notes + pub_notes, indexes)
+    slugs, rebased = tuple(p.slug for p in changed), frozenset(only_named)
     if not changed:
-        return resolution, kept  # nothing to write again
+        return Patched(resolution, kept, slugs, rebased)  # nothing to write again
     new_files = dict(kept.files)
     new_files.update((p.slug, files[profile_file(p.slug)]) for p in changed)
-    return resolution, Kept(inputs, kept.slugs, new_files, kept.signatures, persons, kept.parts)
+    keeping = Kept(inputs, kept.slugs, new_files, kept.signatures, persons, kept.parts)
+    return Patched(resolution, keeping, slugs, rebased)
 
 
 def _changed(kept: Kept, data: Dataset, inputs: str, files: dict[str, str]) -> list[Profile] | None:
