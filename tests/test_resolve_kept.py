@@ -18,6 +18,8 @@ from hypothesis import strategies as st
 from kg.bench.synth import generate
 from kg.config import load_config
 from kg.errors import InputError
+from kg.graph.delta import changed, table
+from kg.graph.ntriples import ntriples_term
 from kg.pipeline import build_graph
 from kg.resolve import kept
 
@@ -111,8 +113,11 @@ def _affiliation(root: Path, n: int, step: int) -> bool:
 
 
 def _coauthor(root: Path, n: int, step: int) -> bool:
-    path = _profile(root, n)
-    found = _nth(path, r"(?<=authors:\n)  - [^:\n]+$", n // 7)  # a first author
+    for k in range(n, n + 24):  # a profile whose first author of some work is a plain name
+        path = _profile(root, k)
+        found = _nth(path, r"(?<=authors:\n)  - [^:\n]+$", n // 7)  # a first author
+        if found is not None:
+            break
     assert found is not None
     _sub_at(path, found, f"  - Coauthor Number{step}")
     return False
@@ -136,6 +141,17 @@ def _removed(root: Path, n: int, step: int) -> bool:
     return False
 
 
+def _topic(root: Path, n: int, step: int) -> bool:
+    """An interest recased (the same topic; its preferred label may change) or written
+    with hyphens (another topic whose slug is the same: one of the two takes `-2`)."""
+    path = _profile(root, n)
+    found = _nth(path, r"(?<=^interests:\n)- .*$", 0)
+    assert found is not None
+    label = found.group(0)[2:]
+    _sub_at(path, found, f"- {label.upper() if step % 2 else label.replace(' ', '-') + '-'}")
+    return True
+
+
 def _registry(root: Path, n: int, step: int) -> bool:
     replace_first(root / "data" / "organizations.yaml", r"^(  name: )", rf"\g<1>Renamed{step} ")
     return False
@@ -149,6 +165,7 @@ EDITS = {
     "added": _added,
     "removed": _removed,
     "registry": _registry,
+    "topic": _topic,
 }
 
 
@@ -169,7 +186,9 @@ def test_random_edits_give_what_a_full_run_gives(corpus, tmp_path_factory, monke
     root = tmp_path_factory.mktemp("edits") / "c"
     shutil.copytree(corpus, root)
     spy = _Spy(monkeypatch)
-    assert not isinstance(_build(root, True), list)  # the kept resolution is written
+    last = _build(root, True)  # the kept resolution and front state are written
+    assert not isinstance(last, list) and last[1].change is None  # nothing to compare with
+    files, token = _files(root), _token(root)
     local = True  # every edit since the last kept resolution was local
     for step, (edit, n) in enumerate(edits):
         local = EDITS[edit](root, n, step) and local
@@ -180,7 +199,59 @@ def test_random_edits_give_what_a_full_run_gives(corpus, tmp_path_factory, monke
             assert True not in spy.answers[asked:]
             continue
         assert spy.answers[asked:] == [local], (edit, n)
+        _assert_change_covers(last, got, (files, _files(root)), token, local)
+        last, files, token = got, _files(root), _token(root)
         local = True
+
+
+def _files(root: Path) -> dict[str, bytes]:
+    return {
+        f"data/{p.relative_to(root / 'data')}": p.read_bytes() for p in root.rglob("data/**/*.*")
+    }
+
+
+def _token(root: Path) -> str:
+    from kg.cache import SignedCache
+    from kg.graph import front
+    from kg.pipeline import PARSE_CACHE_DIR
+
+    state = front.read(SignedCache(root / PARSE_CACHE_DIR), load_config(root).data_dir)
+    assert state is not None
+    return state.token
+
+
+def _differ(a: dict, b: dict) -> set:
+    return {k for k in a.keys() | b.keys() if a.get(k) != b.get(k)}
+
+
+def _assert_change_covers(last, got, files, token: str, patched: bool) -> None:  # type: ignore[no-untyped-def]
+    """`got`'s Change against `last` (the build before, whose front state was `token`)
+    names everything a full comparison of the two builds finds differing (kg/change.py),
+    and names publications, persons and subjects exactly when the resolution was patched;
+    the last graph with the named subjects' triples and sources taken from `got` is
+    `got`'s graph."""
+    (r1, m1), (r2, m2) = last, got
+    change = m2.change
+    assert change is not None and change.before == token
+    assert change.files is not None and _differ(*files) <= change.files
+    profiles = [{p.slug: p for p in r.dataset.profiles} for r in (r1, r2)]
+    assert change.profiles is not None and _differ(*profiles) <= change.profiles
+    known = (change.publications, change.persons, change.subjects)
+    assert all(x is not None for x in known) if patched else known == (None, None, None)
+    if not patched:
+        return
+    assert _differ(r1.publications, r2.publications) <= change.publications  # type: ignore[operator]
+    assert _differ(r1.persons, r2.persons) <= change.persons  # type: ignore[operator]
+    subjects = change.subjects
+    assert subjects is not None
+    assert changed(table(m1.triples).digests, table(m2.triples).digests) <= subjects
+    assert {f"<{s}>" for s in _differ(m1.sources, m2.sources)} <= subjects
+    named = {t for t in set(m1.triples) | set(m2.triples) if ntriples_term(t[0]) in subjects}
+    patched_graph = (set(m1.triples) - named) | {t for t in m2.triples if t in named}
+    assert patched_graph == set(m2.triples)
+    kept_sources = {s: w for s, w in m1.sources.items() if f"<{s}>" not in subjects}
+    kept_sources.update((s, w) for s, w in m2.sources.items() if f"<{s}>" in subjects)
+    assert kept_sources == m2.sources
 
 
 def test_unchanged_project_is_patched_and_same(corpus, tmp_path, monkeypatch):
@@ -244,3 +315,43 @@ def test_seed_title_edit_splits_a_shared_paper(tmp_path, monkeypatch):
     unconfirmed = {n.subject for n in after.notes if n.kind == "unconfirmed"}
     assert "person/diandian-gu" in unconfirmed
     _assert_same(_build(root, True), _build(root, False))
+
+
+def test_seed_title_edit_names_what_changes(tmp_path):
+    """The same edit's Change, derived from the seed documents: one file and profile;
+    the eight works yihao-zhao.yaml lists and the new one (nine keys, ElasticFlow's old
+    and new among them); Diandian Gu's basis; among the subjects, both ElasticFlow
+    nodes, the listing that moved, the new work's ten authorships, the ASPLOS 2023
+    edition that features it, and the works counters of the two profiles that now
+    author two ElasticFlows (Yihao Zhao and Yinmin Zhong are authors of both)."""
+    root = seed_project(tmp_path / "seeds")
+    before, mapped = _build(root, True)
+    replace_first(
+        root / "data" / "profiles" / "yihao-zhao.yaml",
+        r'^  - title: "ElasticFlow: An Elastic Serverless Training Platform for .*$',
+        '  - title: "ElasticFlow: An Elastic Serverless Training Platform (extended)"',
+    )
+    after, got = _build(root, True)
+    change = got.change
+    assert change.files == {"data/profiles/yihao-zhao.yaml"}
+    assert change.profiles == {"yihao-zhao"}
+    old = "elasticflow-an-elastic-serverless-training-platform-for"
+    new = "elasticflow-an-elastic-serverless-training-platform-extended"
+    assert len(change.publications) == 9 and {old, new} <= change.publications
+    assert "diandian-gu" in change.persons
+    assert all(before.persons[k] != after.persons[k] for k in change.persons)
+    base = "https://kg.example.org/"
+    expected = {
+        f"publication/{old}",
+        f"publication/{old}/listing/yihao-zhao",
+        f"publication/{new}",
+        f"publication/{new}/listing/yihao-zhao",
+        *(f"publication/{new}/author/{rank}" for rank in range(1, 11)),
+        "venue/asplos/2023",
+        "person/diandian-gu",
+        "person/yihao-zhao/writes",
+        "person/yinmin-zhong/writes",
+    }
+    assert {f"<{base}{s}>" for s in expected} <= change.subjects
+    assert changed(table(mapped.triples).digests, table(got.triples).digests) <= change.subjects
+    assert len(change.subjects) < len(table(got.triples).digests) // 4  # not everything
