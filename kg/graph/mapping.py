@@ -279,6 +279,7 @@ class _Mapper:
         s = self.iri("venue", venue_key, year)
         if (s, RDF.type, SCHEMA.Event) in self.graph:
             self.touch(s)  # a unit's subjects do not depend on the units mapped before it
+            self.touch(series)
             return s
         detail = venue.editions.get(year)
         self.node(s, [SCHEMA.Event], detail.source if detail else venue.source)
