@@ -25,7 +25,7 @@ from kg.graph.mapping import Mapped, map_graph
 from kg.graph.used import drop_unused
 from kg.ingest.load import load_dataset_keyed, load_dataset_partially
 from kg.ingest.redact import redact
-from kg.model import Dataset, PartialDate
+from kg.model import Dataset, PartialDate, Profile
 from kg.resolve import kept
 from kg.resolve.identity import Resolution, reference_problems, resolve, resolve_with_parts
 from kg.validate.shacl import (
@@ -46,6 +46,7 @@ from kg.workers import (
 )
 
 if TYPE_CHECKING:
+    from kg.publish.assets import Assets
     from kg.publish.cv.model import Options as CVOptions
     from kg.publish.export import Encoded, Kept, Written
     from kg.query.graph_store import BuiltGraph
@@ -65,11 +66,13 @@ def load_project(config: Config, parse_cache: SignedCache | None = None) -> Data
     return _load_keyed(config, parse_cache)[0]
 
 
-def _load_keyed(config: Config, parse_cache: SignedCache | None) -> tuple[Dataset, dict[str, str]]:
+def _load_keyed(
+    config: Config, parse_cache: SignedCache | None, previous: dict | None = None
+) -> tuple[Dataset, dict[str, str]]:
     """`load_project`, with each data file's key (kg.ingest.load.load_dataset_keyed)."""
     from kg.ingest.scaffold import duplicate_profiles
 
-    data, problems, keys = load_dataset_keyed(config.data_dir, parse_cache)
+    data, problems, keys = load_dataset_keyed(config.data_dir, parse_cache, previous)
     if problems:
         raise InputError([*problems, *reference_problems(data)])
     twice = duplicate_profiles(data)  # one clear error, not every ambiguous author
@@ -245,7 +248,8 @@ def build_graph(
 
     progress("loading data/")
     parse_cache = SignedCache(config.root / PARSE_CACHE_DIR) if cache else None
-    loaded, keys = _load_keyed(config, parse_cache)
+    previous: dict = {}  # the snapshot's records of files that changed (kg.graph.front)
+    loaded, keys = _load_keyed(config, parse_cache, previous)
     assets = scan(config.root)
     data = localize(redact(loaded), assets, config.base_iri)
     progress(f"resolving {len(data.profiles)} profiles")
@@ -260,6 +264,8 @@ def build_graph(
     try:
         last = front.read(parse_cache, config.data_dir)
         resolution, patch, old = _resolve_kept(config, parse_cache, data, inputs, keys)
+        prepare = partial(_prepared, assets, config.base_iri)
+        before = front.previous_profiles(parse_cache, last, patch, previous, prepare)
     finally:
         parse_cache.prune()  # every file was read: what was not used is stale
     progress("mapping to RDF")
@@ -267,9 +273,21 @@ def build_graph(
     given = front.Inputs(
         config.base_iri, inputs, digest(*(f"{k}\t{d}" for k, d in listing)), keys, modified, created
     )
-    mapped, state = front.mapped(resolution, given, last, patch, old)
+    mapped, state = front.mapped(resolution, given, last, patch, old, before)
     front.write(parse_cache, config.data_dir, state)
     return resolution, mapped
+
+
+def _prepared(assets: Assets, base: str, profile: Profile) -> Profile | None:
+    """A profile as `build_graph` makes it ready (redacted, local files placed), or None."""
+    from kg.publish.assets import localize
+
+    one = Dataset(profiles=(profile,), organizations=(), venues=(), people=())
+    try:
+        ready = localize(redact(one), assets, base).profiles
+    except InputError:
+        return None
+    return ready[0] if ready else None
 
 
 def _resolve_kept(

@@ -23,9 +23,10 @@ Otherwise those three fields are None; without a usable `State` the change is No
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 from kg import scheme
 from kg.cache import SignedCache, digest, package_digest
@@ -101,20 +102,49 @@ def _dates(given: Inputs) -> dict[str, str]:
     return {s: f"{given.modified.get(s)}\t{given.created.get(s)}" for s in slugs}
 
 
+def previous_profiles(
+    cache: SignedCache,
+    last: State | None,
+    patch: Patched | None,
+    previous: dict[str, tuple[str, Any]],
+    prepare: Callable[[Profile], Profile | None],
+) -> dict[str, Profile]:
+    """The last build's records of the profiles `patch` names as changed, where the
+    loader's snapshot (`previous`: file -> key, record) or the parse cache still has
+    them, made ready as this build's are (`prepare`: redacted, local files placed)."""
+    found: dict[str, Profile] = {}
+    for slug in patch.changed if patch is not None and last is not None else ():
+        display = profile_file(slug)
+        want = last.keys.get(display)  # type: ignore[union-attr]  # not None: see the loop
+        entry = previous.get(display)
+        if entry is not None and entry[0] == want:
+            record = entry[1]
+        else:
+            value = cache.get(want) if want else None  # the parse cache's (record, problems)
+            record = value[0] if isinstance(value, tuple) and len(value) == 2 else None
+            record = replace(record, slug=slug) if isinstance(record, Profile) else None
+        ready = prepare(record) if isinstance(record, Profile) else None
+        if ready is not None:
+            found[slug] = ready
+    return found
+
+
 def mapped(
     resolution: Resolution,
     given: Inputs,
     last: State | None,
     patch: Patched | None,
     old: Kept | None,
+    before: dict[str, Profile] | None = None,
 ) -> tuple[Mapped, State]:
     """The mapped graph after `drop_unused`, with its `change` against `last`, and the
-    state to keep (`patch`: the patched resolution, made from `old`; see the module)."""
+    state to keep (`patch`: the patched resolution, made from `old`; `before`: the
+    last build's records of the changed profiles; see the module)."""
     if last is not None and last.base != given.base:
         last = None  # every IRI differs: nothing to compare
     if patch is None or last is None or old is None or not _made_from(last, old):
         return _full(resolution, given, last)
-    return _local(resolution, given, last, patch, old)
+    return _local(resolution, given, last, patch, old, before or {})
 
 
 def _made_from(last: State, old: Kept) -> bool:
@@ -139,15 +169,22 @@ def _full(resolution: Resolution, given: Inputs, last: State | None) -> tuple[Ma
 
 
 def _local(
-    resolution: Resolution, given: Inputs, last: State, patch: Patched, old: Kept
+    resolution: Resolution,
+    given: Inputs,
+    last: State,
+    patch: Patched,
+    old: Kept,
+    before: dict[str, Profile],
 ) -> tuple[Mapped, State]:
     m = mapper(resolution, given.base, given.modified, given.created)
     listed = _listed(resolution)
-    publications = _publications(last.listed, listed, patch.changed)
+    now = {p.slug: p for p in resolution.dataset.profiles}
+    listings = {s: _listings(before.get(s), now[s]) for s in patch.changed}
+    publications = _publications(last.listed, listed, listings)
     new = resolution.persons
     persons = frozenset(k for k in patch.rebased if old.persons.get(k) != new.get(k))
     dates, topics, writes = _dates(given), m.topics, _writes(resolution, m.works_by_person)
-    profiles = set(patch.changed)
+    profiles = {s for s in patch.changed if not _same_but_works(before.get(s), now[s])}
     profiles.update(s for s in listed if last.dates.get(s) != dates.get(s))
     profiles.update(_by_topic(resolution.dataset.profiles, last.topics, topics))
     profiles.update(_by_papers(resolution, publications))
@@ -155,19 +192,19 @@ def _local(
     names.update(unit("publication", k) for k in publications)
     names.update(unit("person", k) for k in persons)
     full = map_graph(resolution, given.base, m=m)
-    now = map_units(m, names)  # before drop_unused: the same triples again, into `full`
+    emitted = map_units(m, names)  # before drop_unused: the same triples again, in `full`
     graph, dropped = drop_unused_entries(full, given.base)
-    subjects = {s for n in names for s in (*last.units.get(n, ()), *now.get(n, ()))}
+    subjects = {s for n in names for s in (*last.units.get(n, ()), *emitted.get(n, ()))}
     subjects.update(
         f"<{scheme.mint(given.base, 'person', s, 'writes')}>"
         for s in writes
         if writes[s] != last.writes.get(s, 0)
     )
-    subjects.update(_entries(last.dropped ^ dropped, given.base, last.units, now))
+    subjects.update(_entries(last.dropped ^ dropped, given.base, last.units, emitted))
     units = dict(last.units)
     for name in names:
-        if name in now:
-            units[name] = now[name]
+        if name in emitted:
+            units[name] = emitted[name]
         else:
             units.pop(name, None)
     state = State(
@@ -223,17 +260,41 @@ def _writes(resolution: Resolution, works: dict[str, int]) -> dict[str, int]:
     return {p.slug: works.get(p.slug, 0) for p in resolution.dataset.profiles}
 
 
+def _listings(before: Profile | None, after: Profile) -> set[int] | None:
+    """The indexes of a changed profile's listings whose records differ (None: every
+    listing, the last build's record being unknown)."""
+    if before is None:
+        return None
+    old, new = before.publications, after.publications
+    found = {i for i in range(min(len(old), len(new))) if old[i] != new[i]}
+    return found | set(range(min(len(old), len(new)), max(len(old), len(new))))
+
+
+def _same_but_works(before: Profile | None, after: Profile) -> bool:
+    """Whether the two records differ at most in their publications (which the
+    profile's own mapping unit does not map)."""
+    return before is not None and replace(before, publications=[]) == replace(
+        after, publications=[]
+    )
+
+
 def _publications(
     before: dict[str, tuple[str | None, ...]],
     after: dict[str, tuple[str | None, ...]],
-    changed: Iterable[str],
+    changed: dict[str, set[int] | None],
 ) -> set[str]:
-    """The publications a changed profile lists (before or now), and those a listing of
-    another profile left or joined (a key taken or freed elsewhere)."""
+    """The publications a changed listing of a changed profile is in (before or now;
+    every listing when the record before is unknown), and those a listing of any
+    profile left or joined (a key taken or freed elsewhere)."""
     found: set[str | None] = set()
-    for slug in changed:
-        found.update(before.get(slug, ()))
-        found.update(after.get(slug, ()))
+    for slug, indexes in changed.items():
+        old, new = before.get(slug, ()), after.get(slug, ())
+        if indexes is None:
+            found.update(old)
+            found.update(new)
+            continue
+        found.update(old[i] for i in indexes if i < len(old))
+        found.update(new[i] for i in indexes if i < len(new))
     for slug, keys in after.items():
         old = before.get(slug, ())
         if keys != old:

@@ -508,7 +508,9 @@ def load_dataset_partially(
 
 
 def load_dataset_keyed(
-    data_dir: Path, parse_cache: SignedCache | None = None
+    data_dir: Path,
+    parse_cache: SignedCache | None = None,
+    previous: dict[str, tuple[str, Any]] | None = None,
 ) -> tuple[Dataset, list[Problem], dict[str, str]]:
     """Every profile and registry entry that could be read (partly, where a mapping has
     problems) and every problem found; for checking references in the same run.
@@ -518,7 +520,9 @@ def load_dataset_keyed(
     snapshot (kg.ingest.snapshot) gives back, without reading them, the records of the
     files whose status did not change since the last build. The keys: each file read
     without problems (as `data/...`) -> the parse cache's key of its bytes (none
-    without a cache): a rebuild compares them to tell which files changed."""
+    without a cache): a rebuild compares them to tell which files changed. `previous`,
+    when given, gets for each file whose bytes changed since the snapshot the key and
+    the record the snapshot had (kg.graph.front compares a changed profile with it)."""
     if not data_dir.is_dir():
         problem = Problem(Source(str(data_dir), 0, 0), "", "data directory not found")
         raise InputError([problem])
@@ -548,6 +552,8 @@ def load_dataset_keyed(
     )
     _share(data, snap, problems)
     keys = {display: entry[1] for display, entry in snap.new.items()} if snap else {}
+    if previous is not None and snap is not None:
+        previous.update(snap.previous)
     return data, problems, keys
 
 

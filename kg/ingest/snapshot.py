@@ -62,6 +62,7 @@ class Snapshot:
         self.new: dict[str, tuple] = {}
         self.pending: dict[str, tuple[Status | None, str]] = {}  # file -> its status, key
         self.parsed: dict[str, Any] = {}  # per-file key -> what conversion gave
+        self.previous: dict[str, tuple[str, Any]] = {}  # file -> its snapshot key, value
         self.by_status = 0
         self.kept: set[str] = set()  # files whose value is the snapshot's (texts shared)
 
@@ -106,6 +107,8 @@ class Snapshot:
         if entry is not None and entry[1] == key:
             self.kept.add(display)
             return entry[2], []
+        if entry is not None:  # what the snapshot had of other bytes (kg.graph.front)
+            self.previous[display] = (entry[1], entry[2])
         return self.cache.get(key)
 
     def converted(self, key: str, value: Any) -> None:
