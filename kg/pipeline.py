@@ -263,6 +263,8 @@ def build_graph(
     inputs = kept.inputs_digest(keys, listing)
     try:
         last = front.read(parse_cache, config.data_dir)
+        shelf = front.Shelf(parse_cache, config.data_dir)
+        shelf.hold(last)
         resolution, patch, old = _resolve_kept(config, parse_cache, data, inputs, keys)
         prepare = partial(_prepared, assets, config.base_iri)
         before = front.previous_profiles(parse_cache, last, patch, previous, prepare)
@@ -273,7 +275,7 @@ def build_graph(
     given = front.Inputs(
         config.base_iri, inputs, digest(*(f"{k}\t{d}" for k, d in listing)), keys, modified, created
     )
-    mapped, state = front.mapped(resolution, given, last, patch, old, before)
+    mapped, state = front.mapped(shelf, resolution, given, last, patch, old, before)
     front.write(parse_cache, config.data_dir, state)
     return resolution, mapped
 

@@ -356,3 +356,34 @@ def test_seed_title_edit_names_what_changes(tmp_path):
     assert {f"<{base}{s}>" for s in expected} <= change.subjects
     assert changed(table(mapped.triples).digests, table(got.triples).digests) <= change.subjects
     assert len(change.subjects) < len(table(got.triples).digests) // 4  # not everything
+
+
+def test_units_shards_written_anew_or_gone(corpus, tmp_path, monkeypatch):
+    """The units' subjects are written anew once enough units were named since the last
+    full map (here: at once), and a rebuild whose shards are gone maps in full and names
+    only files and profiles."""
+    from kg.cache import SignedCache
+    from kg.graph import front
+    from kg.pipeline import PARSE_CACHE_DIR
+
+    root = tmp_path / "c"
+    shutil.copytree(corpus, root)
+    last, files, token = _build(root, True), _files(root), _token(root)
+    monkeypatch.setattr(front, "REBASE", 0)
+    _title(root, 1, 1)
+    got = _build(root, True)
+    _assert_change_covers(last, got, (files, _files(root)), token, True)
+    cache = SignedCache(root / PARSE_CACHE_DIR)
+    state = front.read(cache, load_config(root).data_dir)
+    assert state is not None and state.shards == state.token and state.delta == {}
+    last, files, token = got, _files(root), _token(root)
+    shelf = front.Shelf(cache, load_config(root).data_dir)
+    for n in range(front.SHARDS):
+        key = shelf.key(state.shards, n)
+        (root / PARSE_CACHE_DIR / key[:2] / key).unlink()
+    _title(root, 2, 2)
+    got = _build(root, True)
+    _assert_change_covers(last, got, (files, _files(root)), token, False)
+    last, files, token = got, _files(root), _token(root)
+    _title(root, 3, 3)  # shards written again by that full map
+    _assert_change_covers(last, _build(root, True), (files, _files(root)), token, True)

@@ -23,6 +23,7 @@ Otherwise those three fields are None; without a usable `State` the change is No
 
 from __future__ import annotations
 
+import zlib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -39,6 +40,8 @@ from kg.resolve.kept import Kept, Patched, profile_file
 
 VERSION = "1"
 PROFILES = "data/profiles/"
+SHARDS = 256
+REBASE = 4096  # units named since the shards were written: then they are written anew
 
 
 @dataclass(frozen=True)
@@ -55,7 +58,8 @@ class State:
     topics: dict[str, tuple[str, str]]  # topic key -> slug and preferred label
     writes: dict[str, int]  # slug -> the works counted for the profile
     dropped: frozenset[str]  # the registry entries drop_unused dropped
-    units: Units
+    shards: str  # which `Shelf` entries hold each unit's subjects (a full map wrote them)
+    delta: Units  # the units named since that full map: their subjects now
 
 
 @dataclass(frozen=True)
@@ -81,6 +85,63 @@ def read(cache: SignedCache, data_dir: Path) -> State | None:
 
 def write(cache: SignedCache, data_dir: Path, state: State) -> None:
     cache.put(state_key(data_dir), state)
+
+
+class Shelf:
+    """Each mapping unit's subjects as a full map recorded them, in `SHARDS` signed
+    entries of the parse cache (a unit's shard: a CRC of its name), so that a rebuild
+    reads only the shards of the units it names; the units named since are the
+    state's `delta`."""
+
+    def __init__(self, cache: SignedCache, data_dir: Path) -> None:
+        self.cache = cache
+        self.prefix = state_key(data_dir)
+
+    def key(self, shards: str, n: int) -> str:
+        return digest(self.prefix, "units", shards, str(n))
+
+    def hold(self, state: State | None) -> None:
+        """Keep `state`'s shards through this run's prune (they are read later, if at all)."""
+        if state is not None:
+            self.cache.used.update(self.key(state.shards, n) for n in range(SHARDS))
+
+    def write(self, shards: str, units: Units) -> None:
+        tables: list[Units] = [{} for _ in range(SHARDS)]
+        for name, subjects in units.items():
+            tables[_shard(name)][name] = subjects
+        for n, table in enumerate(tables):
+            self.cache.put(self.key(shards, n), table)
+
+    def read(self, state: State, names: Iterable[str]) -> Units | None:
+        """The subjects of the named units in `state`'s build (None: a shard is gone)."""
+        found: Units = {}
+        wanted: dict[int, list[str]] = {}
+        for name in names:
+            if name in state.delta:
+                found[name] = state.delta[name]
+            else:
+                wanted.setdefault(_shard(name), []).append(name)
+        for n, group in wanted.items():
+            table = self.cache.get(self.key(state.shards, n))
+            if not isinstance(table, dict):
+                return None
+            found.update((name, table.get(name, ())) for name in group)
+        return found
+
+    def every(self, state: State) -> Units | None:
+        """Every unit's subjects in `state`'s build (None: a shard is gone)."""
+        found: Units = {}
+        for n in range(SHARDS):
+            table = self.cache.get(self.key(state.shards, n))
+            if not isinstance(table, dict):
+                return None
+            found.update(table)
+        found.update(state.delta)
+        return found
+
+
+def _shard(name: str) -> int:
+    return zlib.crc32(name.encode("utf-8", "surrogatepass")) % SHARDS
 
 
 def token(given: Inputs) -> str:
@@ -130,6 +191,7 @@ def previous_profiles(
 
 
 def mapped(
+    shelf: Shelf,
     resolution: Resolution,
     given: Inputs,
     last: State | None,
@@ -143,8 +205,9 @@ def mapped(
     if last is not None and last.base != given.base:
         last = None  # every IRI differs: nothing to compare
     if patch is None or last is None or old is None or not _made_from(last, old):
-        return _full(resolution, given, last)
-    return _local(resolution, given, last, patch, old, before or {})
+        return _full(shelf, resolution, given, last)
+    found = _local(shelf, resolution, given, last, patch, old, before or {})
+    return found or _full(shelf, resolution, given, last)
 
 
 def _made_from(last: State, old: Kept) -> bool:
@@ -154,13 +217,16 @@ def _made_from(last: State, old: Kept) -> bool:
     return all(last.keys.get(profile_file(s)) == k for s, k in old.files.items())
 
 
-def _full(resolution: Resolution, given: Inputs, last: State | None) -> tuple[Mapped, State]:
+def _full(
+    shelf: Shelf, resolution: Resolution, given: Inputs, last: State | None
+) -> tuple[Mapped, State]:
     """Mapped in full, each unit's subjects recorded; files and profiles named."""
     m = mapper(resolution, given.base, given.modified, given.created)
     units: Units = {}
     full = map_graph(resolution, given.base, m=m, units=units)
     graph, dropped = drop_unused_entries(full, given.base)
-    state = _state(resolution, given, m.topics, m.works_by_person, dropped, units)
+    state = _state(resolution, given, m.topics, m.works_by_person, dropped)
+    shelf.write(state.shards, units)
     if last is not None:
         files = _files(last.keys, given.keys)
         profiles = _profiles(files) if last.assets == given.assets else None
@@ -169,13 +235,16 @@ def _full(resolution: Resolution, given: Inputs, last: State | None) -> tuple[Ma
 
 
 def _local(
+    shelf: Shelf,
     resolution: Resolution,
     given: Inputs,
     last: State,
     patch: Patched,
     old: Kept,
     before: dict[str, Profile],
-) -> tuple[Mapped, State]:
+) -> tuple[Mapped, State] | None:
+    """Mapped in full, the units that may differ named; None when the last build's
+    units' subjects are gone (then `_full`)."""
     m = mapper(resolution, given.base, given.modified, given.created)
     listed = _listed(resolution)
     now = {p.slug: p for p in resolution.dataset.profiles}
@@ -191,26 +260,31 @@ def _local(
     names = {unit("profile", s) for s in profiles}
     names.update(unit("publication", k) for k in publications)
     names.update(unit("person", k) for k in persons)
+    kept = shelf.read(last, names)
+    if kept is None:
+        return None
     full = map_graph(resolution, given.base, m=m)
     emitted = map_units(m, names)  # before drop_unused: the same triples again, in `full`
     graph, dropped = drop_unused_entries(full, given.base)
-    subjects = {s for n in names for s in (*last.units.get(n, ()), *emitted.get(n, ()))}
+    subjects: set[str] | None
+    subjects = {s for n in names for s in (*kept[n], *emitted.get(n, ()))}
     subjects.update(
         f"<{scheme.mint(given.base, 'person', s, 'writes')}>"
         for s in writes
         if writes[s] != last.writes.get(s, 0)
     )
-    subjects.update(_entries(last.dropped ^ dropped, given.base, last.units, emitted))
-    units = dict(last.units)
-    for name in names:
-        if name in emitted:
-            units[name] = emitted[name]
-        else:
-            units.pop(name, None)
+    if last.dropped != dropped:  # rare: an entry now used or unused
+        every = shelf.every(last)
+        flipped = last.dropped ^ dropped
+        subjects = _entries(flipped, given.base, every, emitted) | subjects if every else None
+    delta = dict(last.delta)
+    delta.update((name, emitted.get(name, ())) for name in names)
     state = State(
         token(given), given.base, given.inputs, given.assets, given.keys,
-        listed, dates, topics, writes, dropped, units,
+        listed, dates, topics, writes, dropped, last.shards, delta,
     )  # fmt: skip
+    if len(delta) > REBASE:
+        state = _rebased(shelf, state, last)
     files = _files(last.keys, given.keys)
     graph.change = Change(
         last.token,
@@ -219,9 +293,19 @@ def _local(
         _profiles(files),
         frozenset(publications),
         persons,
-        frozenset(subjects),
+        None if subjects is None else frozenset(subjects),
     )
     return graph, state
+
+
+def _rebased(shelf: Shelf, state: State, last: State) -> State:
+    """`state` with its units written as shards anew (when the last ones can be read)."""
+    every = shelf.every(last)
+    if every is None:
+        return state
+    every.update(state.delta)
+    shelf.write(state.token, every)
+    return replace(state, shards=state.token, delta={})
 
 
 def _state(
@@ -230,11 +314,11 @@ def _state(
     topics: dict[str, tuple[str, str]],
     works: dict[str, int],
     dropped: frozenset[str],
-    units: Units,
 ) -> State:
+    now = token(given)
     return State(
-        token(given), given.base, given.inputs, given.assets, given.keys,
-        _listed(resolution), _dates(given), topics, _writes(resolution, works), dropped, units,
+        now, given.base, given.inputs, given.assets, given.keys,
+        _listed(resolution), _dates(given), topics, _writes(resolution, works), dropped, now, {},
     )  # fmt: skip
 
 
