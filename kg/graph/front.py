@@ -144,9 +144,10 @@ def _shard(name: str) -> int:
     return zlib.crc32(name.encode("utf-8", "surrogatepass")) % SHARDS
 
 
-def token(given: Inputs) -> str:
-    """Names the front-end state: equal tokens, equal resolution and mapped graph."""
-    dates = _dates(given)
+def token(given: Inputs, dates: dict[str, str] | None = None) -> str:
+    """Names the front-end state: equal tokens, equal resolution and mapped graph
+    (`dates`: `_dates(given)`, when made already)."""
+    dates = _dates(given) if dates is None else dates
     return digest(
         "front",
         VERSION,
@@ -280,7 +281,7 @@ def _local(
     delta = dict(last.delta)
     delta.update((name, emitted.get(name, ())) for name in names)
     state = State(
-        token(given), given.base, given.inputs, given.assets, given.keys,
+        token(given, dates), given.base, given.inputs, given.assets, given.keys,
         listed, dates, topics, writes, dropped, last.shards, delta,
     )  # fmt: skip
     if len(delta) > REBASE:
@@ -315,10 +316,11 @@ def _state(
     works: dict[str, int],
     dropped: frozenset[str],
 ) -> State:
-    now = token(given)
+    dates = _dates(given)
+    now = token(given, dates)
     return State(
         now, given.base, given.inputs, given.assets, given.keys,
-        _listed(resolution), _dates(given), topics, _writes(resolution, works), dropped, now, {},
+        _listed(resolution), dates, topics, _writes(resolution, works), dropped, now, {},
     )  # fmt: skip
 
 
@@ -333,9 +335,11 @@ def _profiles(files: Iterable[str]) -> frozenset[str]:
 
 
 def _listed(resolution: Resolution) -> dict[str, tuple[str | None, ...]]:
-    of = resolution.publication_of
+    """Each profile's listings' publication keys, in order (the entities hold the
+    dataset's listing objects: found by identity, without hashing their sources)."""
+    of = {id(pub): key for key, e in resolution.publications.items() for _, pub in e.listings}
     return {
-        p.slug: tuple(of.get(pub.source) for pub in p.publications)  # type: ignore[arg-type]
+        p.slug: tuple(of.get(id(pub)) for pub in p.publications)
         for p in resolution.dataset.profiles
     }
 
