@@ -26,32 +26,26 @@ not reported from here: the caller resolves in full, which reports every problem
 from __future__ import annotations
 
 import hashlib
-from collections import defaultdict
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import NamedTuple
 
-from kg import scheme
 from kg.cache import SignedCache, digest, package_digest
 from kg.errors import Problem
-from kg.ingest.names import text_key
-from kg.model import Dataset, Profile, Publication, Source
+from kg.model import Dataset, Profile
 from kg.resolve.identity import (
-    Note,
     Parts,
     PersonEntity,
-    PublicationEntity,
     Resolution,
     _check_project_papers,
     _check_references,
     _check_units,
     _distinct_decisions,
     _index,
-    _merge_listings,
     _org_names,
     _person_notes,
-    _publication_key,
     _Refs,
+    _resolve_publications,
     _title_index,
     _venue_names,
     assemble,
@@ -59,7 +53,7 @@ from kg.resolve.identity import (
     mention_refs,
 )
 
-VERSION = "2"
+VERSION = "1"
 REGISTRY_FILES = ("organizations", "venues", "people")
 
 
@@ -73,8 +67,6 @@ class Kept:
     signatures: dict[str, bytes]
     persons: dict[str, PersonEntity]
     parts: Parts
-    works: dict[str, PublicationEntity]  # each publication without its listings
-    members: dict[str, tuple[tuple[str, int], ...]]  # its listings: (slug, index)
 
 
 def state_key(data_dir: Path) -> str:
@@ -117,7 +109,6 @@ def signature(profile: Profile) -> bytes:
 def keep(resolution: Resolution, parts: Parts, inputs: str, files: dict[str, str]) -> Kept:
     """What this build keeps for the next (`files`: each data file's key)."""
     profiles = resolution.dataset.profiles
-    works, members = _works(resolution)
     return Kept(
         inputs,
         tuple(p.slug for p in profiles),
@@ -125,23 +116,7 @@ def keep(resolution: Resolution, parts: Parts, inputs: str, files: dict[str, str
         {p.slug: signature(p) for p in profiles},
         resolution.persons,
         parts,
-        works,
-        members,
     )
-
-
-def _works(resolution: Resolution) -> tuple[dict, dict]:
-    """Each publication without its listings, and its listings as (slug, index)."""
-    at = {
-        id(pub): (p.slug, i)
-        for p in resolution.dataset.profiles
-        for i, pub in enumerate(p.publications)
-    }
-    works, members = {}, {}
-    for key, entity in resolution.publications.items():
-        works[key] = replace(entity, listings=())
-        members[key] = tuple(at[id(pub)] for _, pub in entity.listings)
-    return works, members
 
 
 class Patched(NamedTuple):
@@ -169,9 +144,9 @@ def patched(kept: Kept, data: Dataset, inputs: str, files: dict[str, str]) -> Pa
     _check_references(only, refs)
     _check_units(replace(only, organizations=data.organizations), org_index, problems)
     person_of = _person_of(data, kept.parts.mentioned)
-    slugs = {p.slug for p in changed}
-    found = _publications(data, person_of, venue_index, problems, kept, slugs)
-    publications, publication_of, pub_notes, works, members = found
+    publications, publication_of, pub_notes = _resolve_publications(
+        data, person_of, refs, venue_index, problems
+    )
     named = {person_of.get(r.source) for p in changed for w in p.publications for r in w.authors}
     only_named = {key for key in named if key is not None}
     persons = identity_basis(kept.persons, kept.parts.decided, publications, only_named)
@@ -182,64 +157,15 @@ def patched(kept: Kept, data: Dataset, inputs: str, files: dict[str, str]) -> Pa
     _check_project_papers(only, titles, problems)
     if problems:
         return None
-    indexes = (org_index, venue_index, titles)
-    both = (publications, publication_of)
-    resolution = assemble(data, persons, person_of, both, notes + pub_notes, indexes)
-    ordered, rebased = tuple(p.slug for p in changed), frozenset(only_named)
+    works, indexes = (publications, publication_of), (org_index, venue_index, titles)
+    resolution = assemble(data, persons, person_of, works, notes + pub_notes, indexes)
+    slugs, rebased = tuple(p.slug for p in changed), frozenset(only_named)
     if not changed:
-        return Patched(resolution, kept, ordered, rebased)  # nothing to write again
+        return Patched(resolution, kept, slugs, rebased)  # nothing to write again
     new_files = dict(kept.files)
     new_files.update((p.slug, files[profile_file(p.slug)]) for p in changed)
-    keeping = Kept(
-        inputs, kept.slugs, new_files, kept.signatures, persons, kept.parts, works, members
-    )
-    return Patched(resolution, keeping, ordered, rebased)
-
-
-def _publications(
-    data: Dataset,
-    person_of: dict,
-    venue_index: dict[str, str],
-    problems: list[Problem],
-    kept: Kept,
-    changed: set[str],
-) -> tuple[dict, dict, list[Note], dict, dict]:
-    """`_resolve_publications`, taking the kept entity (with this build's listings) of
-    every group whose key and listings are the kept ones and that no changed profile
-    lists; also the works and members to keep next."""
-    groups: dict[str, list[tuple[str, Publication]]] = defaultdict(list)
-    at: dict[str, list[tuple[str, int]]] = defaultdict(list)
-    for profile in data.profiles:
-        for i, pub in enumerate(profile.publications):
-            title = text_key(pub.title)
-            groups[title].append((profile.slug, pub))
-            at[title].append((profile.slug, i))
-    kinds = {v.key: v.kind for v in data.venues}
-    publications: dict[str, PublicationEntity] = {}
-    publication_of: dict[Source, str] = {}
-    notes: list[Note] = []
-    works, members = {}, {}
-    for title in sorted(groups):
-        listings, who = groups[title], tuple(at[title])
-        key = _publication_key(listings, publications)
-        work = kept.works.get(key)
-        if work is None or kept.members.get(key) != who or any(s in changed for s, _ in who):
-            entity = _merge_listings(key, listings, person_of, (venue_index, kinds), problems)
-            if entity is None:
-                continue
-            work = replace(entity, listings=())
-        else:
-            entity = replace(work, listings=tuple(listings))
-        publications[key], works[key], members[key] = entity, work, who
-        for _, pub in listings:
-            if pub.source is not None:
-                publication_of[pub.source] = key
-        if len(listings) > 1:
-            merged = scheme.path(scheme.PUBLICATION, key)
-            notes.append(
-                Note("merged", merged, f"listed by {', '.join(s for s, _ in who)}: same title")
-            )
-    return publications, publication_of, notes, works, members
+    keeping = Kept(inputs, kept.slugs, new_files, kept.signatures, persons, kept.parts)
+    return Patched(resolution, keeping, slugs, rebased)
 
 
 def _changed(kept: Kept, data: Dataset, inputs: str, files: dict[str, str]) -> list[Profile] | None:
