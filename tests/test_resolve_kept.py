@@ -152,6 +152,15 @@ def _topic(root: Path, n: int, step: int) -> bool:
     return True
 
 
+def _year(root: Path, n: int, step: int) -> bool:
+    """A listing's year: the same work (title), other values."""
+    path = _profile(root, n)
+    found = _nth(path, r"^  year: \d+$", n // 7)
+    assert found is not None
+    _sub_at(path, found, f"  year: {1990 + step}")
+    return True
+
+
 def _registry(root: Path, n: int, step: int) -> bool:
     replace_first(root / "data" / "organizations.yaml", r"^(  name: )", rf"\g<1>Renamed{step} ")
     return False
@@ -166,6 +175,7 @@ EDITS = {
     "removed": _removed,
     "registry": _registry,
     "topic": _topic,
+    "year": _year,
 }
 
 
