@@ -265,9 +265,9 @@ def build_graph(
         last = front.read(parse_cache, config.data_dir)
         shelf = front.Shelf(parse_cache, config.data_dir)
         shelf.hold(last)
-        resolution, patch, old = _resolve_kept(config, parse_cache, data, inputs, keys)
+        resolution, kept_now = _resolve_kept(config, parse_cache, data, inputs, keys)
         prepare = partial(_prepared, assets, config.base_iri)
-        before = front.previous_profiles(parse_cache, last, patch, previous, prepare)
+        before = front.previous_profiles(parse_cache, last, keys, previous, prepare)
     finally:
         parse_cache.prune()  # every file was read: what was not used is stale
     progress("mapping to RDF")
@@ -275,7 +275,7 @@ def build_graph(
     given = front.Inputs(
         config.base_iri, inputs, digest(*(f"{k}\t{d}" for k, d in listing)), keys, modified, created
     )
-    mapped, state = front.mapped(shelf, resolution, given, last, patch, old, before)
+    mapped, state = front.mapped(shelf, resolution, given, last, kept_now, before)
     front.write(parse_cache, config.data_dir, state)
     return resolution, mapped
 
@@ -294,10 +294,10 @@ def _prepared(assets: Assets, base: str, profile: Profile) -> Profile | None:
 
 def _resolve_kept(
     config: Config, cache: SignedCache, data: Dataset, inputs: str, keys: dict[str, str]
-) -> tuple[Resolution, kept.Patched | None, kept.Kept | None]:
+) -> tuple[Resolution, tuple[kept.Kept | None, kept.Kept]]:
     """The resolution patched from the last build's when the change is local, else
     resolved in full (decision 0052); what the next build needs is kept either way.
-    Also the patched run (None: resolved in full) and the kept resolution it read."""
+    Also the kept resolution read (None: none) and the one kept now."""
     last = kept.read(cache, config.data_dir)
     found = kept.patched(last, data, inputs, keys) if last is not None else None
     if found is not None:
@@ -307,7 +307,7 @@ def _resolve_kept(
         keeping = kept.keep(resolution, parts, inputs, keys)
     if keeping is not last:
         kept.write(cache, config.data_dir, keeping)
-    return resolution, found, last
+    return resolution, (last, keeping)
 
 
 def validate_project(

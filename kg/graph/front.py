@@ -8,17 +8,24 @@ and, per mapping unit (kg.graph.mapping.unit), the subjects the unit emits.
 
 Invariant: the `Change` of a build names, against the build whose `State` it read (its
 `before`), a superset of what `kg/change.py` asks for. Files and profiles come from the
-file keys. Publications, persons and subjects are named only after a patched resolution
-(kg.resolve.kept) made from the same build's kept resolution: then the registries,
-static files, slugs and every mention's person are as before, and a subject's triples
-can differ only through a unit that emits it now or emitted it before and whose input
-may differ (a changed profile; a profile whose dates, topic slugs or project papers'
-publications may differ; a publication named; a person whose basis was made again),
-through a profile's count of works, or through `drop_unused` dropping or keeping a
-registry entry. A unit's subjects do not depend on the units mapped before it, so the
-subjects kept for the units that did not change are still theirs. A subject whose
-source may differ is named too (a source is set by a unit that emits the subject).
-Otherwise those three fields are None; without a usable `State` the change is None.
+file keys. Publications, persons and subjects are named when the kept resolution read
+is the one the `State`'s build kept and the registries and static files are as then
+(patched or resolved in full). A publication's value is made of its group's listings,
+their mentions' persons and the registries, so the publications named are those a
+listing that differs (of a changed profile: by index against the last build's record
+when the loader or the parse cache still has it, else all) or a listing whose
+mentions' persons differ (`Parts.mentioned`), or a removed profile's listing, was in or
+is in, and those a listing of any profile left or joined by key (a key taken or freed
+elsewhere); the persons named are those whose values differ. A subject's triples can
+differ only through a unit that emits it now or emitted it before and whose input may
+differ (a changed, added or removed profile, or one whose mentions' persons, dates,
+topic slugs or project papers' publications may differ; a publication or person
+named), through a profile's count of works, or through `drop_unused` dropping or
+keeping a registry entry. A unit's subjects do not depend on the units mapped before
+it, so the subjects kept for the units that did not change are still theirs. A subject
+whose source may differ is named too (a source is set by a unit that emits the
+subject). Otherwise those three fields are None; without a usable `State` the change
+is None.
 """
 
 from __future__ import annotations
@@ -36,7 +43,7 @@ from kg.graph.mapping import Mapped, Units, map_graph, map_units, mapper, topic_
 from kg.graph.used import drop_unused_entries
 from kg.model import PartialDate, Profile
 from kg.resolve.identity import Resolution, project_papers
-from kg.resolve.kept import Kept, Patched, profile_file
+from kg.resolve.kept import Kept, profile_file
 
 VERSION = "1"
 PROFILES = "data/profiles/"
@@ -167,22 +174,26 @@ def _dates(given: Inputs) -> dict[str, str]:
 def previous_profiles(
     cache: SignedCache,
     last: State | None,
-    patch: Patched | None,
+    keys: dict[str, str],
     previous: dict[str, tuple[str, Any]],
     prepare: Callable[[Profile], Profile | None],
 ) -> dict[str, Profile]:
-    """The last build's records of the profiles `patch` names as changed, where the
-    loader's snapshot (`previous`: file -> key, record) or the parse cache still has
-    them, made ready as this build's are (`prepare`: redacted, local files placed)."""
+    """The last build's records of the profiles whose files changed (`keys`: this
+    build's), where the loader's snapshot (`previous`: file -> key, record) or the parse
+    cache still has them, made ready as this build's are (`prepare`: redacted, local
+    files placed)."""
     found: dict[str, Profile] = {}
-    for slug in patch.changed if patch is not None and last is not None else ():
-        display = profile_file(slug)
-        want = last.keys.get(display)  # type: ignore[union-attr]  # not None: see the loop
+    if last is None:
+        return found
+    for display, want in last.keys.items():
+        slug = _slug(display)
+        if slug is None or keys.get(display, want) == want:
+            continue  # not a profile, unchanged or gone
         entry = previous.get(display)
         if entry is not None and entry[0] == want:
             record = entry[1]
         else:
-            value = cache.get(want) if want else None  # the parse cache's (record, problems)
+            value = cache.get(want)  # the parse cache's (record, problems)
             record = value[0] if isinstance(value, tuple) and len(value) == 2 else None
             record = replace(record, slug=slug) if isinstance(record, Profile) else None
         ready = prepare(record) if isinstance(record, Profile) else None
@@ -196,18 +207,18 @@ def mapped(
     resolution: Resolution,
     given: Inputs,
     last: State | None,
-    patch: Patched | None,
-    old: Kept | None,
+    kept: tuple[Kept | None, Kept],
     before: dict[str, Profile] | None = None,
 ) -> tuple[Mapped, State]:
     """The mapped graph after `drop_unused`, with its `change` against `last`, and the
-    state to keep (`patch`: the patched resolution, made from `old`; `before`: the
-    last build's records of the changed profiles; see the module)."""
+    state to keep (`kept`: the kept resolution read, if any, and the one kept now;
+    `before`: the last build's records of the changed profiles; see the module)."""
+    old, new = kept
     if last is not None and last.base != given.base:
         last = None  # every IRI differs: nothing to compare
-    if patch is None or last is None or old is None or not _made_from(last, old):
+    if last is None or old is None or old.inputs != new.inputs or not _made_from(last, old):
         return _full(shelf, resolution, given, last)
-    found = _local(shelf, resolution, given, last, patch, old, before or {})
+    found = _local(shelf, resolution, given, last, (old, new), before or {})
     return found or _full(shelf, resolution, given, last)
 
 
@@ -240,35 +251,39 @@ def _local(
     resolution: Resolution,
     given: Inputs,
     last: State,
-    patch: Patched,
-    old: Kept,
+    kept: tuple[Kept, Kept],
     before: dict[str, Profile],
 ) -> tuple[Mapped, State] | None:
     """Mapped in full, the units that may differ named; None when the last build's
     units' subjects are gone (then `_full`)."""
     m = mapper(resolution, given.base, given.modified, given.created)
+    old, new = kept
     listed = _listed(resolution)
     now = {p.slug: p for p in resolution.dataset.profiles}
-    listings = {s: _listings(before.get(s), now[s]) for s in patch.changed}
+    changed = {s for s in new.slugs if old.files.get(s) != new.files.get(s)}
+    gone = set(old.slugs) - now.keys()
+    mentions, was = new.parts.mentioned, old.parts.mentioned
+    moved = {s for s in new.slugs if s in was and was[s] != mentions.get(s)} | gone
+    listings = {s: _listings(before.get(s), now[s]) for s in changed - moved}
+    listings.update((s, None) for s in moved)
     publications = _publications(last.listed, listed, listings)
-    new = resolution.persons
-    persons = frozenset(k for k in patch.rebased if old.persons.get(k) != new.get(k))
+    persons = frozenset(_differ(old.persons, resolution.persons))
     dates, topics, writes = _dates(given), m.topics, _writes(resolution, m.works_by_person)
-    profiles = {s for s in patch.changed if not _same_but_works(before.get(s), now[s])}
+    profiles = {s for s in changed if not _same_but_works(before.get(s), now[s])} | moved
     profiles.update(s for s in listed if last.dates.get(s) != dates.get(s))
     profiles.update(_by_topic(resolution.dataset.profiles, last.topics, topics))
     profiles.update(_by_papers(resolution, publications))
     names = {unit("profile", s) for s in profiles}
     names.update(unit("publication", k) for k in publications)
     names.update(unit("person", k) for k in persons)
-    kept = shelf.read(last, names)
-    if kept is None:
+    had = shelf.read(last, names)
+    if had is None:
         return None
     full = map_graph(resolution, given.base, m=m)
     emitted = map_units(m, names)  # before drop_unused: the same triples again, in `full`
     graph, dropped = drop_unused_entries(full, given.base)
     subjects: set[str] | None
-    subjects = {s for n in names for s in (*kept[n], *emitted.get(n, ()))}
+    subjects = {s for n in names for s in (*had[n], *emitted.get(n, ()))}
     subjects.update(
         f"<{scheme.mint(given.base, 'person', s, 'writes')}>"
         for s in writes
@@ -324,14 +339,27 @@ def _state(
     )  # fmt: skip
 
 
+def _differ(before: dict, after: dict) -> set:
+    """The keys whose values differ, added or removed."""
+    return {k for k in before.keys() | after.keys() if before.get(k) != after.get(k)}
+
+
+def _slug(display: str) -> str | None:
+    """The profile a data file is (`data/profiles/<slug>.yaml`), or None."""
+    if not (display.startswith(PROFILES) and display.endswith(".yaml")):
+        return None
+    slug = display[len(PROFILES) : -len(".yaml")]
+    return None if "/" in slug else slug
+
+
 def _files(before: dict[str, str], after: dict[str, str]) -> frozenset[str]:
     return frozenset(f for f in before.keys() | after.keys() if before.get(f) != after.get(f))
 
 
 def _profiles(files: Iterable[str]) -> frozenset[str]:
     """The profiles (slugs) of the changed files under data/profiles/."""
-    found = (f[len(PROFILES) : -len(".yaml")] for f in files if f.startswith(PROFILES))
-    return frozenset(s for s in found if "/" not in s)
+    found = (_slug(f) for f in files)
+    return frozenset(s for s in found if s is not None)
 
 
 def _listed(resolution: Resolution) -> dict[str, tuple[str | None, ...]]:
