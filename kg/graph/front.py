@@ -42,7 +42,7 @@ from kg.change import Change
 from kg.graph.mapping import Mapped, Units, map_graph, map_units, mapper, topic_key, unit
 from kg.graph.used import drop_unused_entries
 from kg.model import PartialDate, Profile
-from kg.resolve.identity import Resolution, project_papers
+from kg.resolve.identity import Resolution, mention_refs, project_papers
 from kg.resolve.kept import Kept, profile_file
 
 VERSION = "1"
@@ -263,13 +263,20 @@ def _local(
     changed = {s for s in new.slugs if old.files.get(s) != new.files.get(s)}
     gone = set(old.slugs) - now.keys()
     mentions, was = new.parts.mentioned, old.parts.mentioned
-    moved = {s for s in new.slugs if s in was and was[s] != mentions.get(s)} | gone
-    listings = {s: _listings(before.get(s), now[s]) for s in changed - moved}
-    listings.update((s, None) for s in moved)
+    moved = {s for s in new.slugs if s in was and was[s] != mentions.get(s)}
+    listings = {s: _listings(before.get(s), now[s]) for s in changed}
+    outside = set()  # profiles with a mention outside their publications that moved
+    for s in moved:
+        found, elsewhere = _moved(now[s], was[s], mentions[s])
+        outside.update([s] if elsewhere else [])
+        known = listings.get(s, set())
+        listings[s] = None if found is None or known is None else known | found
+    listings.update((s, None) for s in gone)
     publications = _publications(last.listed, listed, listings)
     persons = frozenset(_differ(old.persons, resolution.persons))
     dates, topics, writes = _dates(given), m.topics, _writes(resolution, m.works_by_person)
-    profiles = {s for s in changed if not _same_but_works(before.get(s), now[s])} | moved
+    profiles = {s for s in changed if not _same_but_works(before.get(s), now[s])}
+    profiles.update(outside | gone)
     profiles.update(s for s in listed if last.dates.get(s) != dates.get(s))
     profiles.update(_by_topic(resolution.dataset.profiles, last.topics, topics))
     profiles.update(_by_papers(resolution, publications))
@@ -384,6 +391,28 @@ def _listings(before: Profile | None, after: Profile) -> set[int] | None:
     old, new = before.publications, after.publications
     found = {i for i in range(min(len(old), len(new))) if old[i] != new[i]}
     return found | set(range(min(len(old), len(new)), max(len(old), len(new))))
+
+
+def _moved(
+    profile: Profile, before: tuple[str | None, ...], after: tuple[str | None, ...]
+) -> tuple[set[int] | None, bool]:
+    """The indexes of the listings with a mention whose person differs (None: the
+    mentions are not the same in number), and whether a mention outside the
+    publications differs (`before`, `after`: each mention's person, `mention_refs`
+    order)."""
+    if len(before) != len(after):
+        return None, True
+    at = {id(r): i for i, pub in enumerate(profile.publications) for r in pub.authors}
+    refs = mention_refs(profile)
+    found, elsewhere = set(), False
+    for k, ref in enumerate(refs):
+        if before[k] != after[k]:
+            i = at.get(id(ref))
+            if i is None:
+                elsewhere = True
+            else:
+                found.add(i)
+    return found, elsewhere
 
 
 def _same_but_works(before: Profile | None, after: Profile) -> bool:
