@@ -13,10 +13,13 @@ a subject's triples in the mapped graph after `drop_unused` (`subjects`, by the
 subject's N-Triples text, `<iri>` or `_:label`). Anything added or removed is named.
 Equal tokens mean equal front-end outputs (the same `Resolution` values and the same
 mapped triples and sources). A field that is `None` is not known: its consumer does
-the whole work. A consumer uses a `Change` only when its own kept state was made from
-the front-end state `before` (it keeps the `after` token it last saw next to its
-state), and must give exactly the bytes it gives without one (the incremental tests
-compare with a build without caches).
+the whole work. A build with caches but nothing to compare with (a cold build) has
+`before` empty and every field None: no consumer's state is made from "", and the
+consumer keeps `after`. Without caches, `Mapped.change` is None. A consumer uses a
+`Change` only when its own kept state was made from the front-end state `before` (it
+keeps the `after` token it last saw next to its state), and must give exactly the
+bytes it gives without one (the incremental tests compare with a build without
+caches). Names also each subject whose source may differ (decision 0056).
 
 The producer of each field proves it against a full run in its tests; no consumer may
 widen what it trusts beyond this docstring.

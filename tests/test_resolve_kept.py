@@ -204,7 +204,12 @@ def test_random_edits_give_what_a_full_run_gives(corpus, tmp_path_factory, monke
     shutil.copytree(corpus, root)
     spy = _Spy(monkeypatch)
     last = _build(root, True)  # the kept resolution and front state are written
-    assert not isinstance(last, list) and last[1].change is None  # nothing to compare with
+    assert not isinstance(last, list)
+    cold = last[1].change  # nothing to compare with: only this build's token
+    assert cold is not None and cold.before == "" and cold.after == _token(root)
+    assert (cold.files, cold.profiles, cold.publications, cold.persons, cold.subjects) == (
+        (None,) * 5
+    )
     files, token = _files(root), _token(root)
     local = True  # every edit since the last kept resolution was local
     registries = False  # a registry edited since the last build

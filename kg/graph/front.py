@@ -24,8 +24,9 @@ named), through a profile's count of works, or through `drop_unused` dropping or
 keeping a registry entry. A unit's subjects do not depend on the units mapped before
 it, so the subjects kept for the units that did not change are still theirs. A subject
 whose source may differ is named too (a source is set by a unit that emits the
-subject). Otherwise those three fields are None; without a usable `State` the change
-is None.
+subject). Otherwise those three fields are None; without a usable `State` every field
+is None and `before` is empty (no consumer's state is made from it), so that a
+consumer still learns the `after` token of a cold build.
 """
 
 from __future__ import annotations
@@ -239,10 +240,12 @@ def _full(
     graph, dropped = drop_unused_entries(full, given.base)
     state = _state(resolution, given, m.topics, m.works_by_person, dropped)
     shelf.write(state.shards, units)
-    if last is not None:
-        files = _files(last.keys, given.keys)
-        profiles = _profiles(files) if last.assets == given.assets else None
-        graph.change = Change(last.token, state.token, files, profiles)
+    if last is None:  # no build to compare with: a consumer learns this state's token
+        graph.change = Change("", state.token)
+        return graph, state
+    files = _files(last.keys, given.keys)
+    profiles = _profiles(files) if last.assets == given.assets else None
+    graph.change = Change(last.token, state.token, files, profiles)
     return graph, state
 
 
