@@ -19,7 +19,7 @@ consumer keeps `after`. Without caches, `Mapped.change` is None. A consumer uses
 `Change` only when its own kept state was made from the front-end state `before` (it
 keeps the `after` token it last saw next to its state), and must give exactly the
 bytes it gives without one (the incremental tests compare with a build without
-caches). Names also each subject whose source may differ (decision 0056).
+caches). `subjects` also names each subject whose source may differ (decision 0056).
 
 The producer of each field proves it against a full run in its tests; no consumer may
 widen what it trusts beyond this docstring.
