@@ -260,26 +260,11 @@ def _local(
     """Mapped in full, the units that may differ named; None when the last build's
     units' subjects are gone (then `_full`)."""
     m = mapper(resolution, given.base, given.modified, given.created)
-    old, new = kept
     listed = _listed(resolution)
-    now = {p.slug: p for p in resolution.dataset.profiles}
-    changed = {s for s in new.slugs if old.files.get(s) != new.files.get(s)}
-    gone = set(old.slugs) - now.keys()
-    mentions, was = new.parts.mentioned, old.parts.mentioned
-    moved = {s for s in new.slugs if s in was and was[s] != mentions.get(s)}
-    listings = {s: _listings(before.get(s), now[s]) for s in changed}
-    outside = set()  # profiles with a mention outside their publications that moved
-    for s in moved:
-        found, elsewhere = _moved(now[s], was[s], mentions[s])
-        outside.update([s] if elsewhere else [])
-        known = listings.get(s, set())
-        listings[s] = None if found is None or known is None else known | found
-    listings.update((s, None) for s in gone)
+    listings, profiles = _differing(kept, {p.slug: p for p in resolution.dataset.profiles}, before)
     publications = _publications(last.listed, listed, listings)
-    persons = frozenset(_differ(old.persons, resolution.persons))
+    persons = frozenset(_differ(kept[0].persons, resolution.persons))
     dates, topics, writes = _dates(given), m.topics, _writes(resolution, m.works_by_person)
-    profiles = {s for s in changed if not _same_but_works(before.get(s), now[s])}
-    profiles.update(outside | gone)
     profiles.update(s for s in listed if last.dates.get(s) != dates.get(s))
     profiles.update(_by_topic(resolution.dataset.profiles, last.topics, topics))
     profiles.update(_by_papers(resolution, publications))
@@ -292,36 +277,65 @@ def _local(
     full = map_graph(resolution, given.base, m=m)
     emitted = map_units(m, names)  # before drop_unused: the same triples again, in `full`
     graph, dropped = drop_unused_entries(full, given.base)
-    subjects: set[str] | None
-    subjects = {s for n in names for s in (*had[n], *emitted.get(n, ()))}
-    subjects.update(
-        f"<{scheme.mint(given.base, 'person', s, 'writes')}>"
-        for s in writes
-        if writes[s] != last.writes.get(s, 0)
-    )
-    if last.dropped != dropped:  # rare: an entry now used or unused
-        every = shelf.every(last)
-        flipped = last.dropped ^ dropped
-        subjects = _entries(flipped, given.base, every, emitted) | subjects if every else None
+    subjects = _subjects(shelf, last, given.base, (had, emitted), writes, dropped)
     delta = dict(last.delta)
     delta.update((name, emitted.get(name, ())) for name in names)
     state = State(
         token(given, dates), given.base, given.inputs, given.assets, given.keys,
         listed, dates, topics, writes, dropped, last.shards, delta,
     )  # fmt: skip
-    if len(delta) > REBASE:
-        state = _rebased(shelf, state, last)
+    state = _rebased(shelf, state, last) if len(delta) > REBASE else state
     files = _files(last.keys, given.keys)
-    graph.change = Change(
-        last.token,
-        state.token,
-        files,
-        _profiles(files),
-        frozenset(publications),
-        persons,
-        None if subjects is None else frozenset(subjects),
-    )
+    found = (frozenset(publications), persons, subjects)
+    graph.change = Change(last.token, state.token, files, _profiles(files), *found)
     return graph, state
+
+
+def _differing(
+    kept: tuple[Kept, Kept], now: dict[str, Profile], before: dict[str, Profile]
+) -> tuple[dict[str, set[int] | None], set[str]]:
+    """Per profile, the listings that may differ (None: all), and the profiles whose
+    own units may: changed (more than in their publications), gone, or with a mention
+    outside their publications whose person differs."""
+    old, new = kept
+    changed = {s for s in new.slugs if old.files.get(s) != new.files.get(s)}
+    gone = set(old.slugs) - now.keys()
+    mentions, was = new.parts.mentioned, old.parts.mentioned
+    listings = {s: _listings(before.get(s), now[s]) for s in changed}
+    profiles = {s for s in changed if not _same_but_works(before.get(s), now[s])} | gone
+    for s in (s for s in new.slugs if s in was and was[s] != mentions.get(s)):
+        found, elsewhere = _moved(now[s], was[s], mentions[s])
+        profiles.update([s] if elsewhere else [])
+        known = listings.get(s, set())
+        listings[s] = None if found is None or known is None else known | found
+    listings.update((s, None) for s in gone)
+    return listings, profiles
+
+
+def _subjects(
+    shelf: Shelf,
+    last: State,
+    base: str,
+    units: tuple[Units, Units],
+    writes: dict[str, int],
+    dropped: frozenset[str],
+) -> frozenset[str] | None:
+    """The named units' subjects before and now (`units`), the works counters whose
+    count differs and the subjects under registry entries that flipped (None: the last
+    build's units cannot all be read)."""
+    had, emitted = units
+    found = {s for n in had for s in (*had[n], *emitted.get(n, ()))}
+    found.update(
+        f"<{scheme.mint(base, 'person', s, 'writes')}>"
+        for s in writes
+        if writes[s] != last.writes.get(s, 0)
+    )
+    if last.dropped != dropped:  # rare: an entry now used or unused
+        every = shelf.every(last)
+        if every is None:
+            return None
+        found.update(_entries(last.dropped ^ dropped, base, every, emitted))
+    return frozenset(found)
 
 
 def _rebased(shelf: Shelf, state: State, last: State) -> State:
