@@ -412,3 +412,28 @@ def test_units_shards_written_anew_or_gone(corpus, tmp_path, monkeypatch):
     last, files, token = got, _files(root), _token(root)
     _title(root, 3, 3)  # shards written again by that full map
     _assert_change_covers(last, _build(root, True), (files, _files(root)), token, True)
+
+
+def test_front_state_or_kept_resolution_gone(corpus, tmp_path):
+    """Without the front state the Change has nothing to compare with (`before` empty,
+    every field None); without the kept resolution it names files and profiles only
+    (nothing says which persons and publications the last build had)."""
+    from kg.graph import front
+    from kg.pipeline import PARSE_CACHE_DIR
+
+    root = tmp_path / "c"
+    shutil.copytree(corpus, root)
+    data_dir = load_config(root).data_dir
+    folder = root / PARSE_CACHE_DIR
+    last, files, token = _build(root, True), _files(root), _token(root)
+    for key in (front.state_key(data_dir), kept.state_key(data_dir)):
+        (folder / key[:2] / key).unlink()
+        _title(root, 4, len(files))
+        got = _build(root, True)
+        change = got[1].change
+        if key == front.state_key(data_dir):
+            assert (change.before, change.files, change.subjects) == ("", None, None)
+        else:
+            _assert_change_covers(last, got, (files, _files(root)), token, False)
+        _assert_same(got, _build(root, False))
+        last, files, token = got, _files(root), _token(root)
