@@ -168,6 +168,17 @@ def _year(root: Path, n: int, step: int) -> bool:
     return True
 
 
+def _team(root: Path, n: int, step: int) -> bool:
+    """A position at another company and team: a company no other record names is then
+    dropped with its teams, one no record named is kept (`drop_unused`)."""
+    pattern = r"^- organization: co-\d+\n  unit: co-\d+-team-\d$"
+    path, found = _with(root, n, pattern)
+    company = (int(found.group(0).split("co-")[1].split("\n")[0]) + 1 + step) % 5
+    team = f"- organization: co-{company}\n  unit: co-{company}-team-{step % 3}"
+    _sub_at(path, found, team)
+    return True
+
+
 def _registry(root: Path, n: int, step: int) -> bool:
     replace_first(root / "data" / "organizations.yaml", r"^(  name: )", rf"\g<1>Renamed{step} ")
     return False
@@ -183,6 +194,7 @@ EDITS = {
     "registry": _registry,
     "topic": _topic,
     "year": _year,
+    "team": _team,
 }
 
 
@@ -437,3 +449,25 @@ def test_front_state_or_kept_resolution_gone(corpus, tmp_path):
             _assert_change_covers(last, got, (files, _files(root)), token, False)
         _assert_same(got, _build(root, False))
         last, files, token = got, _files(root), _token(root)
+
+
+def test_a_company_no_longer_named_is_named(corpus, tmp_path):
+    """Company 0 is named by one position only (with its Team 1); moved to Company 1,
+    Company 0 and its three teams are dropped, and only `drop_unused` tells (their
+    organization units did not change)."""
+    root = tmp_path / "c"
+    shutil.copytree(corpus, root)
+    last, files, token = _build(root, True), _files(root), _token(root)
+    base = "https://bench.example.org/"
+    path = root / "data" / "profiles" / "person-000023.yaml"
+    replace_first(
+        path,
+        r"^- organization: co-0\n  unit: co-0-team-1$",
+        "- organization: co-1\n  unit: co-1-team-0",
+    )
+    got = _build(root, True)
+    _assert_change_covers(last, got, (files, _files(root)), token, True)
+    gone = {f"<{base}org/co-0>", *(f"<{base}org/co-0-team-{n}>" for n in range(3))}
+    assert gone <= {f"<{s}>" for s in last[1].triples.subjects()}
+    assert not gone & {f"<{s}>" for s in got[1].triples.subjects()}
+    assert gone <= got[1].change.subjects

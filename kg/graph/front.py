@@ -46,7 +46,7 @@ from kg.model import PartialDate, Profile
 from kg.resolve.identity import Resolution, mention_refs, project_papers
 from kg.resolve.kept import Kept, profile_file
 
-VERSION = "1"
+VERSION = "2"
 PROFILES = "data/profiles/"
 SHARDS = 256
 REBASE = 4096  # units named since the shards were written: then they are written anew
@@ -115,8 +115,8 @@ class Shelf:
 
     def write(self, shards: str, units: Units) -> None:
         tables: list[Units] = [{} for _ in range(SHARDS)]
-        for name, subjects in units.items():
-            tables[_shard(name)][name] = subjects
+        for name, subjects in units.items():  # plain texts: a term pickles as its class too
+            tables[_shard(name)][name] = tuple(map(str, subjects))
         for n, table in enumerate(tables):
             self.cache.put(self.key(shards, n), table)
 
@@ -279,7 +279,7 @@ def _local(
     graph, dropped = drop_unused_entries(full, given.base)
     subjects = _subjects(shelf, last, given.base, (had, emitted), writes, dropped)
     delta = dict(last.delta)
-    delta.update((name, emitted.get(name, ())) for name in names)
+    delta.update((name, tuple(map(str, emitted.get(name, ())))) for name in names)
     state = State(
         token(given, dates), given.base, given.inputs, given.assets, given.keys,
         listed, dates, topics, writes, dropped, last.shards, delta,
@@ -324,7 +324,7 @@ def _subjects(
     count differs and the subjects under registry entries that flipped (None: the last
     build's units cannot all be read)."""
     had, emitted = units
-    found = {s for n in had for s in (*had[n], *emitted.get(n, ()))}
+    found = {f"<{s}>" for n in had for s in (*had[n], *emitted.get(n, ()))}
     found.update(
         f"<{scheme.mint(base, 'person', s, 'writes')}>"
         for s in writes
@@ -496,19 +496,20 @@ def _by_papers(resolution: Resolution, publications: set[str]) -> set[str]:
 
 
 def _entries(flipped: frozenset[str], base: str, *tables: Units) -> set[str]:
-    """The subjects minted under registry entries dropped in one build, kept in the other."""
+    """The subjects (N-Triples texts) minted under registry entries dropped in one build
+    and kept in the other."""
     if not flipped:
         return set()
-    heads = tuple(f"<{base}{e}" for e in flipped)
+    heads = tuple(f"{base}{e}" for e in flipped)
     found = set()
     for table in tables:
         for subjects in table.values():
             for s in subjects:
                 if s.startswith(heads) and _under(s, base, flipped):
-                    found.add(s)
+                    found.add(f"<{s}>")
     return found
 
 
 def _under(subject: str, base: str, entries: frozenset[str]) -> bool:
-    section, _, rest = subject[len(base) + 1 : -1].partition("/")
+    section, _, rest = subject[len(base) :].partition("/")
     return f"{section}/{rest.split('/', 1)[0]}" in entries

@@ -865,7 +865,7 @@ def _opt(value: URIRef | None) -> list[URIRef]:
     return [value] if value is not None else []
 
 
-Units = dict[str, tuple[str, ...]]  # mapping unit -> the subjects it emits (N-Triples texts)
+Units = dict[str, tuple[str, ...]]  # mapping unit -> the subjects it emits (their IRIs)
 
 
 def map_graph(
@@ -960,17 +960,11 @@ def _every_unit(m: _Mapper) -> Iterator[tuple[str, Callable[[], None]]]:
 
 
 def _map_units(m: _Mapper, calls: Iterator[tuple[str, Callable[[], None]]], units: Units) -> None:
-    """Run each unit, recording the subjects it emits (each text one object: shared)."""
-    texts: dict[URIRef, str] = {}
+    """Run each unit, recording the subjects it emits (the graph's own terms: nothing
+    is copied)."""
     for name, call in calls:
         seen: set[URIRef] = set()
         m.seen = seen
         call()
-        found = []
-        for s in seen:
-            text = texts.get(s)
-            if text is None:
-                text = texts[s] = f"<{s}>"
-            found.append(text)
-        units[name] = tuple(found)
+        units[name] = tuple(seen)
     m.seen = None
