@@ -22,7 +22,8 @@ from kg.graph.delta import Digests, Table, changed, subject_digests
 from kg.validate.compiler import Program, Shape
 from kg.validate.data import Data, split_wanted
 from kg.validate.engine import Finding, _key, _Run, lines_data, triples_data
-from kg.validate.sparql import Row, Wanted
+from kg.validate.reach import Reach
+from kg.validate.sparql import Query, Row, Wanted, rows
 from kg.validate.terms import RDFS_SUBCLASSOF, PlainTriple, Term, nt
 from kg.validate.view import GraphView
 
@@ -31,6 +32,7 @@ if TYPE_CHECKING:
     from kg.graph.triples import Triples
 
 ByFocus = dict[tuple[int, Term], list[Finding]]
+RowsByQuery = dict[str, dict[Term, list[Row]]]  # query text -> its rows by $this
 MAX_AFFECTED = 20_000  # beyond this many focus nodes a full run costs less
 
 
@@ -39,40 +41,56 @@ class State(NamedTuple):
     findings: ByFocus  # (index of the root in program.roots, focus) -> its findings
     pointers: dict[Term, tuple[tuple[str, Term], ...]]  # subject -> (p, o), p in pointed()
     below: dict[str, list[str]]  # class -> its direct subclasses (data and ontology)
-    asked: dict[Term, bytes]  # subject -> digest of its triples the SPARQL store holds
-    rows: dict[str, dict[Term, list[Row]]]  # query text -> its rows by $this
+    asked: dict[Term, bytes]  # subject -> digest of its triples queries of no Reach read
+    rows: RowsByQuery
 
 
 class Plan(NamedTuple):
     """What the program reads, as the dependency rule needs it (None: cannot bound)."""
 
-    depth: int
-    forward: frozenset[str]
+    depth: int  # the shapes' (their SPARQL queries each have a `Reach` of their own)
+    steps: frozenset[tuple[str, bool]]  # (predicate, inverse?) of every path step
     inverse: frozenset[str]
-    pointed: frozenset[str]  # predicates whose objects' incoming edges are read
-    sparql: frozenset[int]  # roots that ask SPARQL (re-asked whole)
+    seeding: frozenset[str]  # predicates whose objects' incoming edges the shapes read
+    pointed: frozenset[str]  # ... or a bounded query reads: kept in the state's pointers
+    sparql: frozenset[int]  # roots that ask a query of no `Reach` (re-asked whole)
+    whole: Wanted  # what the queries of no `Reach` read (the `asked` digests' choice)
 
 
 def plan(program: Program) -> Plan | None:
     if program.reads is None:
         return None
     depth, sparql = 0, set()
+    whole: set[tuple[str, str | None]] = set()
+    near: set[str] = set()  # the bounded queries' inverse predicates
     for i, root in enumerate(program.roots):
         d = _depth(root, set())
         if d is None or _nested_sparql(root):
             return None
         depth = max(depth, d)
-        if root.sparql or any(kind == "sparql" for kind, _ in root.targets):
-            sparql.add(i)
+        for query in _queries(root):
+            if query.reach is None:
+                sparql.add(i)
+                whole |= query.predicates or frozenset()
+            else:
+                near |= query.reach.inverse
     inverse = frozenset(p for p, inv in program.steps if inv)
     objects = {str(a) for r in program.roots for kind, a in r.targets if kind == "objects"}
+    seeding = inverse | objects | {RDFS_SUBCLASSOF}
     return Plan(
         depth,
-        frozenset(p for p, inv in program.steps if not inv),
+        program.steps,
         inverse,
-        inverse | objects | {RDFS_SUBCLASSOF},
+        seeding,
+        seeding | near,
         frozenset(sparql),
+        frozenset(whole),
     )
+
+
+def _queries(root: Shape) -> list[Query]:
+    """The root's SPARQL constraints and targets."""
+    return [*root.sparql, *(q for kind, q in root.targets if kind == "sparql")]  # type: ignore[list-item]
 
 
 def _depth(shape: Shape, stack: set[int]) -> int | None:
@@ -132,20 +150,22 @@ def _full(
 ) -> tuple[list[Finding], State | None]:
     run = _Run(program, data)
     by_focus = run.by_focus()
+    for query in _active_queries(program):  # kept whole: an edit asks again near it
+        run.rows(query)
     findings = sorted((f for out in by_focus.values() for f in out), key=_key)
     bounded = plan(program)
     if bounded is None:
         return findings, None
     pointers = _pointers(data, bounded.pointed)
     below = {c: list(subs) for c, subs in data.inverse(RDFS_SUBCLASSOF).items() if type(c) is str}
-    asked = _asked(data, program.predicates or frozenset(), None)
+    asked = _asked(data, bounded.whole, None)
     kept = State(digests(), by_focus, pointers, below, asked, run._rows)
     return findings, kept
 
 
 def _asked(data: Data, wanted: Wanted, subjects: Iterable[Term] | None) -> dict[Term, bytes]:
-    """Each subject's digest of its triples the SPARQL store holds (`Data._lines`'s
-    choice): while no subject's changes, every query's rows stay the same."""
+    """Each subject's digest of its triples `wanted` (`Data._lines`'s choice): while no
+    subject's changes, the rows of the queries that read only those stay the same."""
     every, some = split_wanted(wanted)
     predicates = sorted(every | some.keys())
     if subjects is None:
@@ -200,22 +220,24 @@ def update(
         return sorted((f for out in state.findings.values() for f in out), key=_key), state
     view = GraphView(triples, ontology, program.reads, state.below, memo)
     pointers = dict(state.pointers)
-    seeds = set(edited)
+    ends: set[tuple[str, Term]] = set()  # (p, o) of the changed subjects' old and new triples
     for s in edited:
         now = tuple((p, o) for p in sorted(bounded.pointed) for o in view.objects(s, p))
-        for p, o in (*state.pointers.get(s, ()), *now):
-            if p == RDFS_SUBCLASSOF:
-                return None  # every instance test may change
-            seeds.add(o)
+        ends.update(state.pointers.get(s, ()))
+        ends.update(now)
         if now:
             pointers[s] = now
         else:
             pointers.pop(s, None)
-    affected = _reach(view, bounded, seeds)
-    if affected is None:
+    if any(p == RDFS_SUBCLASSOF for p, _ in ends):
+        return None  # every instance test may change
+    seeds = edited | {o for p, o in ends if p in bounded.seeding}
+    affected = _reach(view, Reach(bounded.depth, bounded.inverse, bounded.steps), seeds)
+    near = _near(view, program, edited, ends)
+    if affected is None or near is None:
         return None
     asked = dict(state.asked)
-    fresh = _asked(view, program.predicates or frozenset(), edited)
+    fresh = _asked(view, bounded.whole, edited)
     same = all(fresh.get(s) == state.asked.get(s) for s in edited)
     for s in edited:
         if s in fresh:
@@ -223,28 +245,113 @@ def update(
         else:
             asked.pop(s, None)
     run = _Run(program, view)
-    if same:  # the SPARQL store would hold the same triples: the same rows
-        run._rows.update(state.rows)
+    _near_rows(run, state.rows, near, same)
+    if same:  # the queries of no Reach would read the same triples: the same rows
         bounded = bounded._replace(sparql=frozenset())
-    by_focus = _evaluate(run, bounded, state.findings, affected)
+    by_focus = _evaluate(run, bounded, state.findings, affected, near)
     findings = sorted((f for out in by_focus.values() for f in out), key=_key)
     return findings, State(digests, by_focus, pointers, state.below, asked, run._rows)
+
+
+def _near(
+    view: GraphView, program: Program, edited: set[Term], ends: set[tuple[str, Term]]
+) -> dict[str, set[Term]] | None:
+    """For each bounded query (by text), the foci whose rows may differ: those within
+    its `Reach` (walked back) of a changed subject or of a node whose incoming edges
+    under one of its inverse predicates changed (None: too many)."""
+    by_reach: dict[Reach, set[Term] | None] = {}
+    found: dict[str, set[Term]] = {}
+    for query in _active_queries(program):
+        reach = query.reach
+        if reach is None:
+            continue
+        if reach not in by_reach:
+            seeds = edited | {o for p, o in ends if p in reach.inverse}
+            by_reach[reach] = _reach(view, reach, seeds)
+        foci = by_reach[reach]
+        if foci is None:
+            return None
+        found[query.text] = foci
+    return found
+
+
+def _near_rows(run: _Run, before: RowsByQuery, near: dict[str, set[Term]], same: bool) -> None:
+    """Every query's rows in `run`: a bounded query's kept rows but its `near` foci's,
+    which it asks again on a store of their neighbourhood only (all it can read for
+    them, its `Reach`); a query of no Reach keeps its rows while `same`, else is asked
+    whole on a store of what it reads."""
+    queries = {q.text: q for q in _active_queries(run.program)}
+    parts = {(q.reach, id(near[t])): near[t] for t, q in queries.items() if t in near}
+    store = _neighbourhood(run.data, parts, run.program.predicates)
+    for text, query in sorted(queries.items()):
+        if text not in before:  # (a full run keeps every active query's rows)
+            continue  # asked whole when first needed
+        if query.reach is None:
+            if same:
+                run._rows[text] = before[text]
+            else:
+                found: dict[Term, list[Row]] = {}
+                for row in rows(run.data.store(query.predicates), query):
+                    found.setdefault(row["this"], []).append(row)
+                run._rows[text] = found
+            continue
+        foci = near[text]
+        kept = {focus: found for focus, found in before[text].items() if focus not in foci}
+        for row in rows(store, query) if foci else ():
+            if row["this"] in foci:
+                kept.setdefault(row["this"], []).append(row)
+        run._rows[text] = kept
+
+
+def _active_queries(program: Program) -> list[Query]:
+    return [q for root in program.roots if not root.deactivated for q in _queries(root)]
+
+
+def _neighbourhood(data: Data, parts: dict[tuple, set[Term]], wanted: Wanted | None):
+    """A pyoxigraph store of the triples (of those `wanted`) each bounded query can read
+    for its foci (`parts`: (its `Reach`, ...) -> foci): every triple of a node within its
+    depth along its steps, and its incoming triples under its inverse predicates."""
+    import pyoxigraph as ox
+
+    every, some = split_wanted(wanted)
+    lines: set[str] = set()
+    for (reach, _), foci in sorted(parts.items(), key=lambda item: repr(item[0][0])):
+        seen, frontier = set(foci), set(foci)
+        for _ in range(reach.depth + 1):
+            step: set[Term] = set()
+            for node in frontier:
+                head = nt(node)
+                for p, objects in data.spo.get(node, {}).items() if type(node) is str else ():
+                    if p in every or p in some:
+                        for o in objects if p in every else (o for o in objects if o in some[p]):
+                            lines.add(f"{head} <{p}> {nt(o)} .\n")
+                            if (p, False) in reach.walk:
+                                step.add(o)
+                for p in sorted(reach.inverse):
+                    for s in data.subjects(p, node):
+                        lines.add(f"{nt(s)} <{p}> {head} .\n")
+                        if (p, True) in reach.walk:
+                            step.add(s)
+            frontier = step - seen
+            seen |= frontier
+    store = ox.Store()
+    store.bulk_load("".join(sorted(lines)).encode(), format=ox.RdfFormat.N_TRIPLES, lenient=True)
+    return store
 
 
 def _plain(text: str) -> Term:
     return text[1:-1] if text.startswith("<") else text
 
 
-def _reach(view: GraphView, bounded: Plan, seeds: set[Term]) -> set[Term] | None:
-    """The nodes within `depth` reverse steps of the seeds (None: too many)."""
+def _reach(view: GraphView, reach: Reach, seeds: set[Term]) -> set[Term] | None:
+    """The nodes within `reach.depth` reverse steps of the seeds (None: too many)."""
     found, frontier = set(seeds), set(seeds)
-    for _ in range(bounded.depth):
+    back = sorted(reach.walk)
+    for _ in range(reach.depth):
         step: set[Term] = set()
         for node in frontier:
-            for p in bounded.forward:
-                step.update(view.subjects(p, node))
-            for p in bounded.inverse:
-                step.update(view.objects(node, p))
+            for p, inverse in back:  # a step walked back
+                step.update(view.objects(node, p) if inverse else view.subjects(p, node))
         frontier = step - found
         found |= frontier
         if len(found) > MAX_AFFECTED:
@@ -252,22 +359,30 @@ def _reach(view: GraphView, bounded: Plan, seeds: set[Term]) -> set[Term] | None
     return found
 
 
-def _evaluate(run: _Run, bounded: Plan, before: ByFocus, affected: set[Term]) -> ByFocus:
+def _evaluate(
+    run: _Run, bounded: Plan, before: ByFocus, affected: set[Term], near: dict[str, set[Term]]
+) -> ByFocus:
+    """The findings by focus: the kept ones but for the nodes each root's evaluation
+    may now differ at (the affected nodes, its bounded queries' `near` foci, and for a
+    root re-asked whole every node it named), which it evaluates again."""
     program = run.program
+    again: dict[int, set[Term]] = {}
+    for i, root in enumerate(program.roots):
+        extra = [near[q.text] for q in _queries(root) if q.text in near]
+        again[i] = affected.union(*extra) if extra else affected
     by_focus = {
         key: out
         for key, out in before.items()
-        if key[1] not in affected and key[0] not in bounded.sparql
+        if key[1] not in again[key[0]] and key[0] not in bounded.sparql
     }
     for i, root in enumerate(program.roots):
         if root.deactivated:
             continue
-        nodes: Iterable[Term] = affected
+        nodes: Iterable[Term] = again[i]
         if i in bounded.sparql:  # its queries re-asked whole: every node they name
-            asked = [run.rows(q).keys() for q in root.sparql]
+            asked = [run.rows(q).keys() for q in _queries(root)]
             old = [f for j, f in before if j == i]
-            nodes = {**dict.fromkeys(affected), **dict.fromkeys(old)}
-            asked += [run.rows(q).keys() for kind, q in root.targets if kind == "sparql"]  # type: ignore[arg-type]
+            nodes = {**dict.fromkeys(again[i]), **dict.fromkeys(old)}
             for keys in asked:
                 nodes.update(dict.fromkeys(keys))
         member = _membership(run, root)
