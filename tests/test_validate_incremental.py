@@ -26,6 +26,7 @@ from kg.validate.compiler import compile_graph
 from kg.validate.engine import ontology_triples, plain_triples
 from kg.validate.shacl import shapes_graph
 from kg.validate.terms import RDF_TYPE, Lit, to_rdflib
+from kg.validate.view import GraphView
 
 SCHEMA = "http://schema.org/"
 KG = "https://w3id.org/kg-profiles/vocab#"
@@ -42,6 +43,7 @@ def world(tmp_path_factory, repo_config):
     program = compile_graph(shapes)
     ontology = ontology_triples(repo_config.ontology_dir)
     broken, _ = inject(base, shapes, seed=4)
+    QUERY_READS.update(program.predicates or ())
     return base, broken, program, ontology
 
 
@@ -98,6 +100,18 @@ def _edit(triples: list, kind: str, rng: random.Random, injections: list) -> lis
             kept[(rng.choice(subjects), KG + "advisor", fresh)] = None
     elif kind == "remove triple":
         del kept[rng.choice(sorted(kept, key=str))]
+    elif kind == "query read":  # a triple a SPARQL query reads: dropped, moved or copied
+        read = sorted({p for p, _ in QUERY_READS})
+        t = pick(rng.choice(read))
+        if t is not None:
+            del kept[t]
+            others = sorted({x for x in kept if x[1] == t[1]}, key=str) or [t]
+            other = rng.choice(others)
+            if rng.random() < 0.4:  # another subject's object
+                kept[(t[0], t[1], other[2])] = None
+            elif rng.random() < 0.7:  # said by another subject too
+                kept[t] = None
+                kept[(other[0], t[1], t[2])] = None
     elif kind == "retype":
         swap(RDF_TYPE, lambda t: rng.choice([SCHEMA + "Person", SCHEMA + "Organization"]))
     else:  # an injected violation
@@ -110,8 +124,9 @@ def _edit(triples: list, kind: str, rng: random.Random, injections: list) -> lis
 
 KINDS = [
     "title", "date", "author", "affiliation", "object", "remove subject", "add subject",
-    "remove triple", "retype", "violation",
+    "remove triple", "retype", "violation", "query read",
 ]  # fmt: skip
+QUERY_READS: set[tuple[str, str | None]] = set()  # the predicates the shapes' queries read
 
 
 @settings(
@@ -253,3 +268,21 @@ def test_the_state_is_kept_as_a_base_and_its_changes(world, tmp_path):
     cache.put(key, incremental.Head(head.base, token, ("not a change",)))
     cache.put(head.base, (token, whole))
     assert incremental.kept(cache, key) == (None, None)
+
+
+def test_a_title_edit_asks_the_queries_near_it_without_a_whole_graph_store(world, monkeypatch):
+    """Decision 0058: every repo query but the cycle one has a `Reach`, so a title edit
+    (no parentOrganization read changes) asks them on a neighbourhood store only."""
+    base, _, program, ontology = world
+    _, state = incremental.full(_graph(base), program, ontology)
+    assert state is not None
+    edited = _edit(base, "title", random.Random(3), [])
+    expected, _ = incremental.full(_graph(edited), program, ontology)
+
+    def whole(*_):
+        raise AssertionError("a store of the whole graph was made")
+
+    monkeypatch.setattr(GraphView, "_lines", whole)
+    done = incremental.update(_graph(edited), program, ontology, state)
+    assert done is not None and compiled(done[0]) == compiled(expected)
+    assert done[1].rows.keys() == state.rows.keys()
