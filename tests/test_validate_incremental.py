@@ -159,6 +159,10 @@ def test_the_plan_bounds_the_repos_shapes(world):
     assert plan is not None and plan.depth == 1  # a class test reads a value's types
     assert (SCHEMA + "agentInteractionStatistic") in plan.inverse
     assert {SCHEMA + "instructor", SCHEMA + "mainEntity"} <= plan.pointed
+    # of a node not the focus the shapes read only its types (sh:class on values,
+    # sh:or of classes for an authorship's author): decision 0058
+    assert plan.deep == {(RDF_TYPE, None)}
+    assert plan.sparql == {i for i, r in enumerate(program.roots) if r.name.endswith("noCycle")}
 
 
 def test_delta_names_added_removed_and_changed_subjects():

@@ -24,7 +24,7 @@ from kg.validate.data import Data, split_wanted
 from kg.validate.engine import Finding, _key, _Run, lines_data, triples_data
 from kg.validate.reach import Reach
 from kg.validate.sparql import Query, Row, Wanted, rows
-from kg.validate.terms import RDFS_SUBCLASSOF, PlainTriple, Term, nt
+from kg.validate.terms import RDF_TYPE, RDFS_SUBCLASSOF, PlainTriple, Term, nt
 from kg.validate.view import GraphView
 
 if TYPE_CHECKING:
@@ -43,6 +43,7 @@ class State(NamedTuple):
     below: dict[str, list[str]]  # class -> its direct subclasses (data and ontology)
     asked: dict[Term, bytes]  # subject -> digest of its triples queries of no Reach read
     rows: RowsByQuery
+    deep: dict[Term, bytes]  # subject -> digest of its triples under `Plan.deep`
 
 
 class Plan(NamedTuple):
@@ -55,6 +56,7 @@ class Plan(NamedTuple):
     pointed: frozenset[str]  # ... or a bounded query reads: kept in the state's pointers
     sparql: frozenset[int]  # roots that ask a query of no `Reach` (re-asked whole)
     whole: Wanted  # what the queries of no `Reach` read (the `asked` digests' choice)
+    deep: Wanted | None  # what the shapes read at a node not their focus (None: not known)
 
 
 def plan(program: Program) -> Plan | None:
@@ -85,7 +87,58 @@ def plan(program: Program) -> Plan | None:
         seeding | near,
         frozenset(sparql),
         frozenset(whole),
+        _deep(program),
     )
+
+
+_VALUES_ONLY = {  # constraints that read the value nodes' terms, not their triples
+    *("minCount", "maxCount", "minLength", "maxLength", "datatype", "nodeKind", "hasValue"),
+    *("in", "languageIn", "pattern", "uniqueLang", "minInclusive", "maxInclusive"),
+    *("minExclusive", "maxExclusive"),
+}
+_AT_FOCUS = {"equals", "disjoint", "lessThan", "lessThanOrEquals"}  # the focus's own triples
+_NESTED = {"node", "or", "and", "xone", "not", "qualifiedValueShape"}  # via `Shape.nested`
+
+
+def _deep(program: Program) -> Wanted | None:
+    """The predicates the shapes (not their SPARQL queries) read of a node that is not
+    the focus node they evaluate (decision 0058): a changed subject whose triples under
+    these are the same can change only its own findings, and the findings of nodes
+    that read its incoming edges. None: not known (then every changed subject may
+    change its neighbours'). The repo's shapes: rdf:type (a class test on a value)."""
+    found: set[str] = set()
+    if not all(_deep_at(root, found) for root in program.roots):
+        return None
+    return frozenset((p, None) for p in found)
+
+
+def _deep_at(shape: Shape, found: set[str]) -> bool:
+    """Add to `found` what `shape`, at a focus x, reads of nodes other than x."""
+    if shape.path is not None:  # a property shape: its value nodes are other nodes
+        if shape.hops != 1 or shape.properties:
+            return False
+        for name in shape.components:
+            if name == "class":
+                found.add(RDF_TYPE)
+            elif name not in _VALUES_ONLY | _AT_FOCUS | _NESTED:
+                return False
+        return all(_reads(n, found) for n in shape.nested)
+    if any(name not in _VALUES_ONLY | _AT_FOCUS | _NESTED | {"class"} for name in shape.components):
+        return False
+    return all(_deep_at(n, found) for n in (*shape.nested, *shape.properties))
+
+
+def _reads(shape: Shape, found: set[str]) -> bool:
+    """Add to `found` everything a node shape run on a value node reads (all of it at a
+    node other than the outer focus)."""
+    if shape.path is not None or shape.properties or shape.sparql:
+        return False
+    for name in shape.components:
+        if name == "class":
+            found.add(RDF_TYPE)
+        elif name not in _VALUES_ONLY | _NESTED:
+            return False
+    return all(_reads(n, found) for n in shape.nested)
 
 
 def _queries(root: Shape) -> list[Query]:
@@ -159,7 +212,8 @@ def _full(
     pointers = _pointers(data, bounded.pointed)
     below = {c: list(subs) for c, subs in data.inverse(RDFS_SUBCLASSOF).items() if type(c) is str}
     asked = _asked(data, bounded.whole, None)
-    kept = State(digests(), by_focus, pointers, below, asked, run._rows)
+    deep = _asked(data, bounded.deep, None) if bounded.deep is not None else {}
+    kept = State(digests(), by_focus, pointers, below, asked, run._rows, deep)
     return findings, kept
 
 
@@ -231,26 +285,39 @@ def update(
             pointers.pop(s, None)
     if any(p == RDFS_SUBCLASSOF for p, _ in ends):
         return None  # every instance test may change
-    seeds = edited | {o for p, o in ends if p in bounded.seeding}
+    deep = dict(state.deep)
+    seeds = {o for p, o in ends if p in bounded.seeding}
+    if bounded.deep is None:
+        seeds |= edited
+    else:  # a subject whose triples other nodes read are the same: itself only
+        fresh = _asked(view, bounded.deep, edited)
+        seeds |= {s for s in edited if fresh.get(s) != state.deep.get(s)}
+        _put(deep, fresh, edited)
     affected = _reach(view, Reach(bounded.depth, bounded.inverse, bounded.steps), seeds)
     near = _near(view, program, edited, ends)
     if affected is None or near is None:
         return None
+    affected |= edited
     asked = dict(state.asked)
     fresh = _asked(view, bounded.whole, edited)
     same = all(fresh.get(s) == state.asked.get(s) for s in edited)
-    for s in edited:
-        if s in fresh:
-            asked[s] = fresh[s]
-        else:
-            asked.pop(s, None)
+    _put(asked, fresh, edited)
     run = _Run(program, view)
     _near_rows(run, state.rows, near, same)
     if same:  # the queries of no Reach would read the same triples: the same rows
         bounded = bounded._replace(sparql=frozenset())
     by_focus = _evaluate(run, bounded, state.findings, affected, near)
     findings = sorted((f for out in by_focus.values() for f in out), key=_key)
-    return findings, State(digests, by_focus, pointers, state.below, asked, run._rows)
+    return findings, State(digests, by_focus, pointers, state.below, asked, run._rows, deep)
+
+
+def _put(table: dict[Term, bytes], fresh: dict[Term, bytes], subjects: set[Term]) -> None:
+    """`table` with the `subjects`' entries as in `fresh` (absent there: removed)."""
+    for s in subjects:
+        if s in fresh:
+            table[s] = fresh[s]
+        else:
+            table.pop(s, None)
 
 
 def _near(
@@ -365,9 +432,9 @@ def _evaluate(
     """The findings by focus: the kept ones but for the nodes each root's evaluation
     may now differ at (the affected nodes, its bounded queries' `near` foci, and for a
     root re-asked whole every node it named), which it evaluates again."""
-    program = run.program
+    roots = run.program.roots
     again: dict[int, set[Term]] = {}
-    for i, root in enumerate(program.roots):
+    for i, root in enumerate(roots):
         extra = [near[q.text] for q in _queries(root) if q.text in near]
         again[i] = affected.union(*extra) if extra else affected
     by_focus = {
@@ -375,42 +442,70 @@ def _evaluate(
         for key, out in before.items()
         if key[1] not in again[key[0]] and key[0] not in bounded.sparql
     }
-    for i, root in enumerate(program.roots):
-        if root.deactivated:
-            continue
-        nodes: Iterable[Term] = again[i]
-        if i in bounded.sparql:  # its queries re-asked whole: every node they name
-            asked = [run.rows(q).keys() for q in _queries(root)]
-            old = [f for j, f in before if j == i]
-            nodes = {**dict.fromkeys(again[i]), **dict.fromkeys(old)}
-            for keys in asked:
-                nodes.update(dict.fromkeys(keys))
-        member = _membership(run, root)
-        for focus in nodes:
-            if member(focus):
-                out: list[Finding] = []
-                run.evaluate(root, focus, out)
-                if out:
-                    by_focus[i, focus] = out
+    targets = _Targets(run, [i for i, root in enumerate(roots) if not root.deactivated])
+    nodes = dict.fromkeys(affected)
+    for foci in near.values():
+        nodes.update(dict.fromkeys(foci))
+    for focus in nodes:
+        for i in sorted(targets.of(focus)):
+            if i not in bounded.sparql and focus in again[i]:
+                _again(run, i, focus, by_focus)
+    for i in sorted(bounded.sparql - {i for i, root in enumerate(roots) if root.deactivated}):
+        old = [f for j, f in before if j == i]  # its queries re-asked whole: every node
+        named = {**dict.fromkeys(again[i]), **dict.fromkeys(old)}  # they name
+        for query in _queries(roots[i]):
+            named.update(dict.fromkeys(run.rows(query)))
+        for focus in named:
+            if i in targets.of(focus):
+                _again(run, i, focus, by_focus)
     return by_focus
 
 
-def _membership(run: _Run, root: Shape) -> Callable[[Term], bool]:
-    """Whether a node is a focus node of `root` (what `_Run.focus_nodes` would list)."""
-    data = run.data
-    tests: list[Callable[[Term], bool]] = []
-    for kind, arg in root.targets:
-        if kind == "class":
-            tests.append(lambda n, c=arg: data.is_instance(n, c))  # type: ignore[misc]
-        elif kind == "node":
-            tests.append(lambda n, a=arg: n == a)  # type: ignore[misc]
-        elif kind == "subjects":
-            tests.append(lambda n, p=arg: bool(data.objects(n, p)))  # type: ignore[misc]
-        elif kind == "objects":
-            tests.append(lambda n, p=arg: bool(data.subjects(p, n)))  # type: ignore[misc]
-        else:
-            tests.append(lambda n, q=arg: n in run.rows(q))  # type: ignore[misc]
-    return lambda n: any(t(n) for t in tests)
+def _again(run: _Run, i: int, focus: Term, by_focus: ByFocus) -> None:
+    out: list[Finding] = []
+    run.evaluate(run.program.roots[i], focus, out)
+    if out:
+        by_focus[i, focus] = out
+
+
+class _Targets:
+    """Which roots a node is a focus node of (what `_Run.focus_nodes` would list), found
+    from the node's own types and predicates rather than by asking every root."""
+
+    def __init__(self, run: _Run, roots: list[int]) -> None:
+        data = self.data = run.data
+        self.by_type: dict[str, list[int]] = {}  # a class -> the roots targeting it or above
+        self.by_predicate: dict[str, list[int]] = {}  # sh:targetSubjectsOf
+        self.others: list[tuple[int, Callable[[Term], bool]]] = []
+        for i in roots:
+            for kind, arg in run.program.roots[i].targets:
+                if kind == "class":
+                    for c in data.classes_under(arg):  # type: ignore[arg-type]
+                        self.by_type.setdefault(c, []).append(i)
+                elif kind == "subjects":
+                    self.by_predicate.setdefault(arg, []).append(i)  # type: ignore[arg-type]
+                elif kind == "node":
+                    self.others.append((i, lambda n, a=arg: n == a))  # type: ignore[misc]
+                elif kind == "objects":
+                    self.others.append((i, lambda n, p=arg: bool(data.subjects(p, n))))  # type: ignore[misc]
+                else:
+                    self.others.append((i, lambda n, q=arg: n in run.rows(q)))  # type: ignore[misc]
+
+    def of(self, node: Term) -> set[int]:
+        found: set[int] = set()
+        if type(node) is str:  # a literal has no properties
+            predicates = self.data.spo.get(node, _NONE)
+            for p in predicates:
+                found.update(self.by_predicate.get(p, ()))
+            for t in predicates.get(RDF_TYPE, ()):
+                found.update(self.by_type.get(t, ()))
+        for i, test in self.others:
+            if i not in found and test(node):
+                found.add(i)
+        return found
+
+
+_NONE: dict = {}  # never written to
 
 
 # ------------------------------------------------------------------ the kept state
@@ -466,7 +561,8 @@ class Head(NamedTuple):
     deltas: tuple[Delta, ...]
 
 
-TABLES = ("digests", "findings", "pointers", "asked", "rows")
+TABLES = ("digests", "findings", "pointers", "asked", "rows", "deep")
+BY_SUBJECT = ("asked", "pointers", "deep")  # tables an update sets at the changed subjects
 MOST_DELTAS = 16  # runs after a base before it is written whole again
 MOST_CHANGED = 10  # ... or once the changes hold more entries than 1/10 of the digests
 
@@ -534,14 +630,14 @@ def base_key(key: str) -> str:
 
 
 def _delta(old: State, new: State, edits: set[str]) -> Delta:
-    """What changed from `old` to `new`. The digests, `asked` and `pointers` differ only
+    """What changed from `old` to `new`. The digests, `asked`, `pointers`, `deep` differ only
     at the changed subjects (`update` sets no others), the findings and rows anywhere
     (small tables: compared whole)."""
     plain = {_plain(s) for s in edits}
     tables = []
     for name in TABLES:
         before, after = getattr(old, name), getattr(new, name)
-        keys = edits if name == "digests" else plain if name in ("asked", "pointers") else None
+        keys = edits if name == "digests" else plain if name in BY_SUBJECT else None
         if keys is None:
             fresh = {k: v for k, v in after.items() if k not in before or before[k] != v}
             removed = tuple(k for k in before if k not in after)
