@@ -43,7 +43,8 @@ class State(NamedTuple):
     below: dict[str, list[str]]  # class -> its direct subclasses (data and ontology)
     asked: dict[Term, bytes]  # subject -> digest of its triples queries of no Reach read
     rows: RowsByQuery
-    deep: dict[Term, bytes]  # subject -> digest of its triples under `Plan.deep`
+    deep: dict[str, bytes]  # subject (N-Triples, `digests`' key) -> digest of its triples
+    # under `Plan.deep` (the same digest objects shared, so pickled once each)
 
 
 class Plan(NamedTuple):
@@ -212,9 +213,25 @@ def _full(
     pointers = _pointers(data, bounded.pointed)
     below = {c: list(subs) for c, subs in data.inverse(RDFS_SUBCLASSOF).items() if type(c) is str}
     asked = _asked(data, bounded.whole, None)
+    table = digests()
     deep = _asked(data, bounded.deep, None) if bounded.deep is not None else {}
-    kept = State(digests(), by_focus, pointers, below, asked, run._rows, deep)
+    kept = State(table, by_focus, pointers, below, asked, run._rows, _by_text(deep, table))
     return findings, kept
+
+
+def _by_text(table: dict[Term, bytes], digests: Digests) -> dict[str, bytes]:
+    """`table` keyed by each subject's N-Triples text, the very key object of `digests`
+    where it has one (pickled once for both tables)."""
+    known = {_plain(k): k for k in digests}
+    return {known.get(s) or nt(s): v for s, v in table.items()}
+
+
+def _shared(deep: dict[str, bytes], digests: Digests) -> dict[str, bytes]:
+    """`deep` with `digests`' key objects and one object per distinct digest (a state
+    pickled whole then writes each key and each digest once)."""
+    keys = {k: k for k in digests}
+    seen: dict[bytes, bytes] = {}
+    return {keys.get(k, k): seen.setdefault(v, v) for k, v in deep.items()}
 
 
 def _asked(data: Data, wanted: Wanted, subjects: Iterable[Term] | None) -> dict[Term, bytes]:
@@ -225,6 +242,7 @@ def _asked(data: Data, wanted: Wanted, subjects: Iterable[Term] | None) -> dict[
     if subjects is None:
         subjects = dict.fromkeys(s for p in predicates for s in data.subjects_of(p))
     found: dict[Term, bytes] = {}
+    seen: dict[bytes, bytes] = {}  # equal digests one object: pickled once
     for s in subjects:
         lines = sorted(
             f"<{p}> {nt(o)}"
@@ -233,7 +251,8 @@ def _asked(data: Data, wanted: Wanted, subjects: Iterable[Term] | None) -> dict[
             if p in every or o in some[p]
         )
         if lines:
-            found[s] = hashlib.blake2b("\n".join(lines).encode(), digest_size=16).digest()
+            digest = hashlib.blake2b("\n".join(lines).encode(), digest_size=16).digest()
+            found[s] = seen.setdefault(digest, digest)
     return found
 
 
@@ -291,8 +310,13 @@ def update(
         seeds |= edited
     else:  # a subject whose triples other nodes read are the same: itself only
         fresh = _asked(view, bounded.deep, edited)
-        seeds |= {s for s in edited if fresh.get(s) != state.deep.get(s)}
-        _put(deep, fresh, edited)
+        seeds |= {_plain(t) for t in texts if fresh.get(_plain(t)) != state.deep.get(t)}
+        for t in texts:
+            found = fresh.get(_plain(t))
+            if found is None:
+                deep.pop(t, None)
+            else:
+                deep[t] = found
     affected = _reach(view, Reach(bounded.depth, bounded.inverse, bounded.steps), seeds)
     near = _near(view, program, edited, ends)
     if affected is None or near is None:
@@ -562,7 +586,8 @@ class Head(NamedTuple):
 
 
 TABLES = ("digests", "findings", "pointers", "asked", "rows", "deep")
-BY_SUBJECT = ("asked", "pointers", "deep")  # tables an update sets at the changed subjects
+BY_SUBJECT = ("asked", "pointers")  # tables an update sets at the changed subjects (plain)
+BY_TEXT = ("digests", "deep")  # ... by their N-Triples texts
 MOST_DELTAS = 16  # runs after a base before it is written whole again
 MOST_CHANGED = 10  # ... or once the changes hold more entries than 1/10 of the digests
 
@@ -620,6 +645,7 @@ def keep(
             cache.put(key, Head(head.base, head.token, deltas))
             return
     base, token = base_key(key), os.urandom(16)
+    new = new._replace(deep=_shared(new.deep, new.digests))
     cache.put(base, (token, new))  # first the base, then the head that names its token
     cache.put(key, Head(base, token, ()))
 
@@ -637,7 +663,7 @@ def _delta(old: State, new: State, edits: set[str]) -> Delta:
     tables = []
     for name in TABLES:
         before, after = getattr(old, name), getattr(new, name)
-        keys = edits if name == "digests" else plain if name in BY_SUBJECT else None
+        keys = edits if name in BY_TEXT else plain if name in BY_SUBJECT else None
         if keys is None:
             fresh = {k: v for k, v in after.items() if k not in before or before[k] != v}
             removed = tuple(k for k in before if k not in after)
