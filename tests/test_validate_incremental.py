@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import random
 import shutil
+from dataclasses import replace
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -17,6 +18,7 @@ from violations import inject
 
 from kg.bench.synth import generate
 from kg.cache import SignedCache
+from kg.change import Change
 from kg.config import load_config
 from kg.graph import delta
 from kg.graph.triples import Triples
@@ -25,7 +27,7 @@ from kg.validate import incremental
 from kg.validate.compiler import compile_graph
 from kg.validate.engine import ontology_triples, plain_triples
 from kg.validate.shacl import shapes_graph
-from kg.validate.terms import RDF_TYPE, Lit, to_rdflib
+from kg.validate.terms import RDF_TYPE, Lit, nt, to_rdflib
 from kg.validate.view import GraphView
 
 SCHEMA = "http://schema.org/"
@@ -138,19 +140,30 @@ def test_incremental_findings_equal_a_full_runs_after_random_edits(world, edits,
     rng = random.Random(seed)
     injections = _injections(base, broken)
     triples = broken if rng.random() < 0.5 else base
-    _, state = incremental.full(_graph(triples), program, ontology)
+    _, state = incremental.full(_graph(triples), program, ontology, front="t0")
     assert state is not None
-    for kind in edits:
+    for step, kind in enumerate(edits, 1):
+        old = triples
         triples = _edit(triples, kind, rng, injections)
         graph = _graph(triples)
         expected, _ = incremental.full(graph, program, ontology)
-        done = incremental.update(graph, program, ontology, state)
+        change = _oracle(old, triples, rng, step) if rng.random() < 0.5 else None
+        done = incremental.update(graph, program, ontology, state, change=change)
         if done is None:  # only a changed rdfs:subClassOf may ask for a full run here
             assert kind in ("object", "add subject")
-            _, state = incremental.full(graph, program, ontology)
+            _, state = incremental.full(graph, program, ontology, front=f"t{step}")
             continue
         assert compiled(done[0]) == compiled(expected), kind
-        state = done[1]
+        state = done[1]._replace(front=f"t{step}")  # (as a build without a Change keeps it)
+
+
+def _oracle(old: list, new: list, rng: random.Random, step: int) -> Change:
+    """What the front end would say (kg/change.py): the subjects whose triples differ,
+    from a full diff of the two graphs' digest tables, and some more (a superset)."""
+    found = delta.changed(delta.subject_digests(_graph(old)), delta.subject_digests(_graph(new)))
+    everyone = sorted({nt(t[0]) for t in new}, key=str)
+    extra = rng.sample(everyone, min(3, len(everyone)))
+    return Change(f"t{step - 1}", f"t{step}", subjects=frozenset({*found, *extra}))
 
 
 def test_the_plan_bounds_the_repos_shapes(world):
@@ -290,3 +303,27 @@ def test_a_title_edit_asks_the_queries_near_it_without_a_whole_graph_store(world
     done = incremental.update(_graph(edited), program, ontology, state)
     assert done is not None and compiled(done[0]) == compiled(expected)
     assert done[1].rows.keys() == state.rows.keys()
+
+
+def test_the_fronts_change_is_used_only_from_the_states_own_front_end_state(world, monkeypatch):
+    """A Change whose `before` is the token the state was kept with names the changed
+    subjects (the digest tables are not compared); any other Change is not believed."""
+    base, _, program, ontology = world
+    edited = _edit(base, "title", random.Random(5), [])
+    graph = _graph(edited)
+    expected, _ = incremental.full(graph, program, ontology)
+    _, state = incremental.full(_graph(base), program, ontology, front="before")
+    assert state is not None and state.front == "before"
+    nothing = frozenset[str]()
+    stale = incremental.update(graph, program, ontology, state, change=Change("x", "y", nothing))
+    assert stale is not None and compiled(stale[0]) == compiled(expected)  # diffed instead
+    assert stale[1].front == "y"
+    told = replace(_oracle(base, edited, random.Random(1), 1), before="before", after="after")
+
+    def no_diff(*_):
+        raise AssertionError("the digest tables were compared")
+
+    monkeypatch.setattr(incremental, "changed", no_diff)
+    done = incremental.update(graph, program, ontology, state, change=told)
+    assert done is not None and compiled(done[0]) == compiled(expected)
+    assert done[1].front == "after"

@@ -29,6 +29,7 @@ from kg.validate.view import GraphView
 
 if TYPE_CHECKING:
     from kg.cache import SignedCache
+    from kg.change import Change
     from kg.graph.triples import Triples
 
 ByFocus = dict[tuple[int, Term], list[Finding]]
@@ -45,6 +46,7 @@ class State(NamedTuple):
     rows: RowsByQuery
     deep: dict[str, bytes]  # subject (N-Triples, `digests`' key) -> digest of its triples
     # under `Plan.deep` (the same digest objects shared, so pickled once each)
+    front: str | None = None  # the front-end state the graph was made from (kg/change.py)
 
 
 class Plan(NamedTuple):
@@ -174,13 +176,20 @@ def _nested_sparql(root: Shape) -> bool:
 
 
 def full(
-    triples: Triples, program: Program, ontology: list[PlainTriple], given: Table | None = None
+    triples: Triples,
+    program: Program,
+    ontology: list[PlainTriple],
+    given: Table | None = None,
+    front: str | None = None,
 ) -> tuple[list[Finding], State | None]:
-    """A full run, and the state a later run starts from (None: nothing to keep)."""
+    """A full run, and the state a later run starts from (None: nothing to keep);
+    `front`: the front-end state's token the graph was made from (`Change.after`)."""
     data = triples_data(triples, program, ontology)
     if given is not None:  # the build's table (decision 0049)
-        return _full(data, program, lambda: given.digests)
-    return _full(data, program, lambda: subject_digests(triples))
+        found = _full(data, program, lambda: given.digests)
+    else:
+        found = _full(data, program, lambda: subject_digests(triples))
+    return found[0], None if found[1] is None else found[1]._replace(front=front)
 
 
 def full_from_blocks(
@@ -274,10 +283,13 @@ def update(
     state: State,
     given: Table | None = None,
     edits: set[str] | None = None,
+    change: Change | None = None,
 ) -> tuple[list[Finding], State] | None:
     """The findings after the change from `state`'s graph to `triples`, with the state
     to keep; None when only a full run can tell. `given`: the build's digest table
-    (else made here); `edits`, when given, gets the changed subjects (N-Triples texts)."""
+    (else made here); `edits`, when given, gets the changed subjects (N-Triples texts);
+    `change`: what the front end says may differ (used when it starts from the state's
+    own front-end token, else the digest tables are compared)."""
     bounded = plan(program)
     if bounded is None:
         return None
@@ -285,12 +297,14 @@ def update(
         memo: dict = {}  # every term's N-Triples text: the digests' walk, then the store's
         given = Table(subject_digests(triples, memo), memo, ())
     digests, memo, _ = given
-    texts = changed(state.digests, digests)
+    texts = _changed(state, digests, change)
     if edits is not None:
         edits.update(texts)
     edited = {_plain(s) for s in texts}
-    if not edited:  # the same graph: the same findings, the same state
-        return sorted((f for out in state.findings.values() for f in out), key=_key), state
+    front = change.after if change is not None else None
+    if not edited:  # the same graph: the same findings, the same state (and token)
+        kept_as = state if state.front == front else state._replace(front=front)
+        return sorted((f for out in state.findings.values() for f in out), key=_key), kept_as
     view = GraphView(triples, ontology, program.reads, state.below, memo)
     pointers = dict(state.pointers)
     ends: set[tuple[str, Term]] = set()  # (p, o) of the changed subjects' old and new triples
@@ -324,15 +338,25 @@ def update(
     affected |= edited
     asked = dict(state.asked)
     fresh = _asked(view, bounded.whole, edited)
-    same = all(fresh.get(s) == state.asked.get(s) for s in edited)
+    unread = all(fresh.get(s) == state.asked.get(s) for s in edited)
     _put(asked, fresh, edited)
     run = _Run(program, view)
-    _near_rows(run, state.rows, near, same)
-    if same:  # the queries of no Reach would read the same triples: the same rows
+    _near_rows(run, state.rows, near, unread)
+    if unread:  # the queries of no Reach would read the same triples: the same rows
         bounded = bounded._replace(sparql=frozenset())
     by_focus = _evaluate(run, bounded, state.findings, affected, near)
     findings = sorted((f for out in by_focus.values() for f in out), key=_key)
-    return findings, State(digests, by_focus, pointers, state.below, asked, run._rows, deep)
+    return findings, State(digests, by_focus, pointers, state.below, asked, run._rows, deep, front)
+
+
+def _changed(state: State, digests: Digests, change: Change | None) -> set[str]:
+    """The subjects (N-Triples texts) whose triples may differ from the state's graph:
+    the front end's `Change.subjects` (a superset, kg/change.py) when it starts from the
+    front-end state the kept state was made from, else the digest tables' difference."""
+    known = change.subjects if change is not None and state.front is not None else None
+    if change is not None and known is not None and change.before == state.front:
+        return set(known)
+    return set(changed(state.digests, digests))
 
 
 def _put(table: dict[Term, bytes], fresh: dict[Term, bytes], subjects: set[Term]) -> None:
@@ -543,21 +567,23 @@ def validate(
     key: str,
     isolate: Callable[[Callable[[], list[Finding]]], list[Finding]],
     given: Table | None = None,
+    change: Change | None = None,
 ) -> list[Finding]:
     """The findings, from the state kept under `key` when there is a usable one (in this
     process), else from a full run under `isolate` (a forked child for a big graph),
-    which keeps the state for the next run. `given`: the build's digest table."""
+    which keeps the state for the next run. `given`: the build's digest table;
+    `change`: what the front end says differs (kg/change.py)."""
     state, head = kept(cache, key)
     if state is not None:
         edits: set[str] = set()
-        done = update(triples, program, ontology, state, given, edits)  # `state` stays as is
+        done = update(triples, program, ontology, state, given, edits, change)  # `state` kept
         if done is not None:
             if done[1] is not state:  # (an unchanged graph: the kept state stays as it is)
                 keep(cache, key, done[1], state, head, edits)
             return done[0]
 
     def whole() -> list[Finding]:
-        findings, kept = full(triples, program, ontology, given)
+        findings, kept = full(triples, program, ontology, given, change.after if change else None)
         if kept is not None:
             cache.put(key, kept)
         return findings
@@ -573,6 +599,7 @@ class Delta(NamedTuple):
     the keys removed (`below` never changes: a changed subclass triple is a full run)."""
 
     tables: tuple[tuple[dict, tuple], ...]  # in `TABLES` order: (set, removed)
+    front: str | None = None  # the state's front-end token after it
 
 
 class Head(NamedTuple):
@@ -628,7 +655,9 @@ def _applied(state: State, delta: object) -> State | None:
         for k in removed:
             table.pop(k, None)
         table.update(fresh)
-    return state
+    if not isinstance(delta.front, str | None):
+        return None
+    return state._replace(front=delta.front)
 
 
 def keep(
@@ -671,4 +700,4 @@ def _delta(old: State, new: State, edits: set[str]) -> Delta:
             fresh = {k: after[k] for k in keys if k in after}
             removed = tuple(k for k in keys if k not in after and k in before)
         tables.append((fresh, removed))
-    return Delta(tuple(tables))
+    return Delta(tuple(tables), new.front)
