@@ -308,15 +308,18 @@ def test_a_title_edit_asks_the_queries_near_it_without_a_whole_graph_store(world
 def test_the_fronts_change_is_used_only_from_the_states_own_front_end_state(world, monkeypatch):
     """A Change whose `before` is the token the state was kept with names the changed
     subjects (the digest tables are not compared); any other Change is not believed."""
-    base, _, program, ontology = world
-    edited = _edit(base, "title", random.Random(5), [])
+    base, broken, program, ontology = world
+    edited = _edit(broken, "title", random.Random(5), [])  # violations, and a title
     graph = _graph(edited)
     expected, _ = incremental.full(graph, program, ontology)
     _, state = incremental.full(_graph(base), program, ontology, front="before")
     assert state is not None and state.front == "before"
     nothing = frozenset[str]()
-    stale = incremental.update(graph, program, ontology, state, change=Change("x", "y", nothing))
+    lie = Change("x", "y", subjects=nothing)  # not from this state: not believed
+    stale = incremental.update(graph, program, ontology, state, change=lie)
     assert stale is not None and compiled(stale[0]) == compiled(expected)  # diffed instead
+    before = [f for out in state.findings.values() for f in out]
+    assert compiled(stale[0]) != compiled(before)  # (the edit changes the findings)
     assert stale[1].front == "y"
     told = replace(_oracle(base, edited, random.Random(1), 1), before="before", after="after")
 
