@@ -16,7 +16,7 @@ from __future__ import annotations
 import hashlib
 import os
 from collections.abc import Callable, Iterable, Iterator
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple, TypeVar
 
 from kg.graph.delta import Digests, Table, changed, subject_digests
 from kg.validate.compiler import Program, Shape
@@ -34,13 +34,15 @@ if TYPE_CHECKING:
 
 ByFocus = dict[tuple[int, Term], list[Finding]]
 RowsByQuery = dict[str, dict[Term, list[Row]]]  # query text -> its rows by $this
+V = TypeVar("V")
 MAX_AFFECTED = 20_000  # beyond this many focus nodes a full run costs less
 
 
 class State(NamedTuple):
     digests: Digests
     findings: ByFocus  # (index of the root in program.roots, focus) -> its findings
-    pointers: dict[Term, tuple[tuple[str, Term], ...]]  # subject -> (p, o), p in pointed()
+    pointers: dict[str, tuple]  # subject (N-Triples, `digests`' key) -> p1, o1, p2, o2...
+    # (its objects under `Plan.pointed`, flat: fewer objects to pickle)
     below: dict[str, list[str]]  # class -> its direct subclasses (data and ontology)
     asked: dict[Term, bytes]  # subject -> digest of its triples queries of no Reach read
     rows: RowsByQuery
@@ -219,28 +221,30 @@ def _full(
     bounded = plan(program)
     if bounded is None:
         return findings, None
-    pointers = _pointers(data, bounded.pointed)
     below = {c: list(subs) for c, subs in data.inverse(RDFS_SUBCLASSOF).items() if type(c) is str}
     asked = _asked(data, bounded.whole, None)
     table = digests()
-    deep = _asked(data, bounded.deep, None) if bounded.deep is not None else {}
-    kept = State(table, by_focus, pointers, below, asked, run._rows, _by_text(deep, table))
+    pointers = _by_text(_pointers(data, bounded.pointed), table)
+    deep = _by_text(_asked(data, bounded.deep, None) if bounded.deep is not None else {}, table)
+    kept = State(table, by_focus, pointers, below, asked, run._rows, deep)
     return findings, kept
 
 
-def _by_text(table: dict[Term, bytes], digests: Digests) -> dict[str, bytes]:
+def _by_text(table: dict[Term, V], digests: Digests) -> dict[str, V]:
     """`table` keyed by each subject's N-Triples text, the very key object of `digests`
     where it has one (pickled once for both tables)."""
     known = {_plain(k): k for k in digests}
     return {known.get(s) or nt(s): v for s, v in table.items()}
 
 
-def _shared(deep: dict[str, bytes], digests: Digests) -> dict[str, bytes]:
-    """`deep` with `digests`' key objects and one object per distinct digest (a state
-    pickled whole then writes each key and each digest once)."""
-    keys = {k: k for k in digests}
+def _shared(state: State) -> State:
+    """`state` with `digests`' key objects in `deep` and `pointers`, and one object per
+    distinct `deep` digest (pickled whole, it then writes each once)."""
+    keys = {k: k for k in state.digests}
     seen: dict[bytes, bytes] = {}
-    return {keys.get(k, k): seen.setdefault(v, v) for k, v in deep.items()}
+    deep = {keys.get(k, k): seen.setdefault(v, v) for k, v in state.deep.items()}
+    pointers = {keys.get(k, k): v for k, v in state.pointers.items()}
+    return state._replace(deep=deep, pointers=pointers)
 
 
 def _asked(data: Data, wanted: Wanted, subjects: Iterable[Term] | None) -> dict[Term, bytes]:
@@ -265,12 +269,19 @@ def _asked(data: Data, wanted: Wanted, subjects: Iterable[Term] | None) -> dict[
     return found
 
 
-def _pointers(data: Data, pointed: Iterable[str]) -> dict[Term, tuple[tuple[str, Term], ...]]:
-    found: dict[Term, list[tuple[str, Term]]] = {}
+def _pointers(data: Data, pointed: Iterable[str]) -> dict[Term, tuple]:
+    """Each subject's objects under the `pointed` predicates: p1, o1, p2, o2..."""
+    found: dict[Term, list] = {}
     for p in sorted(pointed):
         for s in data.subjects_of(p):
-            found.setdefault(s, []).extend((p, o) for o in data.objects(s, p))
+            pairs = found.setdefault(s, [])
+            for o in data.objects(s, p):
+                pairs += (p, o)
     return {s: tuple(pairs) for s, pairs in found.items()}
+
+
+def _pairs(flat: tuple) -> Iterator[tuple[str, Term]]:
+    return zip(flat[::2], flat[1::2])  # noqa: B905 (an even length: written in pairs)
 
 
 # ------------------------------------------------------------------ incremental runs
@@ -308,14 +319,16 @@ def update(
     view = GraphView(triples, ontology, program.reads, state.below, memo)
     pointers = dict(state.pointers)
     ends: set[tuple[str, Term]] = set()  # (p, o) of the changed subjects' old and new triples
-    for s in edited:
-        now = tuple((p, o) for p in sorted(bounded.pointed) for o in view.objects(s, p))
-        ends.update(state.pointers.get(s, ()))
-        ends.update(now)
+    for t in texts:
+        now = tuple(
+            x for p in sorted(bounded.pointed) for o in view.objects(_plain(t), p) for x in (p, o)
+        )
+        ends.update(_pairs(state.pointers.get(t, ())))
+        ends.update(_pairs(now))
         if now:
-            pointers[s] = now
+            pointers[t] = now
         else:
-            pointers.pop(s, None)
+            pointers.pop(t, None)
     if any(p == RDFS_SUBCLASSOF for p, _ in ends):
         return None  # every instance test may change
     deep = dict(state.deep)
@@ -613,8 +626,8 @@ class Head(NamedTuple):
 
 
 TABLES = ("digests", "findings", "pointers", "asked", "rows", "deep")
-BY_SUBJECT = ("asked", "pointers")  # tables an update sets at the changed subjects (plain)
-BY_TEXT = ("digests", "deep")  # ... by their N-Triples texts
+BY_SUBJECT = ("asked",)  # tables an update sets at the changed subjects (plain terms)
+BY_TEXT = ("digests", "deep", "pointers")  # ... by their N-Triples texts
 MOST_DELTAS = 16  # runs after a base before it is written whole again
 MOST_CHANGED = 10  # ... or once the changes hold more entries than 1/10 of the digests
 
@@ -674,7 +687,7 @@ def keep(
             cache.put(key, Head(head.base, head.token, deltas))
             return
     base, token = base_key(key), os.urandom(16)
-    new = new._replace(deep=_shared(new.deep, new.digests))
+    new = _shared(new)
     cache.put(base, (token, new))  # first the base, then the head that names its token
     cache.put(key, Head(base, token, ()))
 
