@@ -1,10 +1,13 @@
-"""Compiled validation in proportion to the change (decision 0043).
+"""Compiled validation in proportion to the change (decisions 0043, 0058).
 
 A full run keeps its findings by (root shape, focus node) with the graph's subject
 digests (kg/graph/delta.py). The next run re-evaluates only the focus nodes whose
 findings could change: within `depth` reverse steps (over the predicates the shapes'
-paths walk) of a changed subject or of a node whose incoming edges under an inverse-path
-or targetObjectsOf predicate changed. Roots with SPARQL are re-asked their queries whole.
+paths walk) of a node whose incoming edges under an inverse-path or targetObjectsOf
+predicate changed, or of a changed subject whose triples other nodes read (`Plan.deep`)
+changed; and every changed subject itself. A SPARQL query with a `Reach`
+(kg/validate/reach.py) is asked again only for the foci within it of the change, on a
+store of their neighbourhood; one without is asked whole when what it reads changed.
 
 Invariant: the findings equal a full compiled run's (so pySHACL's), as a multiset. Where
 that cannot be bounded (shapes with unbounded or recursive paths, SPARQL in a nested
@@ -317,33 +320,10 @@ def update(
         kept_as = state if state.front == front else state._replace(front=front)
         return sorted((f for out in state.findings.values() for f in out), key=_key), kept_as
     view = GraphView(triples, ontology, program.reads, state.below, memo)
-    pointers = dict(state.pointers)
-    ends: set[tuple[str, Term]] = set()  # (p, o) of the changed subjects' old and new triples
-    for t in texts:
-        now = tuple(
-            x for p in sorted(bounded.pointed) for o in view.objects(_plain(t), p) for x in (p, o)
-        )
-        ends.update(_pairs(state.pointers.get(t, ())))
-        ends.update(_pairs(now))
-        if now:
-            pointers[t] = now
-        else:
-            pointers.pop(t, None)
+    pointers, ends = _ends(view, bounded, state, texts)
     if any(p == RDFS_SUBCLASSOF for p, _ in ends):
         return None  # every instance test may change
-    deep = dict(state.deep)
-    seeds = {o for p, o in ends if p in bounded.seeding}
-    if bounded.deep is None:
-        seeds |= edited
-    else:  # a subject whose triples other nodes read are the same: itself only
-        fresh = _asked(view, bounded.deep, edited)
-        seeds |= {_plain(t) for t in texts if fresh.get(_plain(t)) != state.deep.get(t)}
-        for t in texts:
-            found = fresh.get(_plain(t))
-            if found is None:
-                deep.pop(t, None)
-            else:
-                deep[t] = found
+    seeds, deep = _seeds(view, bounded, state, texts, ends)
     affected = _reach(view, Reach(bounded.depth, bounded.inverse, bounded.steps), seeds)
     near = _near(view, program, edited, ends)
     if affected is None or near is None:
@@ -360,6 +340,47 @@ def update(
     by_focus = _evaluate(run, bounded, state.findings, affected, near)
     findings = sorted((f for out in by_focus.values() for f in out), key=_key)
     return findings, State(digests, by_focus, pointers, state.below, asked, run._rows, deep, front)
+
+
+def _ends(
+    view: GraphView, bounded: Plan, state: State, texts: set[str]
+) -> tuple[dict[str, tuple], set[tuple[str, Term]]]:
+    """The state's `pointers` after the change, and the (p, o) of the changed subjects'
+    old and new triples under `pointed` predicates."""
+    pointers = dict(state.pointers)
+    ends: set[tuple[str, Term]] = set()
+    for t in texts:
+        s = _plain(t)
+        now = tuple(x for p in sorted(bounded.pointed) for o in view.objects(s, p) for x in (p, o))
+        ends.update(_pairs(state.pointers.get(t, ())))
+        ends.update(_pairs(now))
+        if now:
+            pointers[t] = now
+        else:
+            pointers.pop(t, None)
+    return pointers, ends
+
+
+def _seeds(
+    view: GraphView, bounded: Plan, state: State, texts: set[str], ends: set[tuple[str, Term]]
+) -> tuple[set[Term], dict[str, bytes]]:
+    """The nodes the shapes' dependency walk starts from (objects whose incoming edges
+    changed, changed subjects whose `deep` triples changed: a subject whose triples
+    other nodes read are the same affects only itself), and the `deep` table after."""
+    deep = dict(state.deep)
+    seeds = {o for p, o in ends if p in bounded.seeding}
+    if bounded.deep is None:
+        return seeds | {_plain(t) for t in texts}, deep
+    fresh = _asked(view, bounded.deep, {_plain(t) for t in texts})
+    for t in texts:
+        found = fresh.get(_plain(t))
+        if found != state.deep.get(t):
+            seeds.add(_plain(t))
+        if found is None:
+            deep.pop(t, None)
+        else:
+            deep[t] = found
+    return seeds, deep
 
 
 def _changed(state: State, digests: Digests, change: Change | None) -> set[str]:
