@@ -258,17 +258,19 @@ def _asked(data: Data, wanted: Wanted, subjects: Iterable[Term] | None) -> dict[
     if subjects is None:
         subjects = dict.fromkeys(s for p in predicates for s in data.subjects_of(p))
     found: dict[Term, bytes] = {}
-    seen: dict[bytes, bytes] = {}  # equal digests one object: pickled once
+    known: dict[tuple, bytes] = {}  # the same objects (say, types): one digest, one object
     for s in subjects:
-        lines = sorted(
-            f"<{p}> {nt(o)}"
-            for p in predicates
-            for o in data.objects(s, p)
-            if p in every or o in some[p]
+        held = tuple(
+            tuple(o for o in data.objects(s, p) if p in every or o in some[p]) for p in predicates
         )
-        if lines:
-            digest = hashlib.blake2b("\n".join(lines).encode(), digest_size=16).digest()
-            found[s] = seen.setdefault(digest, digest)
+        digest = known.get(held)
+        if digest is None:
+            pairs = zip(predicates, held, strict=True)
+            lines = sorted(f"<{p}> {nt(o)}" for p, objects in pairs for o in objects)
+            text = "\n".join(lines).encode()
+            digest = known[held] = hashlib.blake2b(text, digest_size=16).digest() if lines else b""
+        if digest:
+            found[s] = digest
     return found
 
 
