@@ -23,7 +23,7 @@ from kg.config import load_config
 from kg.graph import delta
 from kg.graph.triples import Triples
 from kg.pipeline import STATE_DIR, build
-from kg.validate import incremental
+from kg.validate import engine, incremental
 from kg.validate.compiler import compile_graph
 from kg.validate.engine import ontology_triples, plain_triples
 from kg.validate.shacl import shapes_graph
@@ -330,3 +330,20 @@ def test_the_fronts_change_is_used_only_from_the_states_own_front_end_state(worl
     done = incremental.update(graph, program, ontology, state, change=told)
     assert done is not None and compiled(done[0]) == compiled(expected)
     assert done[1].front == "after"
+
+
+def test_the_roots_a_node_is_a_focus_of_are_the_ones_a_full_run_lists(world):
+    """`_Targets` (a node's roots from its types and predicates) against
+    `_Run.focus_nodes`, for every node of the corpus with every injected violation."""
+    _, broken, program, ontology = world
+    run = engine._Run(program, engine.triples_data(_graph(broken), program, ontology))
+    active = [i for i, root in enumerate(program.roots) if not root.deactivated]
+    targets = incremental._Targets(run, active)
+    expected: dict = {}
+    for i in active:
+        for node in run.focus_nodes(program.roots[i]):
+            expected.setdefault(node, set()).add(i)
+    nodes = {t[0] for t in broken} | {t[2] for t in broken}
+    assert len(expected) > 100
+    for node in nodes:
+        assert targets.of(node) == expected.get(node, set()), node
