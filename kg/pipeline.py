@@ -350,6 +350,7 @@ def _validate(
                 config.root / STATE_DIR,
                 apart,
                 table,
+                mapped.change,  # what the front end says differs (kg/change.py)
             )
         if apart:
             return validate_compiled_apart(

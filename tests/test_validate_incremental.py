@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import random
 import shutil
+from dataclasses import replace
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -17,15 +18,17 @@ from violations import inject
 
 from kg.bench.synth import generate
 from kg.cache import SignedCache
+from kg.change import Change
 from kg.config import load_config
 from kg.graph import delta
 from kg.graph.triples import Triples
 from kg.pipeline import STATE_DIR, build
-from kg.validate import incremental
+from kg.validate import engine, incremental
 from kg.validate.compiler import compile_graph
 from kg.validate.engine import ontology_triples, plain_triples
 from kg.validate.shacl import shapes_graph
-from kg.validate.terms import RDF_TYPE, Lit, to_rdflib
+from kg.validate.terms import RDF_TYPE, Lit, nt, to_rdflib
+from kg.validate.view import GraphView
 
 SCHEMA = "http://schema.org/"
 KG = "https://w3id.org/kg-profiles/vocab#"
@@ -42,6 +45,7 @@ def world(tmp_path_factory, repo_config):
     program = compile_graph(shapes)
     ontology = ontology_triples(repo_config.ontology_dir)
     broken, _ = inject(base, shapes, seed=4)
+    QUERY_READS.update(program.predicates or ())
     return base, broken, program, ontology
 
 
@@ -98,6 +102,18 @@ def _edit(triples: list, kind: str, rng: random.Random, injections: list) -> lis
             kept[(rng.choice(subjects), KG + "advisor", fresh)] = None
     elif kind == "remove triple":
         del kept[rng.choice(sorted(kept, key=str))]
+    elif kind == "query read":  # a triple a SPARQL query reads: dropped, moved or copied
+        read = sorted({p for p, _ in QUERY_READS})
+        t = pick(rng.choice(read))
+        if t is not None:
+            del kept[t]
+            others = sorted({x for x in kept if x[1] == t[1]}, key=str) or [t]
+            other = rng.choice(others)
+            if rng.random() < 0.4:  # another subject's object
+                kept[(t[0], t[1], other[2])] = None
+            elif rng.random() < 0.7:  # said by another subject too
+                kept[t] = None
+                kept[(other[0], t[1], t[2])] = None
     elif kind == "retype":
         swap(RDF_TYPE, lambda t: rng.choice([SCHEMA + "Person", SCHEMA + "Organization"]))
     else:  # an injected violation
@@ -110,8 +126,9 @@ def _edit(triples: list, kind: str, rng: random.Random, injections: list) -> lis
 
 KINDS = [
     "title", "date", "author", "affiliation", "object", "remove subject", "add subject",
-    "remove triple", "retype", "violation",
+    "remove triple", "retype", "violation", "query read",
 ]  # fmt: skip
+QUERY_READS: set[tuple[str, str | None]] = set()  # the predicates the shapes' queries read
 
 
 @settings(
@@ -123,19 +140,30 @@ def test_incremental_findings_equal_a_full_runs_after_random_edits(world, edits,
     rng = random.Random(seed)
     injections = _injections(base, broken)
     triples = broken if rng.random() < 0.5 else base
-    _, state = incremental.full(_graph(triples), program, ontology)
+    _, state = incremental.full(_graph(triples), program, ontology, front="t0")
     assert state is not None
-    for kind in edits:
+    for step, kind in enumerate(edits, 1):
+        old = triples
         triples = _edit(triples, kind, rng, injections)
         graph = _graph(triples)
         expected, _ = incremental.full(graph, program, ontology)
-        done = incremental.update(graph, program, ontology, state)
+        change = _oracle(old, triples, rng, step) if rng.random() < 0.5 else None
+        done = incremental.update(graph, program, ontology, state, change=change)
         if done is None:  # only a changed rdfs:subClassOf may ask for a full run here
             assert kind in ("object", "add subject")
-            _, state = incremental.full(graph, program, ontology)
+            _, state = incremental.full(graph, program, ontology, front=f"t{step}")
             continue
         assert compiled(done[0]) == compiled(expected), kind
-        state = done[1]
+        state = done[1]._replace(front=f"t{step}")  # (as a build without a Change keeps it)
+
+
+def _oracle(old: list, new: list, rng: random.Random, step: int) -> Change:
+    """What the front end would say (kg/change.py): the subjects whose triples differ,
+    from a full diff of the two graphs' digest tables, and some more (a superset)."""
+    found = delta.changed(delta.subject_digests(_graph(old)), delta.subject_digests(_graph(new)))
+    everyone = sorted({nt(t[0]) for t in new}, key=str)
+    extra = rng.sample(everyone, min(3, len(everyone)))
+    return Change(f"t{step - 1}", f"t{step}", subjects=frozenset({*found, *extra}))
 
 
 def test_the_plan_bounds_the_repos_shapes(world):
@@ -144,6 +172,10 @@ def test_the_plan_bounds_the_repos_shapes(world):
     assert plan is not None and plan.depth == 1  # a class test reads a value's types
     assert (SCHEMA + "agentInteractionStatistic") in plan.inverse
     assert {SCHEMA + "instructor", SCHEMA + "mainEntity"} <= plan.pointed
+    # of a node not the focus the shapes read only its types (sh:class on values,
+    # sh:or of classes for an authorship's author): decision 0058
+    assert plan.deep == {(RDF_TYPE, None)}
+    assert plan.sparql == {i for i, r in enumerate(program.roots) if r.name.endswith("noCycle")}
 
 
 def test_delta_names_added_removed_and_changed_subjects():
@@ -253,3 +285,65 @@ def test_the_state_is_kept_as_a_base_and_its_changes(world, tmp_path):
     cache.put(key, incremental.Head(head.base, token, ("not a change",)))
     cache.put(head.base, (token, whole))
     assert incremental.kept(cache, key) == (None, None)
+
+
+def test_a_title_edit_asks_the_queries_near_it_without_a_whole_graph_store(world, monkeypatch):
+    """Decision 0058: every repo query but the cycle one has a `Reach`, so a title edit
+    (no parentOrganization read changes) asks them on a neighbourhood store only."""
+    base, _, program, ontology = world
+    _, state = incremental.full(_graph(base), program, ontology)
+    assert state is not None
+    edited = _edit(base, "title", random.Random(3), [])
+    expected, _ = incremental.full(_graph(edited), program, ontology)
+
+    def whole(*_):
+        raise AssertionError("a store of the whole graph was made")
+
+    monkeypatch.setattr(GraphView, "_lines", whole)
+    done = incremental.update(_graph(edited), program, ontology, state)
+    assert done is not None and compiled(done[0]) == compiled(expected)
+    assert done[1].rows.keys() == state.rows.keys()
+
+
+def test_the_fronts_change_is_used_only_from_the_states_own_front_end_state(world, monkeypatch):
+    """A Change whose `before` is the token the state was kept with names the changed
+    subjects (the digest tables are not compared); any other Change is not believed."""
+    base, broken, program, ontology = world
+    edited = _edit(broken, "title", random.Random(5), [])  # violations, and a title
+    graph = _graph(edited)
+    expected, _ = incremental.full(graph, program, ontology)
+    _, state = incremental.full(_graph(base), program, ontology, front="before")
+    assert state is not None and state.front == "before"
+    nothing = frozenset[str]()
+    lie = Change("x", "y", subjects=nothing)  # not from this state: not believed
+    stale = incremental.update(graph, program, ontology, state, change=lie)
+    assert stale is not None and compiled(stale[0]) == compiled(expected)  # diffed instead
+    before = [f for out in state.findings.values() for f in out]
+    assert compiled(stale[0]) != compiled(before)  # (the edit changes the findings)
+    assert stale[1].front == "y"
+    told = replace(_oracle(base, edited, random.Random(1), 1), before="before", after="after")
+
+    def no_diff(*_):
+        raise AssertionError("the digest tables were compared")
+
+    monkeypatch.setattr(incremental, "changed", no_diff)
+    done = incremental.update(graph, program, ontology, state, change=told)
+    assert done is not None and compiled(done[0]) == compiled(expected)
+    assert done[1].front == "after"
+
+
+def test_the_roots_a_node_is_a_focus_of_are_the_ones_a_full_run_lists(world):
+    """`_Targets` (a node's roots from its types and predicates) against
+    `_Run.focus_nodes`, for every node of the corpus with every injected violation."""
+    _, broken, program, ontology = world
+    run = engine._Run(program, engine.triples_data(_graph(broken), program, ontology))
+    active = [i for i, root in enumerate(program.roots) if not root.deactivated]
+    targets = incremental._Targets(run, active)
+    expected: dict = {}
+    for i in active:
+        for node in run.focus_nodes(program.roots[i]):
+            expected.setdefault(node, set()).add(i)
+    nodes = {t[0] for t in broken} | {t[2] for t in broken}
+    assert len(expected) > 100
+    for node in nodes:
+        assert targets.of(node) == expected.get(node, set()), node

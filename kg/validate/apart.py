@@ -37,12 +37,14 @@ def full_apart(
     cache_dir: Path | None = None,
     key: str = "",
     memo: dict[Node, str] | None = None,
+    front: str | None = None,
 ) -> list[Finding]:
     """The findings of a full compiled run made in a new interpreter; with `cache_dir`,
-    the state for the next run kept there under `key` (kg/validate/incremental.py);
-    `memo`: every term's text, when the build made them already (its digest table)."""
+    the state for the next run kept there under `key` (kg/validate/incremental.py;
+    `front`: the front-end token of the graph, kg/change.py); `memo`: every term's
+    text, when the build made them already (its digest table)."""
     return in_new_interpreter(
-        _full_here, shapes_dir, ontology_dir, cache_dir, key, feed=blocks(triples, memo)
+        _full_here, shapes_dir, ontology_dir, cache_dir, key, front, feed=blocks(triples, memo)
     )
 
 
@@ -77,6 +79,7 @@ def _full_here(
     ontology_dir: Path,
     cache_dir: Path | None,
     key: str,
+    front: str | None,
     batches: Iterable[list[tuple[str, str]]],
 ) -> list[Finding]:
     """The new interpreter's side: compile the shapes, run, keep the state."""
@@ -91,5 +94,5 @@ def _full_here(
         return run(program, lines_data(blocks, program, list(ontology)))
     findings, kept = full_from_blocks(pairs, program, list(ontology))
     if kept is not None:
-        SignedCache(cache_dir).put(key, kept)
+        SignedCache(cache_dir).put(key, kept._replace(front=front))
     return findings

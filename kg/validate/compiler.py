@@ -54,6 +54,7 @@ class Shape:
     deactivated: bool = False
     hops: int | None = 0  # the longest walk of the path (None: unbounded)
     nested: list[Shape] = field(default_factory=list)  # shapes its checks run on values
+    components: list[str] = field(default_factory=list)  # its constraints' names ("class")
 
 
 @dataclass(frozen=True)
@@ -167,6 +168,7 @@ class _Compiler:
             for p in sorted(set(g.predicates(node)), key=str):
                 if p not in IGNORED:
                     shape.checks.append(self.constraint(node, p))
+                    shape.components.append(str(p).removeprefix(str(SH)))
         finally:
             self._nested = outer
 

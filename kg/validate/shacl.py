@@ -18,6 +18,7 @@ from pathlib import Path
 from rdflib import Graph, Literal, URIRef
 from rdflib.term import Node
 
+from kg.change import Change
 from kg.graph.delta import Table
 from kg.graph.namespaces import RDF, SH
 from kg.graph.triples import Triples
@@ -90,11 +91,13 @@ def validate_compiled_kept(
     cache_dir: Path,
     apart: bool = False,
     table: Table | None = None,
+    change: Change | None = None,
 ) -> Report:
     """`validate_compiled`, re-checking only what the change since the last run can
     affect (kg/validate/incremental.py), from a state kept in `cache_dir`; `apart`: a
     full run is made in a new interpreter (kg/validate/apart.py), else here; `table`: the
-    build's subject digests (kg/graph/delta.py), else made here."""
+    build's subject digests (kg/graph/delta.py), else made here; `change`: what the
+    front end says differs since the build before (kg/change.py)."""
     from kg.cache import SignedCache, digest, package_digest
     from kg.validate import incremental
 
@@ -109,9 +112,12 @@ def validate_compiled_kept(
         from kg.validate.apart import full_apart  # the same run as `whole`, elsewhere
 
         memo = table.memo if table is not None else None  # the terms' texts, made once
-        return full_apart(triples, shapes_dir, ontology_dir, cache_dir, key, memo)
+        front = change.after if change is not None else None
+        return full_apart(triples, shapes_dir, ontology_dir, cache_dir, key, memo, front)
 
-    found = incremental.validate(triples, program, list(ontology), cache, key, isolate, table)
+    found = incremental.validate(
+        triples, program, list(ontology), cache, key, isolate, table, change
+    )
     return findings_report(found, sources)
 
 

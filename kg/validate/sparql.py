@@ -20,6 +20,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from kg.errors import ProjectError
+from kg.validate.reach import Reach, query_reach
 from kg.validate.terms import RDF_LANGSTRING, Lit, Term
 
 UNSUPPORTED_VARIABLES = ("PATH", "currentShape", "shapesGraph")  # pre-bound by pySHACL
@@ -32,6 +33,7 @@ Wanted = frozenset[tuple[str, str | None]]  # (predicate, the one object IRI rea
 class Query:
     text: str
     predicates: Wanted | None  # None: the query may read any triple
+    reach: Reach | None = None  # None: a row may depend on triples anywhere
 
 
 def analyse(text: str, where: str) -> Query:
@@ -45,15 +47,17 @@ def analyse(text: str, where: str) -> Query:
     cache = SignedCache(user_cache_dir() / "sparql", root=user_cache_dir())
     key = digest(package_digest(), "sparql-analysis", text)
     kept = cache.get(key) if cache.enabled else None
-    if isinstance(kept, dict) and "reads" in kept:
+    reach = kept.get("reach", 0) if isinstance(kept, dict) else 0
+    if isinstance(kept, dict) and "reads" in kept and isinstance(reach, Reach | None):
         reads = kept["reads"]
-        return Query(text, None if reads is None else frozenset(tuple(r) for r in reads))
+        wanted = None if reads is None else frozenset(tuple(r) for r in reads)
+        return Query(text, wanted, reach)
     query = _analyse(text, where)
     if cache.enabled:
         reads = None if query.predicates is None else sorted(query.predicates, key=repr)
         with contextlib.suppress(OSError):
             user_cache_dir().mkdir(mode=0o700, parents=True, exist_ok=True)
-            cache.put(key, {"reads": reads})
+            cache.put(key, {"reads": reads, "reach": query.reach})
     return query
 
 
@@ -78,7 +82,7 @@ def _analyse(text: str, where: str) -> Query:
         )
     if not _grouped_by(algebra.p, this):
         raise ProjectError(f"{where}: aggregates must be grouped by $this")
-    return Query(text, _predicates(algebra.p))
+    return Query(text, _predicates(algebra.p), query_reach(algebra.p))
 
 
 def _variable(name: str):

@@ -79,22 +79,24 @@ class GraphView(Data):
         self.spo = _Subjects(triples, self._ontology, reads)  # type: ignore[assignment]
         self.reads = reads
         self._below = below
-        self._pointing: dict[tuple[str, Term], list[str]] = {}
+        self._pointing: dict[Term, dict[str, dict[str, None]]] = {}  # obj -> p -> subjects
         self.memo = {} if memo is None else memo  # N-Triples texts (kg/graph/delta.py's)
 
     def subjects(self, predicate: str, obj: Term) -> list[str]:
-        """Who points at `obj` with `predicate`: the graph's reverse index for an IRI."""
+        """Who points at `obj` with `predicate`: the graph's reverse index for an IRI
+        (its incoming edges read once, for every predicate)."""
         if not isinstance(obj, str) or obj.startswith("_:"):
             return super().subjects(predicate, obj)  # not indexed: one walk, memoized
-        key = (predicate, obj)
-        found = self._pointing.get(key)
+        found = self._pointing.get(obj)
         if found is None:
-            found = list(self._ontology.subjects(predicate, obj))
+            found = self._pointing[obj] = {}
             for s, p in self.triples.subject_predicates(URIRef(obj)):
-                if str(p) == predicate:
-                    found.append(plain(s))  # type: ignore[arg-type]
-            found = self._pointing[key] = list(dict.fromkeys(found))
-        return found
+                found.setdefault(str(p), {})[plain(s)] = None  # type: ignore[index]
+        known = found.get(predicate)
+        ontology = self._ontology.subjects(predicate, obj)
+        if not ontology:
+            return list(known or ())
+        return list(dict.fromkeys([*ontology, *(known or ())]))
 
     def classes_under(self, cls: str) -> frozenset[str]:
         found = self._superclasses.get(cls)
