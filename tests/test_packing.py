@@ -14,7 +14,7 @@ A, B, C = "<http://x/a>", "<http://x/b>", "<http://x/c>"
 
 
 def _state(tree: str = "t1") -> DirtyState:
-    return DirtyState(tree, "g", frozenset({"person/a"}), {A: b"1" * 16}, {"rp": b"2" * 16})
+    return DirtyState(tree, "g", frozenset({"person/a"}), "token-1", {"rp": b"2" * 16})
 
 
 def _deps(key: str, *atoms: str) -> Deps:
@@ -92,6 +92,6 @@ def test_saved_state_loads_back_equal(tmp_path) -> None:
     dirty.save(cache, state)
     loaded = dirty.load(cache, "t1", "g")
     assert loaded is not None
-    for name in ("pages", "subjects", "records", "terms", "views", "items", "index", "names"):
+    for name in ("pages", "table", "records", "terms", "views", "items", "index", "names"):
         assert getattr(loaded, name) == getattr(state, name), name
     assert loaded.holders(["s" + B]) == {"pa", "tb"}

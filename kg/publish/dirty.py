@@ -48,13 +48,14 @@ from rdflib import URIRef
 from rdflib.term import Node
 
 from kg.cache import SignedCache, digest
+from kg.graph.delta import subject_node
 from kg.graph.ntriples import nt_object
 from kg.graph.triples import Triples
 from kg.publish.fingerprint import LINKER, OWNED, READ, RECORD, SUBTREE, VIEW, SubjectChunks
 
 __all__ = ["RECORD", "Deps", "DirtyState"]
 
-STATE_KEY = digest("kg render: dirty items, version 3")  # its entry in the render cache
+STATE_KEY = digest("kg render: dirty items, version 4")  # its entry in the render cache
 KINDS = {kind: n for n, kind in enumerate((READ, OWNED, SUBTREE, RECORD, VIEW, LINKER))}
 
 
@@ -87,7 +88,7 @@ class DirtyState:
     tree: str  # the output tree this state describes (the staging folder's name)
     globals: str  # digest of the settings (kg's code, the project's settings, registries)
     pages: frozenset[str]  # the path of every page
-    subjects: dict[str, bytes]  # each subject's N-Triples digest, by its term's text
+    table: str  # the token of the build's digest table (kg/graph/delta.py: `KeptTable`)
     records: dict[str, bytes]  # each record's digest, by its atom
     terms: list[str] = field(default_factory=list)  # an atom's text by its number // 8
     views: dict[int, bytes] = field(default_factory=dict)  # a node's number -> its view
@@ -103,16 +104,10 @@ class DirtyState:
     changed: bool = True  # whether the kept body must be written again; not kept
 
     def __getstate__(self) -> dict[str, Any]:
-        found = {k: v for k, v in self.__dict__.items() if k not in ("ids", "numbers", "changed")}
-        # one string and one bytes object: pickled (and compressed) far faster than a dict
-        found["subjects"] = ("\n".join(self.subjects), b"".join(self.subjects.values()))
-        return found
+        return {k: v for k, v in self.__dict__.items() if k not in ("ids", "numbers", "changed")}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        texts, digests = state.pop("subjects")
         self.__dict__.update(state)
-        names = texts.split("\n") if texts else []
-        self.subjects = {t: digests[16 * i : 16 * i + 16] for i, t in enumerate(names)}
         self.changed = False
         self.ids = {t: n for n, t in enumerate(self.terms)}
         self.numbers = {name: n for n, name in enumerate(self.names)}
@@ -153,11 +148,6 @@ class Made:
     views: dict[str, bytes] = field(default_factory=dict)
 
 
-def subject_digests(chunks: SubjectChunks) -> dict[str, bytes]:
-    memo = chunks.memo
-    return {memo[s]: d for s, d in chunks.digest.items()}
-
-
 def load(cache: SignedCache, tree: str | None, globals: str) -> DirtyState | None:
     """The previous build's state, when it describes `tree` and the same globals."""
     head = cache.get(STATE_KEY)
@@ -187,32 +177,52 @@ def dirty_items(
     chunks: SubjectChunks,
     view: Callable[[Node], bytes],
     page_iri: Callable[[str], str],
+    edits: Edits,
 ) -> Reached:
     """The items of `old` an edit reaches (the module's rule); the views of the changed
-    subjects go to `old.views`."""
+    subjects go to `old.views`. `edits`: the subjects whose digest changed since the
+    table `old` was made with (`KeptTable.edits`), and that table's subjects, sorted."""
     records = new.records
     atoms = {a for a, d in records.items() if old.records.get(a) != d}
     atoms.update(a for a in old.records if a not in records)
-    before = old.subjects
-    gone = before.keys() - new.subjects.keys()
-    atoms.update(kind + t for t in gone for kind in (READ, VIEW))
-    maybe = [LINKER + t for t in gone]
-    for s, d in chunks.digest.items():
-        text = chunks.memo[s]
-        if before.get(text) != d:
-            atoms.update(_reach(s, graph, chunks, text not in before))
-            maybe.append(LINKER + text)
-            maybe += [OWNED + chunks.term(o) for o in _links(graph, s)]
-            kept = old.view(text)
-            if kept is not None and kept != (seen := view(s)):
-                atoms.add(VIEW + text)
-                old.views[old.ids[text]] = seen
-                old.changed = True
+    maybe = []
+    for text in sorted(edits.subjects):
+        s = _subject(text, chunks)
+        maybe.append(LINKER + text)
+        if s is None:  # gone
+            atoms.update(kind + text for kind in (READ, VIEW))
+            continue
+        atoms.update(_reach(s, graph, chunks, not _holds(edits.order, text)))
+        maybe += [OWNED + chunks.term(o) for o in _links(graph, s)]
+        kept = old.view(text)
+        if kept is not None and kept != (seen := view(s)):
+            atoms.add(VIEW + text)
+            old.views[old.ids[text]] = seen
+            old.changed = True
     moved = old.pages ^ new.pages
     if moved:
         atoms.update(_under(sorted(old.terms), [_iri(page_iri(path)) for path in moved]))
     found = old.holders(atoms)
     return Reached(found, old.holders(maybe) - found)
+
+
+class Edits(NamedTuple):
+    """The subjects (N-Triples texts) whose digest changed since the previous build's
+    table, and that table's subjects, sorted (kg/graph/delta.py: `KeptTable`)."""
+
+    subjects: frozenset[str]
+    order: list[str]
+
+
+def _subject(text: str, chunks: SubjectChunks) -> Node | None:
+    """The subject of this build's graph with this text (None: not in it)."""
+    node = subject_node(text)
+    return node if node is not None and node in chunks.digest else None
+
+
+def _holds(order: list[str], text: str) -> bool:
+    at = bisect.bisect_left(order, text)
+    return at < len(order) and order[at] == text
 
 
 def _links(graph: Triples, s: Node) -> list[Node]:
@@ -273,8 +283,8 @@ class Packing:
             new.items, new.index = dict(old.items), old.index
             new.names, new.numbers = old.names, old.numbers
             new.stale, new.body = old.stale, old.body
-            new.changed = old.changed or (old.subjects, old.records, old.pages) != (
-                new.subjects,
+            new.changed = old.changed or (old.table, old.records, old.pages) != (
+                new.table,
                 new.records,
                 new.pages,
             )

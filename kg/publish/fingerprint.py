@@ -27,13 +27,14 @@ import pickle
 from array import array
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 from rdflib import URIRef
 from rdflib.term import Node
 
 from kg import scheme
 from kg.cache import digest, package_digest
+from kg.change import Change
 from kg.config import Config
 from kg.graph.delta import Table
 from kg.graph.namespaces import RDF, SCHEMA
@@ -148,6 +149,7 @@ class Fingerprints:
         href: Callable[[str], str],
         citation_keys: dict[str, str],
         settings: str | None = None,
+        kept: KeptRecords | None = None,
     ) -> None:
         self.config = config
         self.r = resolution
@@ -161,7 +163,7 @@ class Fingerprints:
         self.citation_keys = citation_keys
         # once, before any fork: every worker would otherwise make its own
         self.settings = settings or settings_digest(config, resolution)
-        self._records = _record_digests(resolution)
+        self._records = _record_digests(resolution, kept)
 
     def _description(self, owned: set[Node], reads: Reads) -> tuple[bytes, bytes, bytes]:
         """What `described(graph, owned)` holds, and of each node in it what a page may
@@ -248,11 +250,11 @@ class Fingerprints:
                 part
                 for person in people
                 for part in (
-                    records.get(("name", person), _NONE),
-                    records.get(("profile", person), _NONE),
+                    records.get(record_atom("name", person), _NONE),
+                    records.get(record_atom("profile", person), _NONE),
                 )
             ]
-            record = records.get(("publication", pub.key)) or _pickled(pub)
+            record = records.get(record_atom("publication", pub.key)) or _pickled(pub)
             key = self.citation_keys.get(pub.key, "").encode()
             read = [record_atom("publication", pub.key), record_atom("cite", pub.key)]
             read += [record_atom(kind, p) for p in people for kind in ("name", "profile")]
@@ -303,9 +305,9 @@ class Fingerprints:
             self.settings,
             "person",
             profile.slug,
-            records.get(("profile", profile.slug), _NONE),
-            records.get(("name", profile.slug), _NONE),
-            records.get(("refs", source), _NONE),
+            records.get(record_atom("profile", profile.slug), _NONE),
+            records.get(record_atom("name", profile.slug), _NONE),
+            records.get(record_atom("refs", source), _NONE),
             *self._description(owned, reads),
             b"".join([self._subtree(work, reads) for work in works_of(self.graph, person)]),
             b"".join([self._publication(pub, reads) for pub in works]),
@@ -313,7 +315,7 @@ class Fingerprints:
 
     def record_digests(self) -> dict[str, bytes]:
         """Every record's digest by its atom (`record_atom`), citation keys included."""
-        found = {record_atom(kind, key): value for (kind, key), value in self._records.items()}
+        found = dict(self._records)
         for key, cite in self.citation_keys.items():
             found[record_atom("cite", key)] = _text_digest(cite)
         return found
@@ -360,23 +362,56 @@ def record_atom(kind: str, key: str) -> str:
     return f"{RECORD}{kind}\t{key}"
 
 
-def _record_digests(r: Resolution) -> dict[tuple[str, str], bytes]:
-    """A digest of each resolved record the pages and BibTeX show, made once: each
+class KeptRecords(NamedTuple):
+    """The record digests of the build before (`Fingerprints.record_digests`) and a
+    `Change` from its front-end state (decision 0057): only the publications and
+    profiles it names are pickled again."""
+
+    digests: dict[str, bytes]
+    change: Change
+
+
+PICKLED = ("publication", "profile")  # the records digested from their pickles
+
+
+def _record_digests(r: Resolution, kept: KeptRecords | None = None) -> dict[str, bytes]:
+    """A digest of each resolved record the pages and BibTeX show, by its atom: each
     publication, each profile, each resolved person's name (kg/publish reads `.name`
     only; where they were mentioned is in the graph), and per profile file the resolved
-    person of every name listed in it (advisors, mentors…)."""
-    found: dict[tuple[str, str], bytes] = {}
-    for key, pub in r.publications.items():
-        found["publication", key] = _pickled(pub)
-    for profile in r.dataset.profiles:
-        found["profile", profile.slug] = _pickled(profile)
+    person of every name listed in it (advisors, mentors…). With `kept`, the pickled
+    records the change does not name keep their digests (the others are texts: made)."""
+    found = _kept_pickles(r, kept) if kept is not None else None
+    if found is None:
+        found = {record_atom("publication", k): _pickled(p) for k, p in r.publications.items()}
+        found.update((record_atom("profile", p.slug), _pickled(p)) for p in r.dataset.profiles)
     for key, person in r.persons.items():
-        found["name", key] = _text_digest(person.name)
+        found[record_atom("name", key)] = _text_digest(person.name)
     refs: dict[str, list[str]] = {}
     for source, key in r.person_of.items():
         refs.setdefault(source.file, []).append(f"{source}\t{key}")
     for file, lines in refs.items():
-        found["refs", file] = _text_digest("\n".join(sorted(lines)))
+        found[record_atom("refs", file)] = _text_digest("\n".join(sorted(lines)))
+    return found
+
+
+def _kept_pickles(r: Resolution, kept: KeptRecords) -> dict[str, bytes] | None:
+    """The publications' and profiles' digests: the kept ones, those the change names
+    made again (or dropped: gone); None when the change does not name both kinds."""
+    change = kept.change
+    if change.publications is None or change.profiles is None:
+        return None
+    heads = tuple(record_atom(kind, "") for kind in PICKLED)
+    found = {a: d for a, d in kept.digests.items() if a.startswith(heads)}
+    for key in change.publications:
+        pub = r.publications.get(key)
+        found.pop(record_atom("publication", key), None)
+        if pub is not None:
+            found[record_atom("publication", key)] = _pickled(pub)
+    by_slug = {p.slug: p for p in r.dataset.profiles} if change.profiles else {}
+    for slug in change.profiles:
+        found.pop(record_atom("profile", slug), None)
+        if slug in by_slug:
+            found[record_atom("profile", slug)] = _pickled(by_slug[slug])
     return found
 
 

@@ -3,8 +3,9 @@
 After an edit, most subjects of the sorted dump have the digest they had (the build's
 digest table, kg/graph/delta.py): their chunk, the same bytes, is copied from the
 previous tree's dump instead of being formatted again (`SubjectChunks`). What the
-previous build wrote is known from the dirty-items state (kg/publish/dirty.py): each
-subject's digest and chunk size, in the dump's order.
+previous build wrote is known from the kept digest table (decision 0057: the subjects
+of the table it was made with, sorted, and those whose digest changed since, `edits`)
+and the dirty-items state (kg/publish/dirty.py: each chunk's size, in that order).
 
 Invariant: a chunk is copied only from the file the previous build wrote, untouched
 since (its stamp: digest, inode, size, mtime, checked on the open descriptor; opened
@@ -17,7 +18,7 @@ from __future__ import annotations
 
 import os
 from array import array
-from collections.abc import Mapping
+from collections.abc import Set
 from stat import S_ISREG
 
 from kg.publish.export import Previous, _stamp
@@ -29,10 +30,10 @@ READ_SIZE = 1 << 22
 class PreviousDump:
     """The old dump's chunks, found by a forward walk over its subjects' texts."""
 
-    def __init__(self, fd: int, subjects: Mapping[str, bytes], sizes: array) -> None:
+    def __init__(self, fd: int, order: list[str], edits: Set[str], sizes: array) -> None:
         self.fd = fd
-        self.texts = list(subjects)
-        self.digests = list(subjects.values())
+        self.texts = order
+        self.edits = edits
         self.sizes = sizes
         self.at = 0  # the next old subject not passed
         self.offset = 0  # where it starts in the file
@@ -40,12 +41,19 @@ class PreviousDump:
 
     @classmethod
     def open(
-        cls, previous: Previous, rel: str, digest: str, subjects: Mapping[str, bytes], sizes: array
+        cls,
+        previous: Previous,
+        rel: str,
+        digest: str,
+        order: list[str],
+        edits: Set[str],
+        sizes: array,
     ) -> PreviousDump | None:
-        """The previous tree's dump `rel`, when it is the one described (else None)."""
+        """The previous tree's dump `rel`, when it is the one described (else None):
+        the chunks of the subjects `order` (sorted), of `sizes`."""
         tree, stamps = previous
         stamp = stamps.get(rel)
-        if stamp is None or stamp[0] != digest or len(sizes) != len(subjects):
+        if stamp is None or stamp[0] != digest or len(sizes) != len(order):
             return None
         try:
             fd = os.open(os.path.join(tree, rel), os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
@@ -59,16 +67,16 @@ class PreviousDump:
         ):
             os.close(fd)
             return None
-        return cls(fd, subjects, sizes)
+        return cls(fd, order, edits, sizes)
 
     def same(self, text: str, digest: bytes) -> bool:
         """Whether the old dump holds `text`'s chunk with this digest (texts come in
-        increasing order)."""
+        increasing order; `digest` is the table's, so the same unless in `edits`)."""
         texts, sizes = self.texts, self.sizes
         while self.at < len(texts) and texts[self.at] < text:
             self.offset += sizes[self.at]
             self.at += 1
-        return self.at < len(texts) and texts[self.at] == text and self.digests[self.at] == digest
+        return self.at < len(texts) and texts[self.at] == text and text not in self.edits
 
     def copy(self, text: str, sink: ByteSink) -> int:
         """Copy the chunk `same` just found (held back while the ranges are adjacent)."""
