@@ -322,11 +322,13 @@ class Packing:
 
     def add_views(self, views: dict[str, bytes]) -> None:
         """The views the items of a part read (the last one read is kept)."""
-        number, found = self.state._number, self._views
+        number, found, kept = self.state._number, self._views, self.state.views
+        touched = self.state.saved.views if self.state.saved is not None else set()
         for text, value in views.items():
-            found[number(READ + text) // 8] = value
-        if self.state.saved is not None:
-            self.state.saved.views.update(found)
+            n = number(READ + text) // 8
+            found[n] = value
+            if kept.get(n) != value:  # (a delta keeps the views that changed only)
+                touched.add(n)
 
     def _readers(self) -> Iterator[tuple[int, array]]:
         """Each atom read now with the items that read it, in the order they came; by

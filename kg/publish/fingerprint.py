@@ -82,15 +82,15 @@ class SubjectChunks:
         old: OldDump | None = None,
     ) -> None:
         self.memo: dict[Node, str] = table.memo if table is not None else {}  # terms' texts
-        term = self.term
         self.text: dict[Node, str] | None = {} if sink is None else None
         self.digest: dict[Node, bytes] = {}
-        self.order = sorted(graph.subjects(), key=term)
+        texts = self._subject_texts(graph, table is not None)
+        self.order = [s for _, s in texts]
+        self._keys = [text for text, _ in texts]
         self.sizes = array("Q")
         digests = table.digests if table is not None else {}
         copy = old if sink is not None else None
-        for s in self.order:
-            head = term(s)
+        for head, s in texts:
             found = digests.get(head)
             if copy is not None and found is not None and copy.same(head, found):
                 self.digest[s] = found
@@ -107,9 +107,26 @@ class SubjectChunks:
                 self.text[s] = data.decode()  # type: ignore[index]
         if copy is not None:
             copy.flush(sink)  # type: ignore[arg-type]
-        self._keys = [term(s) for s in self.order]
-        # every distinct term of the graph (the memo grows later)
+        # every distinct term of the graph (the memo grows later; with a patched table,
+        # the re-digested subjects' terms only: kg/graph/delta.py's `KeptTable.prefixes`)
         self.terms = table.terms if table is not None else tuple(self.memo)
+
+    def _subject_texts(self, graph: Triples, checked: bool) -> list[tuple[str, Node]]:
+        """Each subject's N-Triples text and the subject, sorted. `checked`: each
+        subject's IRI was formatted (so checked) by a walk or patch of the build's digest
+        table, and `<iri>` is its text (decision 0057: rdflib's check costs more than the
+        text)."""
+        memo = self.memo
+        if not checked:
+            return sorted((self.term(s), s) for s in graph.subjects())
+        found = []
+        for s in graph.subjects():
+            text = memo.get(s)
+            if text is None:
+                text = memo[s] = f"<{s}>" if type(s) is URIRef else nt_object(s)
+            found.append((text, s))
+        found.sort()  # (the texts differ: no two subjects are compared)
+        return found
 
     def term(self, t: Node) -> str:
         text = self.memo.get(t)
