@@ -24,12 +24,16 @@ view changed (the views are kept); a node linking into an owned node (`LINKER`),
 changed subject now pointing at one (`OWNED`), makes its item a candidate, made only
 when the lines linking into its nodes differ from the kept digest (`Item.links`).
 
-The state is a signed entry of the render cache (tampered, foreign, or from another
-tree: a full pass, as without it); it holds each item's key (so the cache keeps its
-entry), its files' digests and its atoms, the index atom -> items, and the subjects',
-views' and records' digests to compare with the next build's. Atoms are small ints
-(a term's number and a kind), the index and each item's atoms packed arrays, so the
-state pickles small and loads fast.
+The state is kept in signed entries of the render cache (tampered, foreign, or from
+another tree: a full pass, as without it); it holds each item's key (so the cache
+keeps its entry), its files' digests and its atoms, the index atom -> items, the
+views' and records' digests to compare with the next build's, and the token of the
+build's subject digest table (kg/graph/delta.py, decision 0057): the next build uses
+the state only when its table was compared with that one, and reads what changed from
+the table's `edits`. Atoms are small ints (a term's number and a kind), the index and
+each item's atoms packed arrays, so the state pickles small and loads fast. It is kept
+as a base and the deltas of the builds since (decision 0057: `save`), so a build after
+a small change writes what it changed, not the whole state.
 """
 
 from __future__ import annotations

@@ -70,8 +70,9 @@ class SubjectChunks:
     With a `sink` (a binary file), the chunks are written to it in that order as they
     are made and not kept: the dump is never a string in memory (at 10k people it is
     about 400 MB, in the parent and in every forked worker). With the build's digest
-    `table` (kg/graph/delta.py: decision 0049), no digest is made again; with an `old`
-    dump too, a subject whose digest is the same is copied from it, not formatted.
+    `table` (kg/graph/delta.py: decisions 0049 and 0057), no digest is made again; with
+    an `old` dump too, a subject whose digest is the same is copied from it, not
+    formatted.
     `sizes`: each chunk's size in bytes, in order (where the next build finds it)."""
 
     def __init__(
