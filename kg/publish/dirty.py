@@ -487,7 +487,7 @@ def _delta(state: DirtyState, saved: Saved) -> Delta:
     return Delta(
         ({n: items[n] for n in saved.items if n in items}, tuple(saved.items - items.keys())),
         {a: state.index[a] for a in saved.atoms},
-        {n: state.views[n] for n in saved.views},
+        {n: state.views[n] for n in saved.views if n in state.views},
         state.terms[saved.terms :],
         state.names[saved.names :],
         (
