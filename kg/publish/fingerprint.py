@@ -55,11 +55,12 @@ class ByteSink(Protocol):
 
 
 class OldDump(Protocol):
-    """The previous build's N-Triples dump, where it can give a subject's chunk back."""
+    """The previous build's N-Triples dump, where it can give subjects' chunks back."""
 
-    def same(self, text: str, digest: bytes) -> bool: ...  # the chunk is there unchanged
-    def copy(self, text: str, sink: ByteSink) -> int: ...  # write it (maybe later); its size
-    def flush(self, sink: ByteSink) -> None: ...  # write what `copy` held back
+    sizes: array  # each old subject's chunk size, in the old order
+
+    def runs(self, keys: list[str]) -> list[tuple[int, int, int]]: ...  # unchanged runs
+    def write(self, start: int, stop: int, sink: ByteSink) -> None: ...  # old chunks' bytes
 
 
 class SubjectChunks:
@@ -90,27 +91,33 @@ class SubjectChunks:
         self._keys = [text for text, _ in texts]
         self.sizes = array("Q")
         digests = table.digests if table is not None else {}
-        copy = old if sink is not None else None
-        for head, s in texts:
-            found = digests.get(head)
-            if copy is not None and found is not None and copy.same(head, found):
-                self.digest[s] = found
-                self.sizes.append(copy.copy(head, sink))  # type: ignore[arg-type]
-                continue
-            data = subject_block(head, graph.describe(s), self.memo).encode()
-            self.digest[s] = found or hashlib.blake2b(data, digest_size=16).digest()
-            self.sizes.append(len(data))
-            if sink is not None:
-                if copy is not None:
-                    copy.flush(sink)
-                sink.write(data)
-            else:
-                self.text[s] = data.decode()  # type: ignore[index]
-        if copy is not None:
-            copy.flush(sink)  # type: ignore[arg-type]
+        at = 0
+        if old is not None and sink is not None:  # unchanged runs copied (decision 0057)
+            for start, stop, first in old.runs(self._keys):
+                for head, s in texts[at:start]:
+                    self._chunk(graph, head, s, digests, sink)
+                self.sizes.extend(old.sizes[first : first + stop - start])
+                found = map(digests.__getitem__, self._keys[start:stop])
+                self.digest.update(zip(self.order[start:stop], found, strict=True))
+                old.write(first, first + stop - start, sink)
+                at = stop
+        for head, s in texts[at:]:
+            self._chunk(graph, head, s, digests, sink)
         # every distinct term of the graph (the memo grows later; with a patched table,
         # the re-digested subjects' terms only: kg/graph/delta.py's `KeptTable.prefixes`)
         self.terms = table.terms if table is not None else tuple(self.memo)
+
+    def _chunk(
+        self, graph: Triples, head: str, s: Node, digests: dict[str, bytes], sink: ByteSink | None
+    ) -> None:
+        """Format one subject's chunk: kept as text, or written to `sink`."""
+        data = subject_block(head, graph.describe(s), self.memo).encode()
+        self.digest[s] = digests.get(head) or hashlib.blake2b(data, digest_size=16).digest()
+        self.sizes.append(len(data))
+        if sink is not None:
+            sink.write(data)
+        else:
+            self.text[s] = data.decode()  # type: ignore[index]
 
     def _subject_texts(self, graph: Triples, checked: bool) -> list[tuple[str, Node]]:
         """Each subject's N-Triples text and the subject, sorted. `checked`: each

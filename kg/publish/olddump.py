@@ -11,14 +11,17 @@ Invariant: a chunk is copied only from the file the previous build wrote, untouc
 since (its stamp: digest, inode, size, mtime, checked on the open descriptor; opened
 without following a link), whose sizes add up to the file's size; a copy that comes
 out short fails the build (OSError) rather than write a different dump. Both dumps are
-in the same order (the subjects' N-Triples texts), so one forward walk finds each chunk.
+in the same order (the subjects' N-Triples texts): the subjects between two edits are
+one run of chunks in both, copied as one byte range (`runs`, `write`).
 """
 
 from __future__ import annotations
 
+import bisect
 import os
 from array import array
 from collections.abc import Set
+from itertools import accumulate
 from stat import S_ISREG
 
 from kg.publish.export import Previous, _stamp
@@ -28,16 +31,14 @@ READ_SIZE = 1 << 22
 
 
 class PreviousDump:
-    """The old dump's chunks, found by a forward walk over its subjects' texts."""
+    """The old dump's chunks: the runs of unchanged subjects, and their byte ranges."""
 
     def __init__(self, fd: int, order: list[str], edits: Set[str], sizes: array) -> None:
         self.fd = fd
         self.texts = order
         self.edits = edits
         self.sizes = sizes
-        self.at = 0  # the next old subject not passed
-        self.offset = 0  # where it starts in the file
-        self.start = self.end = 0  # the byte range `copy` holds back
+        self.starts = array("Q", accumulate(sizes, initial=0))  # where each chunk starts
 
     @classmethod
     def open(
@@ -69,31 +70,37 @@ class PreviousDump:
             return None
         return cls(fd, order, edits, sizes)
 
-    def same(self, text: str, digest: bytes) -> bool:
-        """Whether the old dump holds `text`'s chunk with this digest (texts come in
-        increasing order; `digest` is the table's, so the same unless in `edits`)."""
-        texts, sizes = self.texts, self.sizes
-        while self.at < len(texts) and texts[self.at] < text:
-            self.offset += sizes[self.at]
-            self.at += 1
-        return self.at < len(texts) and texts[self.at] == text and text not in self.edits
+    def runs(self, keys: list[str]) -> list[tuple[int, int, int]]:
+        """Each run of this build's subjects (`keys`: their texts, sorted) whose chunks
+        the old dump holds unchanged and one after the other: (start, stop) in `keys`,
+        and where the run starts in the old order. A subject in `edits` is formatted
+        again (changed or new); one in `edits` and not in `keys` (gone) ends a run."""
+        cuts = []  # (where a run must stop, where the next may start)
+        for text in self.edits:
+            at = bisect.bisect_left(keys, text)
+            here = at < len(keys) and keys[at] == text
+            cuts.append((at, at + 1 if here else at))
+        cuts.sort()
+        found, start = [], 0
+        for stop, after in [*cuts, (len(keys), len(keys))]:
+            if stop > start:
+                first = bisect.bisect_left(self.texts, keys[start])
+                last = first + stop - start - 1
+                if last >= len(self.texts) or self.texts[last] != keys[stop - 1]:
+                    return []  # not the table's subjects: every chunk formatted again
+                found.append((start, stop, first))
+            start = max(start, after)
+        return found
 
-    def copy(self, text: str, sink: ByteSink) -> int:
-        """Copy the chunk `same` just found (held back while the ranges are adjacent)."""
-        size = self.sizes[self.at]
-        if self.end != self.offset:
-            self.flush(sink)
-            self.start = self.end = self.offset
-        self.end += size
-        return size
-
-    def flush(self, sink: ByteSink) -> None:
-        while self.start < self.end:
-            data = os.pread(self.fd, min(READ_SIZE, self.end - self.start), self.start)
+    def write(self, start: int, stop: int, sink: ByteSink) -> None:
+        """Write the old chunks of subjects `start` to `stop` (old order) to `sink`."""
+        at, end = self.starts[start], self.starts[stop]
+        while at < end:
+            data = os.pread(self.fd, min(READ_SIZE, end - at), at)
             if not data:
-                raise OSError(f"the previous N-Triples dump came out short at {self.start}")
+                raise OSError(f"the previous N-Triples dump came out short at {at}")
             sink.write(data)
-            self.start += len(data)
+            at += len(data)
 
     def close(self) -> None:
         os.close(self.fd)
