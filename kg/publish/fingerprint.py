@@ -94,30 +94,36 @@ class SubjectChunks:
         at = 0
         if old is not None and sink is not None:  # unchanged runs copied (decision 0057)
             for start, stop, first in old.runs(self._keys):
-                for head, s in texts[at:start]:
-                    self._chunk(graph, head, s, digests, sink)
+                self._format(graph, texts[at:start], digests, sink)
                 self.sizes.extend(old.sizes[first : first + stop - start])
                 found = map(digests.__getitem__, self._keys[start:stop])
                 self.digest.update(zip(self.order[start:stop], found, strict=True))
                 old.write(first, first + stop - start, sink)
                 at = stop
-        for head, s in texts[at:]:
-            self._chunk(graph, head, s, digests, sink)
+        self._format(graph, texts[at:] if at else texts, digests, sink)
         # every distinct term of the graph (the memo grows later; with a patched table,
         # the re-digested subjects' terms only: kg/graph/delta.py's `KeptTable.prefixes`)
         self.terms = table.terms if table is not None else tuple(self.memo)
 
-    def _chunk(
-        self, graph: Triples, head: str, s: Node, digests: dict[str, bytes], sink: ByteSink | None
+    def _format(
+        self,
+        graph: Triples,
+        texts: list[tuple[str, Node]],
+        digests: dict[str, bytes],
+        sink: ByteSink | None,
     ) -> None:
-        """Format one subject's chunk: kept as text, or written to `sink`."""
-        data = subject_block(head, graph.describe(s), self.memo).encode()
-        self.digest[s] = digests.get(head) or hashlib.blake2b(data, digest_size=16).digest()
-        self.sizes.append(len(data))
-        if sink is not None:
-            sink.write(data)
-        else:
-            self.text[s] = data.decode()  # type: ignore[index]
+        """Format these subjects' chunks (`texts`: their texts and them, in order): kept
+        as text, or written to `sink`."""
+        memo, found, sizes, kept = self.memo, self.digest, self.sizes, self.text
+        blake2b = hashlib.blake2b
+        for head, s in texts:
+            data = subject_block(head, graph.describe(s), memo).encode()
+            found[s] = digests.get(head) or blake2b(data, digest_size=16).digest()
+            sizes.append(len(data))
+            if sink is not None:
+                sink.write(data)
+            else:
+                kept[s] = data.decode()  # type: ignore[index]
 
     def _subject_texts(self, graph: Triples, checked: bool) -> list[tuple[str, Node]]:
         """Each subject's N-Triples text and the subject, sorted. `checked`: each
