@@ -19,8 +19,7 @@ from kg.cache import SignedCache, digest
 from kg.config import Config
 from kg.errors import InputError, Problem
 from kg.graph import front
-from kg.graph.delta import Table
-from kg.graph.delta import table as subject_table
+from kg.graph.delta import KeptTable, Table, kept_table
 from kg.graph.mapping import Mapped, map_graph
 from kg.graph.used import drop_unused
 from kg.ingest.load import load_dataset_keyed, load_dataset_partially
@@ -239,6 +238,7 @@ PARSE_CACHE_DIR = ".kg-cache/parse"
 RENDER_CACHE_DIR = ".kg-cache/render"
 STATE_DIR = ".kg-cache/validation-state"  # the compiled validator's last findings (0043)
 OUTPUTS_DIR = ".kg-cache/outputs"  # per output folder: the stamps of its files
+TABLE_DIR = ".kg-cache/table"  # the subject digest table, kept between builds (0057)
 
 
 def build_graph(
@@ -403,8 +403,8 @@ def _build(
 ) -> BuildResult:
     resolution, mapped = build_graph(config, progress, cache)
     pool = opened.pool(len(resolution.dataset.profiles))
-    table = subject_table(mapped.triples) if cache else None  # one walk (decision 0049)
-    report = _validate(config, mapped, progress, pool, cache, engine, table)
+    table = _subject_table(config, mapped) if cache else None  # one walk, or a patch (0057)
+    report = _validate(config, mapped, progress, pool, cache, engine, table and table.table)
     if not report.conforms and not allow_violations:
         return BuildResult(None, (), len(mapped.triples), resolution, report)
     from kg.publish.export import previous_tree, write_outputs
@@ -440,6 +440,14 @@ def _build(
         progress("writing the query store")
         save_built_store(config, out_dir)
     return BuildResult(out_dir, tuple(files), len(mapped.triples), resolution, report)
+
+
+def _subject_table(config: Config, mapped: Mapped) -> KeptTable:
+    """The build's subject digest table (decision 0057), patched from the kept one."""
+    from kg.publish.export import CONTEXT_PREFIXES
+
+    cache = SignedCache(config.root / TABLE_DIR)
+    return kept_table(mapped.triples, cache, mapped.change, CONTEXT_PREFIXES)
 
 
 def query_store(config: Config) -> QueryStore:

@@ -14,7 +14,7 @@ A, B, C = "<http://x/a>", "<http://x/b>", "<http://x/c>"
 
 
 def _state(tree: str = "t1") -> DirtyState:
-    return DirtyState(tree, "g", frozenset({"person/a"}), {A: b"1" * 16}, {"rp": b"2" * 16})
+    return DirtyState(tree, "g", frozenset({"person/a"}), "token-1", {"rp": b"2" * 16})
 
 
 def _deps(key: str, *atoms: str) -> Deps:
@@ -55,7 +55,6 @@ def test_packing_after_an_edit_merges_new_readers_and_drops_gone_items() -> None
     first = Packing(None, _state())
     first.add_made({"pa": _deps("ka", "s" + A), "tb": _deps("kb", "s" + B)})
     old = first.finish({"pa", "tb"})
-    old.changed = False
     second = Packing(old, _state())
     second.add_made({"tb": _deps("kb2", "s" + A, "s" + B), "tc": _deps("kc", "s" + C)})
     state = second.finish({"tb", "tc"})  # "pa" is gone
@@ -64,7 +63,6 @@ def test_packing_after_an_edit_merges_new_readers_and_drops_gone_items() -> None
     # tb's old atoms stay (they only reach it); it joins A's readers once
     assert _readers(state) == {"s" + A: ["pa", "tb"], "s" + B: ["tb"], "s" + C: ["tc"]}
     assert state.stale == 2  # tb made again, pa gone
-    assert state.changed
 
 
 def test_packing_a_few_items_among_many_atoms_gives_the_same_index() -> None:
@@ -92,6 +90,59 @@ def test_saved_state_loads_back_equal(tmp_path) -> None:
     dirty.save(cache, state)
     loaded = dirty.load(cache, "t1", "g")
     assert loaded is not None
-    for name in ("pages", "subjects", "records", "terms", "views", "items", "index", "names"):
+    for name in ("pages", "table", "records", "terms", "views", "items", "index", "names"):
         assert getattr(loaded, name) == getattr(state, name), name
     assert loaded.holders(["s" + B]) == {"pa", "tb"}
+
+
+FIELDS = ("pages", "table", "records", "terms", "views", "items", "index", "names", "stale")
+
+
+def test_a_state_kept_as_a_base_and_deltas_loads_back_equal(tmp_path) -> None:
+    """After an edit the state is kept as the deltas since its base (decision 0057): the
+    base is not written again, and the base with the deltas loads back equal."""
+    cache = SignedCache(tmp_path / "cache")
+    many = [f"s<http://x/n{i}>" for i in range(800)]
+    first = Packing(None, _state())
+    first.add_made({f"p{i}": _deps(f"k{i}", *many[2 * i : 2 * i + 5]) for i in range(400)})
+    first.add_views({A: b"view-a"})
+    dirty.save(cache, first.finish({f"p{i}" for i in range(400)}))
+    base = cache.get(dirty.STATE_KEY).base
+    for n in range(3):
+        old = dirty.load(cache, f"t{n + 1}", "g")
+        assert old is not None and old.saved is not None
+        new = _state(f"t{n + 2}")
+        new.table, new.records = f"token-{n}", {"rp": b"2" * 16, f"rq{n}": b"3" * 16}
+        new.pages = frozenset({"person/a", f"thing/{n}"})
+        packing = Packing(old, new)
+        packing.add_made(
+            {f"p{n}": _deps(f"again{n}", "s" + C, many[n]), f"q{n}": _deps("q", "s" + B)}
+        )
+        packing.add_views({C: f"view-c{n}".encode()})
+        state = packing.finish({f"p{i}" for i in range(1, 400)} | {f"q{n}"})  # p0 gone
+        keys = dirty.save(cache, state)
+        head = cache.get(dirty.STATE_KEY)
+        assert keys == [dirty.STATE_KEY, base] and head.base == base and len(head.deltas) == n + 1
+        loaded = dirty.load(cache, f"t{n + 2}", "g")
+        assert loaded is not None
+        for name in FIELDS:
+            assert getattr(loaded, name) == getattr(state, name), (n, name)
+        assert loaded.holders(["s" + C]) == {f"p{i}" for i in range(n + 1)}  # p0: stale
+        assert loaded.view(C) == f"view-c{n}".encode()
+    assert dirty.load(cache, "t1", "g") is None  # another tree
+
+
+def test_a_delta_as_large_as_a_tenth_of_the_index_writes_a_new_base(tmp_path) -> None:
+    cache = SignedCache(tmp_path / "cache")
+    first = Packing(None, _state())
+    first.add_made({"pa": _deps("ka", "s" + A), "tb": _deps("kb", "s" + B)})
+    dirty.save(cache, first.finish({"pa", "tb"}))
+    base = cache.get(dirty.STATE_KEY).base
+    old = dirty.load(cache, "t1", "g")
+    packing = Packing(old, _state("t2"))
+    packing.add_made({"tc": _deps("kc", "s" + C)})
+    state = packing.finish({"pa", "tb", "tc"})
+    keys = dirty.save(cache, state)
+    assert keys[1] != base and cache.get(dirty.STATE_KEY).deltas == ()
+    loaded = dirty.load(cache, "t2", "g")
+    assert loaded is not None and all(getattr(loaded, f) == getattr(state, f) for f in FIELDS)

@@ -10,18 +10,34 @@ items all read it (the term texts it formatted included), instead of a walk each
 
 Invariant: two graphs have the same digest table exactly when (up to blake2b collisions)
 they hold the same triples; `changed` names every subject whose triples differ, was
-added or was removed. Tables are kept between builds by their users (the incremental
-validator's state, kg/validate/incremental.py), in a `SignedCache`.
+added or was removed.
+
+One kept table (decision 0057): `kept_table` keeps the build's table in a `SignedCache`
+with the token of the front-end state it was made for (`kg.change.Change.after`), and
+the next build, given a `Change` whose `before` is that token, digests only the
+`Change.subjects` (the rest kept, removed ones dropped): the same digests a whole walk
+gives, since the Change names (as a superset) every subject whose triples may differ.
+Without such a Change the table is made whole and compared with the kept one. Either
+way `KeptTable.edits` names exactly the subjects whose digest differs from the kept table's,
+so its users (the render's dirty items and dump) need neither a copy of the digests of
+their own nor a walk of the whole table. The term memo of a patched table holds the
+texts of the re-digested subjects' terms only; `KeptTable.prefixes` stands for the walk of
+every term that `colliding` needs.
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping
+import os
+import zlib
+from collections.abc import Collection, Iterable, Mapping
 from typing import NamedTuple
 
+from rdflib import BNode, Literal, URIRef
 from rdflib.term import Node
 
+from kg.cache import SignedCache, digest
+from kg.change import Change
 from kg.graph.ntriples import memo_terms, subject_block
 from kg.graph.triples import Triples
 
@@ -63,3 +79,198 @@ def changed(before: Mapping[str, bytes], after: Mapping[str, bytes]) -> set[str]
     found = {s for s, d in after.items() if before.get(s) != d}
     found.update(s for s in before if s not in after)
     return found
+
+
+# ------------------------------------------------------------------ the kept table (0057)
+
+TABLE_KEY = digest("kg subject digest table, version 1")  # the head: token and body's key
+
+
+class KeptTable(NamedTuple):
+    """A build's table and what it knows of the table kept before it (decision 0057).
+
+    `token`: this table's (the front end's `Change.after`, else a new one); `before`:
+    the kept table's token (None: there was none usable); `edits`: exactly the subjects
+    added, removed or with another digest since the kept table (None with `before`);
+    `order`: the kept table's subjects, sorted (the order of the dump it was made with);
+    `prefixes`: the prefixes of `schemes` some IRI of the graph starts with (what
+    `kg.publish.export.colliding_prefixes` finds over every term); `change`: the front
+    end's, as given (for the table's users that keep state of their own)."""
+
+    table: Table
+    token: str
+    before: str | None
+    edits: frozenset[str] | None
+    order: list[str]
+    prefixes: frozenset[str]
+    change: Change | None = None
+
+
+class _Body(NamedTuple):
+    """A kept table: its subjects sorted (zlib of their texts joined by newlines), their
+    digests in that order, and each subject's colliding prefixes (those that have any)."""
+
+    texts: bytes
+    digests: bytes
+    colliding: dict[str, frozenset[str]]
+
+
+def kept_table(
+    graph: Triples,
+    cache: SignedCache | None,
+    change: Change | None = None,
+    schemes: Collection[str] = (),
+) -> KeptTable:
+    """The build's table: with a `change` from the kept table's token, only its
+    `subjects` digested again, else every subject; kept in `cache` for the next build.
+    `schemes`: the prefixes (`foaf`…) whose `prefix:` IRIs `KeptTable.prefixes` reports."""
+    head, order, digests, colliding = _read(cache)
+    old = dict(zip(order, digests, strict=True)) if head is not None else None
+    starts = tuple(f"{s}:" for s in schemes)
+    edits: frozenset[str] | None
+    if old is not None and head is not None and _follows(change, head[0]):
+        subjects = change.subjects if change is not None else None
+        made, edits = _patched(graph, old, subjects or frozenset(), colliding, starts)
+    else:
+        made = table(graph)
+        edits = frozenset(changed(old, made.digests)) if old is not None else None
+        colliding = _colliding_whole(graph, made, starts)
+    token = change.after if change is not None else os.urandom(16).hex()
+    before = head[0] if head is not None else None
+    prefixes = frozenset().union(*colliding.values())
+    found = KeptTable(made, token, before, edits, order, prefixes, change)
+    if cache is not None:
+        _write(cache, found, colliding, head, edits)
+    return found
+
+
+def _follows(change: Change | None, token: str) -> bool:
+    """Whether `change` says which subjects may differ since the table `token`."""
+    return change is not None and change.subjects is not None and change.before == token
+
+
+def _patched(
+    graph: Triples,
+    digests: Digests,
+    subjects: frozenset[str],
+    colliding: dict[str, frozenset[str]],
+    starts: tuple[str, ...],
+) -> tuple[Table, frozenset[str]]:
+    """`digests` (the kept table's, a copy) with `subjects` digested again from `graph`."""
+    memo: dict[Node, str] = {}
+    term = memo_terms(memo)
+    nodes = {subject_node(text): text for text in subjects}
+    edits = set()
+    for node, text in nodes.items():
+        predicates = graph.describe(node) if node is not None else {}
+        colliding.pop(text, None)
+        if not predicates:
+            if digests.pop(text, None) is not None:
+                edits.add(text)
+            continue
+        head = term(node)  # type: ignore[arg-type]
+        found = hashlib.blake2b(subject_block(head, predicates, memo).encode(), digest_size=16)
+        if digests.get(text) != (made := found.digest()):
+            edits.add(text)
+            digests[text] = made
+        hits = _prefixes(_terms(node, predicates), starts)  # type: ignore[arg-type]
+        if hits:
+            colliding[text] = hits
+    return Table(digests, memo, tuple(memo)), frozenset(edits)
+
+
+def subject_node(text: str) -> Node | None:
+    """The subject an N-Triples text names (`<iri>` or `_:label`), as the graph keys it."""
+    if text.startswith("<") and text.endswith(">"):
+        return URIRef(text[1:-1])  # (`URIRef.n3` escapes nothing: it refuses such IRIs)
+    if text.startswith("_:"):
+        return BNode(text[2:])
+    return None
+
+
+def _terms(s: Node, predicates: Mapping[Node, Iterable[Node]]) -> Iterable[Node]:
+    yield s
+    for p, objects in predicates.items():
+        yield p
+        yield from objects
+
+
+def _prefixes(terms: Iterable[Node], starts: tuple[str, ...]) -> frozenset[str]:
+    """The prefixes of `starts` (`foaf:`…) some IRI or datatype of `terms` starts with."""
+    found = set()
+    for term in terms:
+        t = term.datatype if isinstance(term, Literal) else term
+        text = str(t) if isinstance(t, URIRef) else ""
+        if text.startswith(starts):
+            found.add(text[: text.find(":")])
+    return frozenset(found)
+
+
+def _colliding_whole(
+    graph: Triples, made: Table, starts: tuple[str, ...]
+) -> dict[str, frozenset[str]]:
+    """Each subject's colliding prefixes: none when no term has any (one test of each
+    distinct term), else from a walk of the subjects."""
+    if not starts or not _prefixes(made.terms, starts):
+        return {}
+    found = {}
+    for s, predicates in graph.by_subject():
+        hits = _prefixes(_terms(s, predicates), starts)
+        if hits:
+            found[made.memo[s]] = hits
+    return found
+
+
+def _split(digests: bytes) -> list[bytes]:
+    return [digests[i : i + 16] for i in range(0, len(digests), 16)]
+
+
+def _order(body: _Body) -> list[str]:
+    texts = zlib.decompress(body.texts).decode("utf-8", "surrogatepass")
+    return texts.split("\n") if texts else []
+
+
+def _read(
+    cache: SignedCache | None,
+) -> tuple[tuple[str, str] | None, list[str], list[bytes], dict[str, frozenset[str]]]:
+    """The kept head (token, body's key) and body (sorted subjects, their digests, the
+    colliding prefixes), when both are there and well formed (else no head)."""
+    nothing: tuple[None, list[str], list[bytes], dict[str, frozenset[str]]] = (None, [], [], {})
+    head = cache.get(TABLE_KEY) if cache is not None else None
+    if not (isinstance(head, tuple) and len(head) == 2 and all(isinstance(h, str) for h in head)):
+        return nothing
+    body = cache.get(head[1]) if cache is not None else None
+    if not (
+        isinstance(body, _Body)
+        and isinstance(body.texts, bytes)
+        and isinstance(body.digests, bytes)
+        and isinstance(body.colliding, dict)
+    ):
+        return nothing
+    try:
+        order = _order(body)
+    except (zlib.error, UnicodeDecodeError):
+        return nothing
+    if len(order) * 16 != len(body.digests):
+        return nothing
+    return head, order, _split(body.digests), dict(body.colliding)
+
+
+def _write(
+    cache: SignedCache,
+    kept: KeptTable,
+    colliding: dict[str, frozenset[str]],
+    head: tuple[str, str] | None,
+    edits: frozenset[str] | None,
+) -> None:
+    """Keep `kept`: its body (when it differs from the kept one) first, then the head
+    naming it with the table's token; the other entries removed."""
+    key = head[1] if head is not None and edits is not None and not edits else ""
+    if not key:
+        key = digest("kg subject digest table body", kept.token)
+        order = sorted(kept.table.digests)
+        texts = zlib.compress("\n".join(order).encode("utf-8", "surrogatepass"), 1)
+        digests = kept.table.digests
+        cache.put(key, _Body(texts, b"".join([digests[t] for t in order]), colliding))
+    cache.put(TABLE_KEY, (kept.token, key))
+    cache.prune([TABLE_KEY, key])

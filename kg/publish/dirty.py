@@ -24,18 +24,23 @@ view changed (the views are kept); a node linking into an owned node (`LINKER`),
 changed subject now pointing at one (`OWNED`), makes its item a candidate, made only
 when the lines linking into its nodes differ from the kept digest (`Item.links`).
 
-The state is a signed entry of the render cache (tampered, foreign, or from another
-tree: a full pass, as without it); it holds each item's key (so the cache keeps its
-entry), its files' digests and its atoms, the index atom -> items, and the subjects',
-views' and records' digests to compare with the next build's. Atoms are small ints
-(a term's number and a kind), the index and each item's atoms packed arrays, so the
-state pickles small and loads fast.
+The state is kept in signed entries of the render cache (tampered, foreign, or from
+another tree: a full pass, as without it); it holds each item's key (so the cache
+keeps its entry), its files' digests and its atoms, the index atom -> items, the
+views' and records' digests to compare with the next build's, and the token of the
+build's subject digest table (kg/graph/delta.py, decision 0057): the next build uses
+the state only when its table was compared with that one, and reads what changed from
+the table's `edits`. Atoms are small ints (a term's number and a kind), the index and
+each item's atoms packed arrays, so the state pickles small and loads fast. It is kept
+as a base and the deltas of the builds since (decision 0057: `save`), so a build after
+a small change writes what it changed, not the whole state.
 """
 
 from __future__ import annotations
 
 import bisect
 import hashlib
+import os
 import pickle
 import zlib
 from array import array
@@ -48,13 +53,14 @@ from rdflib import URIRef
 from rdflib.term import Node
 
 from kg.cache import SignedCache, digest
+from kg.graph.delta import subject_node
 from kg.graph.ntriples import nt_object
 from kg.graph.triples import Triples
 from kg.publish.fingerprint import LINKER, OWNED, READ, RECORD, SUBTREE, VIEW, SubjectChunks
 
 __all__ = ["RECORD", "Deps", "DirtyState"]
 
-STATE_KEY = digest("kg render: dirty items, version 3")  # its entry in the render cache
+STATE_KEY = digest("kg render: dirty items, version 4")  # its entry in the render cache
 KINDS = {kind: n for n, kind in enumerate((READ, OWNED, SUBTREE, RECORD, VIEW, LINKER))}
 
 
@@ -87,7 +93,7 @@ class DirtyState:
     tree: str  # the output tree this state describes (the staging folder's name)
     globals: str  # digest of the settings (kg's code, the project's settings, registries)
     pages: frozenset[str]  # the path of every page
-    subjects: dict[str, bytes]  # each subject's N-Triples digest, by its term's text
+    table: str  # the token of the build's digest table (kg/graph/delta.py: `KeptTable`)
     records: dict[str, bytes]  # each record's digest, by its atom
     terms: list[str] = field(default_factory=list)  # an atom's text by its number // 8
     views: dict[int, bytes] = field(default_factory=dict)  # a node's number -> its view
@@ -99,21 +105,14 @@ class DirtyState:
     stale: int = 0  # items made again or gone since the index was made whole
     sizes: bytes = b""  # array("Q"): each subject's chunk size in the N-Triples dump
     dump: str = ""  # the dump's content digest (its stamp's), for `kg.publish.olddump`
-    body: str = ""  # the entry holding the state (`save`); not kept in it
-    changed: bool = True  # whether the kept body must be written again; not kept
+    saved: Saved | None = field(default=None, repr=False)  # as kept (`save`); not kept
 
     def __getstate__(self) -> dict[str, Any]:
-        found = {k: v for k, v in self.__dict__.items() if k not in ("ids", "numbers", "changed")}
-        # one string and one bytes object: pickled (and compressed) far faster than a dict
-        found["subjects"] = ("\n".join(self.subjects), b"".join(self.subjects.values()))
-        return found
+        return {k: v for k, v in self.__dict__.items() if k not in ("ids", "numbers", "saved")}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        texts, digests = state.pop("subjects")
         self.__dict__.update(state)
-        names = texts.split("\n") if texts else []
-        self.subjects = {t: digests[16 * i : 16 * i + 16] for i, t in enumerate(names)}
-        self.changed = False
+        self.saved = None
         self.ids = {t: n for n, t in enumerate(self.terms)}
         self.numbers = {name: n for n, name in enumerate(self.names)}
 
@@ -153,20 +152,31 @@ class Made:
     views: dict[str, bytes] = field(default_factory=dict)
 
 
-def subject_digests(chunks: SubjectChunks) -> dict[str, bytes]:
-    memo = chunks.memo
-    return {memo[s]: d for s, d in chunks.digest.items()}
-
-
 def load(cache: SignedCache, tree: str | None, globals: str) -> DirtyState | None:
-    """The previous build's state, when it describes `tree` and the same globals."""
+    """The previous build's state, when it describes `tree` and the same globals: its
+    base with the deltas since applied (decision 0057)."""
     head = cache.get(STATE_KEY)
-    if tree is None or not isinstance(head, tuple) or head[:2] != (tree, globals):
+    if tree is None or not isinstance(head, Head) or (head.tree, head.globals) != (tree, globals):
         return None
-    found = _unpacked(cache.get(head[2]))
+    base = cache.get(head.base)
+    if not (isinstance(base, tuple) and len(base) == 2 and base[0] == head.token):
+        return None
+    found = _unpacked(base[1])
     if not isinstance(found, DirtyState) or found.globals != globals:
         return None
-    found.tree, found.body = tree, head[2]
+    if not isinstance(head.deltas, tuple) or not all(_applied(found, d) for d in head.deltas):
+        return None
+    found.tree = tree
+    found.table, found.stale, found.sizes, found.dump = head.tail
+    found.saved = Saved(
+        head.base,
+        head.token,
+        head.deltas,
+        len(found.terms),
+        len(found.names),
+        found.records,
+        found.pages,
+    )
     if found.stale > len(found.items) // 4:  # the index holds too many atoms no longer read
         return None
     return found
@@ -187,32 +197,53 @@ def dirty_items(
     chunks: SubjectChunks,
     view: Callable[[Node], bytes],
     page_iri: Callable[[str], str],
+    edits: Edits,
 ) -> Reached:
     """The items of `old` an edit reaches (the module's rule); the views of the changed
-    subjects go to `old.views`."""
+    subjects go to `old.views`. `edits`: the subjects whose digest changed since the
+    table `old` was made with (`KeptTable.edits`), and that table's subjects, sorted."""
     records = new.records
     atoms = {a for a, d in records.items() if old.records.get(a) != d}
     atoms.update(a for a in old.records if a not in records)
-    before = old.subjects
-    gone = before.keys() - new.subjects.keys()
-    atoms.update(kind + t for t in gone for kind in (READ, VIEW))
-    maybe = [LINKER + t for t in gone]
-    for s, d in chunks.digest.items():
-        text = chunks.memo[s]
-        if before.get(text) != d:
-            atoms.update(_reach(s, graph, chunks, text not in before))
-            maybe.append(LINKER + text)
-            maybe += [OWNED + chunks.term(o) for o in _links(graph, s)]
-            kept = old.view(text)
-            if kept is not None and kept != (seen := view(s)):
-                atoms.add(VIEW + text)
-                old.views[old.ids[text]] = seen
-                old.changed = True
+    maybe = []
+    for text in sorted(edits.subjects):
+        s = _subject(text, chunks)
+        maybe.append(LINKER + text)
+        if s is None:  # gone
+            atoms.update(kind + text for kind in (READ, VIEW))
+            continue
+        atoms.update(_reach(s, graph, chunks, not _holds(edits.order, text)))
+        maybe += [OWNED + chunks.term(o) for o in _links(graph, s)]
+        kept = old.view(text)
+        if kept is not None and kept != (seen := view(s)):
+            atoms.add(VIEW + text)
+            old.views[old.ids[text]] = seen
+            if old.saved is not None:
+                old.saved.views.add(old.ids[text])
     moved = old.pages ^ new.pages
     if moved:
         atoms.update(_under(sorted(old.terms), [_iri(page_iri(path)) for path in moved]))
     found = old.holders(atoms)
     return Reached(found, old.holders(maybe) - found)
+
+
+class Edits(NamedTuple):
+    """The subjects (N-Triples texts) whose digest changed since the previous build's
+    table, and that table's subjects, sorted (kg/graph/delta.py: `KeptTable`)."""
+
+    subjects: frozenset[str]
+    order: list[str]
+
+
+def _subject(text: str, chunks: SubjectChunks) -> Node | None:
+    """The subject of this build's graph with this text (None: not in it)."""
+    node = subject_node(text)
+    return node if node is not None and node in chunks.digest else None
+
+
+def _holds(order: list[str], text: str) -> bool:
+    at = bisect.bisect_left(order, text)
+    return at < len(order) and order[at] == text
 
 
 def _links(graph: Triples, s: Node) -> list[Node]:
@@ -272,12 +303,7 @@ class Packing:
             new.terms, new.ids, new.views = old.terms, old.ids, old.views
             new.items, new.index = dict(old.items), old.index
             new.names, new.numbers = old.names, old.numbers
-            new.stale, new.body = old.stale, old.body
-            new.changed = old.changed or (old.subjects, old.records, old.pages) != (
-                new.subjects,
-                new.records,
-                new.pages,
-            )
+            new.stale, new.saved = old.stale, old.saved
         self.state = new
         self._made: list[tuple[int, bytes]] = []  # each item made: its number, its atoms
         self._views: dict[int, bytes] = {}  # a node's number -> the view read now
@@ -287,7 +313,8 @@ class Packing:
         for name, deps in fresh.items():
             if new.items.pop(name, None) is not None:  # its old atoms stay: they only reach it
                 new.stale += 1
-            new.changed = True
+            if new.saved is not None:
+                new.saved.items.add(name)
             if name not in new.numbers:
                 new.numbers[name] = len(new.names)
                 new.names.append(name)
@@ -299,9 +326,13 @@ class Packing:
 
     def add_views(self, views: dict[str, bytes]) -> None:
         """The views the items of a part read (the last one read is kept)."""
-        number, found = self.state._number, self._views
+        number, found, kept = self.state._number, self._views, self.state.views
+        touched = self.state.saved.views if self.state.saved is not None else set()
         for text, value in views.items():
-            found[number(READ + text) // 8] = value
+            n = number(READ + text) // 8
+            found[n] = value
+            if kept.get(n) != value:  # (a delta keeps the views that changed only)
+                touched.add(n)
 
     def _readers(self) -> Iterator[tuple[int, array]]:
         """Each atom read now with the items that read it, in the order they came; by
@@ -316,11 +347,13 @@ class Packing:
     def finish(self, items: set[str]) -> DirtyState:
         """The state: without the items that are gone, with the views read."""
         new = self.state
-        _reindex(new.index, self._readers())
+        touched = new.saved.atoms if new.saved is not None else set()
+        _reindex(new.index, self._readers(), touched)
         for name in [i for i in new.items if i not in items]:
             del new.items[name]
             new.stale += 1
-            new.changed = True
+            if new.saved is not None:
+                new.saved.items.add(name)
         new.views.update(self._views)
         self._views = {}
         return new
@@ -359,9 +392,10 @@ def _laid_out(made: list[tuple[int, bytes]], atoms: int) -> Iterator[tuple[int, 
         start = end
 
 
-def _reindex(index: dict[int, bytes], add: Iterable[tuple[int, array]]) -> None:
+def _reindex(index: dict[int, bytes], add: Iterable[tuple[int, array]], touched: set[int]) -> None:
     """Add each atom's new readers (`add`: each item once) to its packed array, those
-    it holds already left out (a set: an organization's view has thousands of readers)."""
+    it holds already left out (a set: an organization's view has thousands of readers);
+    the atoms whose array changed go to `touched`."""
     for atom, numbers in add:
         old = index.get(atom)
         if old:
@@ -369,20 +403,124 @@ def _reindex(index: dict[int, bytes], add: Iterable[tuple[int, array]]) -> None:
             missing = [n for n in numbers if n not in have]
             if missing:
                 index[atom] = old + array("I", missing).tobytes()
+                touched.add(atom)
         else:
             index[atom] = numbers.tobytes()
+            touched.add(atom)
+
+
+@dataclass
+class Saved:
+    """How a loaded state is kept (decision 0057): its base entry and token, the deltas
+    applied to it, and what the next delta is made from: the lengths of `terms` and
+    `names`, the records and pages as loaded, and what changed since (the items made or
+    gone, the index's atoms and the views set)."""
+
+    base: str
+    token: bytes
+    deltas: tuple[Delta, ...]
+    terms: int
+    names: int
+    records: dict[str, bytes]
+    pages: frozenset[str]
+    items: set[str] = field(default_factory=set)
+    atoms: set[int] = field(default_factory=set)
+    views: set[int] = field(default_factory=set)
+
+
+class Delta(NamedTuple):
+    """What one build changed in the state: each table's entries set and keys removed,
+    the terms and names appended."""
+
+    items: tuple[dict[str, Item], tuple[str, ...]]
+    readers: dict[int, bytes]  # the index's entries set
+    views: dict[int, bytes]
+    terms: list[str]
+    names: list[str]
+    records: tuple[dict[str, bytes], tuple[str, ...]]
+    pages: tuple[frozenset[str], frozenset[str]]  # added, removed
+
+    def size(self) -> int:
+        return len(self.items[0]) + len(self.readers) + len(self.views) + len(self.records[0])
+
+
+class Head(NamedTuple):
+    """The kept state's head: the tree and globals it describes, its base entry (with the
+    token it was kept with), the deltas since, and the fields each build sets anew."""
+
+    tree: str
+    globals: str
+    base: str
+    token: bytes
+    deltas: tuple[Delta, ...]
+    tail: tuple[str, int, bytes, str]  # table, stale, sizes, dump
+
+
+MOST_DELTAS = 16  # builds after a base before it is written whole again
+MOST_CHANGED = 10  # ... or once the deltas hold more than 1/10 of the index's entries
 
 
 def save(cache: SignedCache, state: DirtyState) -> list[str]:
-    """Keep `state`: a small head (the tree, the globals, the body's key) and, when it
-    changed, the body, pickled and compressed (its terms are IRIs: about four times
-    smaller). The keys of the two entries, for the cache's prune."""
-    if state.changed or not state.body:
-        body = digest("kg render: dirty items' body", state.tree, state.globals)
-        cache.put(body, _packed(state))
-        state.body = body
-    cache.put(STATE_KEY, (state.tree, state.globals, state.body))
-    return [STATE_KEY, state.body]
+    """Keep `state`: after a small change, as the deltas since its base (a head that
+    names them); else a new base, pickled and compressed (its terms are IRIs: about
+    four times smaller), and a head without deltas. The keys of the two entries, for
+    the cache's prune."""
+    saved = state.saved
+    tail = (state.table, state.stale, state.sizes, state.dump)
+    if saved is not None and len(saved.deltas) < MOST_DELTAS:
+        deltas = (*saved.deltas, _delta(state, saved))
+        if sum(d.size() for d in deltas) * MOST_CHANGED <= len(state.index):
+            head = Head(state.tree, state.globals, saved.base, saved.token, deltas, tail)
+            cache.put(STATE_KEY, head)
+            return [STATE_KEY, saved.base]
+    token = os.urandom(16)
+    base = digest("kg render: dirty items' base", state.tree, state.globals, token.hex())
+    cache.put(base, (token, _packed(state)))  # first the base, then the head naming it
+    cache.put(STATE_KEY, Head(state.tree, state.globals, base, token, (), tail))
+    return [STATE_KEY, base]
+
+
+def _delta(state: DirtyState, saved: Saved) -> Delta:
+    """What changed in `state` since it was loaded as `saved` says."""
+    items = state.items
+    records, pages = state.records, state.pages
+    return Delta(
+        ({n: items[n] for n in saved.items if n in items}, tuple(saved.items - items.keys())),
+        {a: state.index[a] for a in saved.atoms},
+        {n: state.views[n] for n in saved.views if n in state.views},
+        state.terms[saved.terms :],
+        state.names[saved.names :],
+        (
+            {a: d for a, d in records.items() if saved.records.get(a) != d},
+            tuple(a for a in saved.records if a not in records),
+        ),
+        (pages - saved.pages, saved.pages - pages),
+    )
+
+
+def _applied(state: DirtyState, delta: object) -> bool:
+    """Apply `delta` to `state` (False: not a delta this module made)."""
+    if not isinstance(delta, Delta):
+        return False
+    items, gone = delta.items
+    state.items.update(items)
+    for name in gone:
+        state.items.pop(name, None)
+    state.index.update(delta.readers)
+    state.views.update(delta.views)
+    for text in delta.terms:
+        state.ids[text] = len(state.terms)
+        state.terms.append(text)
+    for name in delta.names:
+        state.numbers[name] = len(state.names)
+        state.names.append(name)
+    records, unrecorded = delta.records
+    state.records.update(records)
+    for atom in unrecorded:
+        state.records.pop(atom, None)
+    added, removed = delta.pages
+    state.pages = (state.pages - removed) | added
+    return True
 
 
 def _packed(state: DirtyState) -> bytes:

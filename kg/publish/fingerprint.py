@@ -27,13 +27,14 @@ import pickle
 from array import array
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 from rdflib import URIRef
 from rdflib.term import Node
 
 from kg import scheme
 from kg.cache import digest, package_digest
+from kg.change import Change
 from kg.config import Config
 from kg.graph.delta import Table
 from kg.graph.namespaces import RDF, SCHEMA
@@ -54,11 +55,12 @@ class ByteSink(Protocol):
 
 
 class OldDump(Protocol):
-    """The previous build's N-Triples dump, where it can give a subject's chunk back."""
+    """The previous build's N-Triples dump, where it can give subjects' chunks back."""
 
-    def same(self, text: str, digest: bytes) -> bool: ...  # the chunk is there unchanged
-    def copy(self, text: str, sink: ByteSink) -> int: ...  # write it (maybe later); its size
-    def flush(self, sink: ByteSink) -> None: ...  # write what `copy` held back
+    sizes: array  # each old subject's chunk size, in the old order
+
+    def runs(self, keys: list[str]) -> list[tuple[int, int, int]]: ...  # unchanged runs
+    def write(self, start: int, stop: int, sink: ByteSink) -> None: ...  # old chunks' bytes
 
 
 class SubjectChunks:
@@ -69,8 +71,9 @@ class SubjectChunks:
     With a `sink` (a binary file), the chunks are written to it in that order as they
     are made and not kept: the dump is never a string in memory (at 10k people it is
     about 400 MB, in the parent and in every forked worker). With the build's digest
-    `table` (kg/graph/delta.py: decision 0049), no digest is made again; with an `old`
-    dump too, a subject whose digest is the same is copied from it, not formatted.
+    `table` (kg/graph/delta.py: decisions 0049 and 0057), no digest is made again; with
+    an `old` dump too, a subject whose digest is the same is copied from it, not
+    formatted.
     `sizes`: each chunk's size in bytes, in order (where the next build finds it)."""
 
     def __init__(
@@ -81,34 +84,63 @@ class SubjectChunks:
         old: OldDump | None = None,
     ) -> None:
         self.memo: dict[Node, str] = table.memo if table is not None else {}  # terms' texts
-        term = self.term
         self.text: dict[Node, str] | None = {} if sink is None else None
         self.digest: dict[Node, bytes] = {}
-        self.order = sorted(graph.subjects(), key=term)
+        texts = self._subject_texts(graph, table is not None)
+        self.order = [s for _, s in texts]
+        self._keys = [text for text, _ in texts]
         self.sizes = array("Q")
         digests = table.digests if table is not None else {}
-        copy = old if sink is not None else None
-        for s in self.order:
-            head = term(s)
-            found = digests.get(head)
-            if copy is not None and found is not None and copy.same(head, found):
-                self.digest[s] = found
-                self.sizes.append(copy.copy(head, sink))  # type: ignore[arg-type]
-                continue
-            data = subject_block(head, graph.describe(s), self.memo).encode()
-            self.digest[s] = found or hashlib.blake2b(data, digest_size=16).digest()
-            self.sizes.append(len(data))
+        at = 0
+        if old is not None and sink is not None:  # unchanged runs copied (decision 0057)
+            for start, stop, first in old.runs(self._keys):
+                self._format(graph, texts[at:start], digests, sink)
+                self.sizes.extend(old.sizes[first : first + stop - start])
+                found = map(digests.__getitem__, self._keys[start:stop])
+                self.digest.update(zip(self.order[start:stop], found, strict=True))
+                old.write(first, first + stop - start, sink)
+                at = stop
+        self._format(graph, texts[at:] if at else texts, digests, sink)
+        # every distinct term of the graph (the memo grows later; with a patched table,
+        # the re-digested subjects' terms only: kg/graph/delta.py's `KeptTable.prefixes`)
+        self.terms = table.terms if table is not None else tuple(self.memo)
+
+    def _format(
+        self,
+        graph: Triples,
+        texts: list[tuple[str, Node]],
+        digests: dict[str, bytes],
+        sink: ByteSink | None,
+    ) -> None:
+        """Format these subjects' chunks (`texts`: their texts and them, in order): kept
+        as text, or written to `sink`."""
+        memo, found, sizes, kept = self.memo, self.digest, self.sizes, self.text
+        blake2b = hashlib.blake2b
+        for head, s in texts:
+            data = subject_block(head, graph.describe(s), memo).encode()
+            found[s] = digests.get(head) or blake2b(data, digest_size=16).digest()
+            sizes.append(len(data))
             if sink is not None:
-                if copy is not None:
-                    copy.flush(sink)
                 sink.write(data)
             else:
-                self.text[s] = data.decode()  # type: ignore[index]
-        if copy is not None:
-            copy.flush(sink)  # type: ignore[arg-type]
-        self._keys = [term(s) for s in self.order]
-        # every distinct term of the graph (the memo grows later)
-        self.terms = table.terms if table is not None else tuple(self.memo)
+                kept[s] = data.decode()  # type: ignore[index]
+
+    def _subject_texts(self, graph: Triples, checked: bool) -> list[tuple[str, Node]]:
+        """Each subject's N-Triples text and the subject, sorted. `checked`: each
+        subject's IRI was formatted (so checked) by a walk or patch of the build's digest
+        table, and `<iri>` is its text (decision 0057: rdflib's check costs more than the
+        text)."""
+        memo = self.memo
+        if not checked:
+            return sorted((self.term(s), s) for s in graph.subjects())
+        found = []
+        for s in graph.subjects():
+            text = memo.get(s)
+            if text is None:
+                text = memo[s] = f"<{s}>" if type(s) is URIRef else nt_object(s)
+            found.append((text, s))
+        found.sort()  # (the texts differ: no two subjects are compared)
+        return found
 
     def term(self, t: Node) -> str:
         text = self.memo.get(t)
@@ -148,6 +180,7 @@ class Fingerprints:
         href: Callable[[str], str],
         citation_keys: dict[str, str],
         settings: str | None = None,
+        kept: KeptRecords | None = None,
     ) -> None:
         self.config = config
         self.r = resolution
@@ -161,7 +194,7 @@ class Fingerprints:
         self.citation_keys = citation_keys
         # once, before any fork: every worker would otherwise make its own
         self.settings = settings or settings_digest(config, resolution)
-        self._records = _record_digests(resolution)
+        self._records = _record_digests(resolution, kept)
 
     def _description(self, owned: set[Node], reads: Reads) -> tuple[bytes, bytes, bytes]:
         """What `described(graph, owned)` holds, and of each node in it what a page may
@@ -248,11 +281,11 @@ class Fingerprints:
                 part
                 for person in people
                 for part in (
-                    records.get(("name", person), _NONE),
-                    records.get(("profile", person), _NONE),
+                    records.get(record_atom("name", person), _NONE),
+                    records.get(record_atom("profile", person), _NONE),
                 )
             ]
-            record = records.get(("publication", pub.key)) or _pickled(pub)
+            record = records.get(record_atom("publication", pub.key)) or _pickled(pub)
             key = self.citation_keys.get(pub.key, "").encode()
             read = [record_atom("publication", pub.key), record_atom("cite", pub.key)]
             read += [record_atom(kind, p) for p in people for kind in ("name", "profile")]
@@ -303,9 +336,9 @@ class Fingerprints:
             self.settings,
             "person",
             profile.slug,
-            records.get(("profile", profile.slug), _NONE),
-            records.get(("name", profile.slug), _NONE),
-            records.get(("refs", source), _NONE),
+            records.get(record_atom("profile", profile.slug), _NONE),
+            records.get(record_atom("name", profile.slug), _NONE),
+            records.get(record_atom("refs", source), _NONE),
             *self._description(owned, reads),
             b"".join([self._subtree(work, reads) for work in works_of(self.graph, person)]),
             b"".join([self._publication(pub, reads) for pub in works]),
@@ -313,7 +346,7 @@ class Fingerprints:
 
     def record_digests(self) -> dict[str, bytes]:
         """Every record's digest by its atom (`record_atom`), citation keys included."""
-        found = {record_atom(kind, key): value for (kind, key), value in self._records.items()}
+        found = dict(self._records)
         for key, cite in self.citation_keys.items():
             found[record_atom("cite", key)] = _text_digest(cite)
         return found
@@ -360,23 +393,56 @@ def record_atom(kind: str, key: str) -> str:
     return f"{RECORD}{kind}\t{key}"
 
 
-def _record_digests(r: Resolution) -> dict[tuple[str, str], bytes]:
-    """A digest of each resolved record the pages and BibTeX show, made once: each
+class KeptRecords(NamedTuple):
+    """The record digests of the build before (`Fingerprints.record_digests`) and a
+    `Change` from its front-end state (decision 0057): only the publications and
+    profiles it names are pickled again."""
+
+    digests: dict[str, bytes]
+    change: Change
+
+
+PICKLED = ("publication", "profile")  # the records digested from their pickles
+
+
+def _record_digests(r: Resolution, kept: KeptRecords | None = None) -> dict[str, bytes]:
+    """A digest of each resolved record the pages and BibTeX show, by its atom: each
     publication, each profile, each resolved person's name (kg/publish reads `.name`
     only; where they were mentioned is in the graph), and per profile file the resolved
-    person of every name listed in it (advisors, mentors…)."""
-    found: dict[tuple[str, str], bytes] = {}
-    for key, pub in r.publications.items():
-        found["publication", key] = _pickled(pub)
-    for profile in r.dataset.profiles:
-        found["profile", profile.slug] = _pickled(profile)
+    person of every name listed in it (advisors, mentors…). With `kept`, the pickled
+    records the change does not name keep their digests (the others are texts: made)."""
+    found = _kept_pickles(r, kept) if kept is not None else None
+    if found is None:
+        found = {record_atom("publication", k): _pickled(p) for k, p in r.publications.items()}
+        found.update((record_atom("profile", p.slug), _pickled(p)) for p in r.dataset.profiles)
     for key, person in r.persons.items():
-        found["name", key] = _text_digest(person.name)
+        found[record_atom("name", key)] = _text_digest(person.name)
     refs: dict[str, list[str]] = {}
     for source, key in r.person_of.items():
         refs.setdefault(source.file, []).append(f"{source}\t{key}")
     for file, lines in refs.items():
-        found["refs", file] = _text_digest("\n".join(sorted(lines)))
+        found[record_atom("refs", file)] = _text_digest("\n".join(sorted(lines)))
+    return found
+
+
+def _kept_pickles(r: Resolution, kept: KeptRecords) -> dict[str, bytes] | None:
+    """The publications' and profiles' digests: the kept ones, those the change names
+    made again (or dropped: gone); None when the change does not name both kinds."""
+    change = kept.change
+    if change.publications is None or change.profiles is None:
+        return None
+    heads = tuple(record_atom(kind, "") for kind in PICKLED)
+    found = {a: d for a, d in kept.digests.items() if a.startswith(heads)}
+    for key in change.publications:
+        pub = r.publications.get(key)
+        found.pop(record_atom("publication", key), None)
+        if pub is not None:
+            found[record_atom("publication", key)] = _pickled(pub)
+    by_slug = {p.slug: p for p in r.dataset.profiles} if change.profiles else {}
+    for slug in change.profiles:
+        found.pop(record_atom("profile", slug), None)
+        if slug in by_slug:
+            found[record_atom("profile", slug)] = _pickled(by_slug[slug])
     return found
 
 

@@ -29,7 +29,7 @@ from kg.cache import SignedCache, digest
 from kg.config import Config
 from kg.files import open_folder
 from kg.formats import NTRIPLES, RDF_FORMATS, TURTLE
-from kg.graph.delta import Table
+from kg.graph.delta import KeptTable
 from kg.graph.triples import Triples
 from kg.publish import dirty
 from kg.publish.assets import logo_path, photo_thumbnails, scan, site_files
@@ -72,7 +72,13 @@ from kg.publish.export import (
     write_part,
     write_streamed,
 )
-from kg.publish.fingerprint import Fingerprints, Reads, SubjectChunks, settings_digest
+from kg.publish.fingerprint import (
+    Fingerprints,
+    KeptRecords,
+    Reads,
+    SubjectChunks,
+    settings_digest,
+)
 from kg.publish.layout import DATASET, DUMP, SPARQL, owner_path, page_things, path_of
 from kg.publish.olddump import PreviousDump
 from kg.publish.site import SiteBuilder, SiteSettings
@@ -119,15 +125,16 @@ class _State:
 
 
 def _ntriples_dump(
-    graph: Triples, staging: Path | None, table: Table | None, old: PreviousDump | None
+    graph: Triples, staging: Path | None, table: KeptTable | None, old: PreviousDump | None
 ) -> tuple[SubjectChunks, Files | None]:
     """Each subject's N-Triples; with `staging`, the sorted dump written there (and
     linked into site/) as the chunks are made, so that its text is never kept; with the
     build's digest `table` and the `old` dump, unchanged chunks copied from it."""
+    made = table.table if table is not None else None
     if staging is None:
-        return SubjectChunks(graph, None, table), None
+        return SubjectChunks(graph, None, made), None
     kind = scheme.file_path(DUMP, NTRIPLES.ext)
-    make = partial(SubjectChunks, graph, table=table, old=old)
+    make = partial(SubjectChunks, graph, table=made, old=old)
     try:
         stamps, chunks = write_streamed(staging, (kind, f"site/{kind}"), make)
     finally:
@@ -159,7 +166,7 @@ def render_parts(
     cache: SignedCache | None = None,
     previous: Previous | None = None,
     staging: Path | None = None,
-    table: Table | None = None,
+    table: KeptTable | None = None,
 ) -> Iterator[Files]:
     """The files in parts, in a fixed order, as tasks finish; `progress(done, total)`.
 
@@ -171,7 +178,8 @@ def render_parts(
     `staging` (the folder `write_outputs` fills), the tasks of people and things write
     their files there themselves and return only their stamps (`Written`): the texts
     never cross a pipe and the parent neither hashes nor writes them. `table`: the
-    build's subject digests (kg/graph/delta.py), made before validation.
+    build's subject digests (kg/graph/delta.py), made before validation, with what
+    changed since the kept table.
     """
     return_large_blocks()  # large texts freed leave this process and its helpers (0054)
     state = _make_state(config, resolution, graph, cache, previous, staging, table)
@@ -240,7 +248,7 @@ def _make_state(
     cache: SignedCache | None,
     previous: Previous | None,
     staging: Path | None = None,
-    table: Table | None = None,
+    table: KeptTable | None = None,
 ) -> _State:
     """What every task reads, made once in the parent before any fork. With `staging`,
     the N-Triples dump is written there as its chunks are made (`_ntriples_dump`)."""
@@ -263,22 +271,24 @@ def _make_state(
     site = SiteBuilder(resolution, graph, config.base_iri, settings)
     cache = cache if cache is not None and cache.enabled else None
     keyed = settings_digest(config, resolution) if cache is not None else ""
-    before = _previous_items(cache, keyed, previous, staging)
-    chunks, dump = _ntriples_dump(graph, staging, table, _old_dump(before, previous))
+    before = _previous_items(cache, keyed, previous, staging, table)
+    chunks, dump = _ntriples_dump(graph, staging, table, _old_dump(before, previous, table))
     if table is not None:  # its digests are the chunks' now: not held twice, nor forked (0054)
-        table.digests.clear()
+        table.table.digests.clear()
     prints = None  # the keys of kept files: made (once, before any fork) only to keep them
     if cache is not None:
         href = _linker(config.base_iri, pages)
         citations = site.citations.keys
-        prints = Fingerprints(config, resolution, graph, chunks, href, citations, keyed)
+        records = _kept_records(before, table)
+        prints = Fingerprints(config, resolution, graph, chunks, href, citations, keyed, records)
     things = [t for t in tops if t not in profiled]
-    reached, after = _dirty(before, prints, site, graph, chunks, pages, staging)
+    reached, after = _dirty(before, prints, site, graph, chunks, pages, staging, table)
     if after is not None and dump is not None:  # where the next build copies chunks from
         after.dump = cast("Written", dump[scheme.file_path(DUMP, NTRIPLES.ext)]).stamp[0]
     owned = owned_nodes(graph, tops)
     blocks = NodeBlocks(graph)
-    unusable = frozenset(colliding_prefixes(chunks.terms))
+    colliding = table.prefixes if table is not None else colliding_prefixes(chunks.terms)
+    unusable = frozenset(colliding)
     blocks.collision_free = not unusable
     blocks.nt_terms = chunks.memo  # each term's N-Triples text once
     return _State(
@@ -305,22 +315,44 @@ def _make_state(
 
 
 def _previous_items(
-    cache: SignedCache | None, settings: str, previous: Previous | None, staging: Path | None
+    cache: SignedCache | None,
+    settings: str,
+    previous: Previous | None,
+    staging: Path | None,
+    table: KeptTable | None,
 ) -> DirtyState | None:
     """The previous build's items (`kg.publish.dirty`), when it made the tree this build
-    replaces with the same settings; with a cache and workers that write only."""
-    if cache is None or staging is None or previous is None:
+    replaces with the same settings and the digest table this build's was compared with
+    (decision 0057: its `edits` are the changes since); with a cache and workers that
+    write only."""
+    if cache is None or staging is None or previous is None or table is None:
         return None
-    return dirty.load(cache, previous[0].name, settings)
+    found = dirty.load(cache, previous[0].name, settings)
+    if found is None or table.edits is None or found.table != table.before:
+        return None
+    return found
 
 
-def _old_dump(before: DirtyState | None, previous: Previous | None) -> PreviousDump | None:
+def _old_dump(
+    before: DirtyState | None, previous: Previous | None, table: KeptTable | None
+) -> PreviousDump | None:
     """The previous tree's N-Triples dump, to copy unchanged chunks from (decision 0049)."""
-    if before is None or previous is None or not before.dump:
+    if before is None or previous is None or not before.dump or table is None:
+        return None
+    if table.edits is None or before.table != table.before:
         return None
     rel = scheme.file_path(DUMP, NTRIPLES.ext)
     sizes = array("Q", before.sizes)
-    return PreviousDump.open(previous, rel, before.dump, before.subjects, sizes)
+    return PreviousDump.open(previous, rel, before.dump, table.order, table.edits, sizes)
+
+
+def _kept_records(before: DirtyState | None, table: KeptTable | None) -> KeptRecords | None:
+    """The previous build's record digests, with the front end's `Change` since it
+    (decision 0057), when its state is the one that change starts from."""
+    change = table.change if table is not None else None
+    if before is None or change is None or change.before != before.table:
+        return None
+    return KeptRecords(before.records, change)
 
 
 def _dirty(
@@ -331,21 +363,22 @@ def _dirty(
     chunks: SubjectChunks,
     pages: frozenset[str],
     staging: Path | None,
+    table: KeptTable | None,
 ) -> tuple[Reached | None, DirtyState | None]:
     """The items an edit reaches (None: all) and this build's state to fill
     (`kg.publish.dirty`); with a cache and workers that write only."""
-    if prints is None or staging is None:
+    if prints is None or staging is None or table is None:
         return None, None
     records = prints.record_digests()
     for path in site.related:
         records[f"{dirty.RECORD}summary\t{path}"] = dirty.blake(repr(site.summary(path)))
-    subjects = dirty.subject_digests(chunks)
-    after = DirtyState(staging.name, prints.settings, pages, subjects, records)
+    after = DirtyState(staging.name, prints.settings, pages, table.token, records)
     after.sizes = chunks.sizes.tobytes()
-    if before is None:
+    if before is None or table.edits is None:
         return None, after
     page_iri = partial(scheme.mint, prints.config.base_iri)
-    return dirty.dirty_items(before, after, graph, chunks, prints.view, page_iri), after
+    edits = dirty.Edits(table.edits, table.order)
+    return dirty.dirty_items(before, after, graph, chunks, prints.view, page_iri, edits), after
 
 
 def _packing(state: _State) -> dirty.Packing | None:
