@@ -3,7 +3,8 @@ made by an oracle: a full diff of the two builds' subject tables and of their re
 pickles, plus names that did not change (a superset is legal). After each edit the
 build gives a cold build's bytes, and it took the proportional paths: the kept table
 patched, the records kept, the dirty items and the dump from the table's edits. A
-Change from another token is the whole work, with the same bytes."""
+Change from another token is the whole work, with the same bytes. Without the oracle,
+the front end's own Change (decision 0056) drives the same paths."""
 
 from __future__ import annotations
 
@@ -124,6 +125,33 @@ def warm(tmp_path_factory) -> Path:
 EDITS = [_title, _coauthor_added, _name, _affiliation, _profile_removed, _profile_added]
 
 
+def _builds_equal_cold_builds(root: Path, tmp_path: Path, edits) -> None:
+    """Each edit in turn, built with caches, gives the bytes of a build without them."""
+    for n, edit in enumerate(edits):
+        edit(root, n)
+        config = load_config(root)
+        assert pipeline.build(config, root / "dist").published
+        cold = tmp_path / f"cold{n}"
+        assert pipeline.build(config, cold, cache=False).published
+        _assert_same_tree(root / "dist", cold)
+
+
+def test_the_front_ends_own_change_drives_the_proportional_paths(warm, tmp_path, monkeypatch):
+    """No oracle: the Change `build_graph` itself makes (decision 0056) patches the
+    kept table and keeps the records after a title and a name edit, with a cold
+    build's bytes."""
+    root = tmp_path / "project"
+    shutil.copytree(warm, root, symlinks=True)
+    spies = Spies(monkeypatch)
+    assert pipeline.build(load_config(root), root / "dist").published
+    _builds_equal_cold_builds(root, tmp_path, (_title, _name))
+    subjects = len(table(pipeline.build_graph(load_config(root))[1].triples).digests)
+    assert len(spies.patched) == 2, spies.patched  # digested again: the named ones only
+    assert all(0 < n < subjects / 4 for n in spies.patched), (spies.patched, subjects)
+    assert spies.records == [True, True] and spies.reached[1:] == [True, True]
+    assert spies.dumps == [True, True]
+
+
 def test_builds_after_edits_with_an_oracle_change_equal_cold_builds(warm, tmp_path, monkeypatch):
     root = tmp_path / "project"
     shutil.copytree(warm, root, symlinks=True)
@@ -132,13 +160,7 @@ def test_builds_after_edits_with_an_oracle_change_equal_cold_builds(warm, tmp_pa
     spies = Spies(monkeypatch)
     assert pipeline.build(load_config(root), root / "dist").published  # no Change yet
     assert spies.patched == [] and spies.records == []
-    for n, edit in enumerate(EDITS):
-        edit(root, n)
-        config = load_config(root)
-        assert pipeline.build(config, root / "dist").published
-        cold = tmp_path / f"cold{n}"
-        assert pipeline.build(config, cold, cache=False).published
-        _assert_same_tree(root / "dist", cold)
+    _builds_equal_cold_builds(root, tmp_path, EDITS)
     assert all(c.subjects is not None for c in oracle.changes[1:])
     assert len(spies.patched) == len(EDITS)  # every table after an edit: a patch
     # the records kept, the dirty items and the dump from the edits; but an edit of
@@ -157,13 +179,7 @@ def test_a_change_from_another_state_is_the_whole_work_with_the_same_bytes(
     monkeypatch.setattr(pipeline, "build_graph", Oracle(pipeline.build_graph, wrong=True))
     spies = Spies(monkeypatch)
     assert pipeline.build(load_config(root), root / "dist").published
-    for n, edit in enumerate((_title, _name)):
-        edit(root, n)
-        config = load_config(root)
-        assert pipeline.build(config, root / "dist").published
-        cold = tmp_path / f"cold{n}"
-        assert pipeline.build(config, cold, cache=False).published
-        _assert_same_tree(root / "dist", cold)
+    _builds_equal_cold_builds(root, tmp_path, (_title, _name))
     assert spies.patched == [] and spies.records == []  # a whole walk, every record made
     # the table, made whole, is still compared with the kept one: the items stay dirty ones
     assert spies.reached[1:] == [True, True]
