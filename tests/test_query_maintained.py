@@ -23,6 +23,7 @@ from kg.query.maintained import (
     COMPLETENESS,
     EQUAL,
     KINDS,
+    PER_YEAR,
     RANKED,
     TOP_VENUES,
     maintain,
@@ -156,6 +157,32 @@ def test_random_edits_of_keyed_answers_give_the_whole_query(project, lines):
             changed[kind] += whole[0] != before[kind]
     assert min(changed.values()) >= 5, changed  # the edits reach rows, not only no-ops
     assert whole_asked <= 12, whole_asked
+
+
+def test_random_edits_of_the_years_give_the_whole_query(project, lines):
+    """`publications-per-year` (decision 0059), counted from the earlier answer: 40
+    random edits of papers' dates and authors (taken away, moved to other subjects, an
+    edited date: a new year) each give the whole query's bytes on the edited graph, and
+    the edits change the answer; an earlier row that is not a count: asked whole."""
+    rng = random.Random(59)
+    old = _store(lines)
+    query = next(q for q in precomputable(load_config(project)) if q.name == PER_YEAR)
+    before = _raw(old, query)
+    assert before is not None and b'"publications"' in before[0]
+    changed = 0
+    for _ in range(40):
+        removed, added = _edit(lines, rng, (f"<{S}datePublished>", f"<{S}author>"))
+        new = _store(sorted(set(lines) - set(removed) | set(added)))
+        whole = _raw(new, query)
+        assert whole is not None
+        text = run_text(new, query)
+        made = maintain(new, PER_YEAR, text, before[0], (b"".join(removed), b"".join(added)))
+        assert made == whole[0], (removed, added)
+        changed += whole[0] != before[0]
+    assert changed >= 10, changed
+    odd = before[0].replace(b'"value": "', b'"value": "x', 2)  # a count: not a number
+    assert odd != before[0]
+    assert maintain(old, PER_YEAR, run_text(old, query), odd, (b"", b"")) is None
 
 
 def test_a_change_to_a_ranking_itself_is_asked_whole(lines, project):

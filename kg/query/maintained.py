@@ -1,9 +1,10 @@
-"""Five of kg's own precomputed answers kept up to date from the changed triples after an
+"""Six of kg's own precomputed answers kept up to date from the changed triples after an
 edit (decisions 0050, 0055), instead of asking the whole query again:
 `profile-completeness` (rows per profiled person), `ranked-venue-papers` (one row per
 name, for each ranking list and rank it is answered ahead for), and the `KEYED` ones,
 whose rows are asked again by a key column: `top-venues` (by venue),
-`publications-by-venue-year` (by a venue's name), `equal-contribution` (by title).
+`publications-by-venue-year` (by a venue's name), `equal-contribution` (by title); and
+`publications-per-year`, whose counts are counted again (kg.query.per_year, 0059).
 
 Invariant: a maintained answer is the earlier answer's rows for every key (a person, a
 name) that no changed triple can reach, plus the query asked again restricted to the
@@ -60,6 +61,7 @@ import pyoxigraph as ox
 from kg.errors import QueryError
 from kg.graph.namespaces import KG, SCHEMA
 from kg.query.ordered import in_order, unordered
+from kg.query.per_year import per_year_rows
 from kg.query.store import QueryStore
 
 COMPLETENESS = "profile-completeness"
@@ -67,8 +69,9 @@ RANKED = "ranked-venue-papers"
 TOP_VENUES = "top-venues"
 BY_VENUE_YEAR = "publications-by-venue-year"
 EQUAL = "equal-contribution"
+PER_YEAR = "publications-per-year"  # counted (kg.query.per_year, decision 0059)
 KEYED = {TOP_VENUES: "venue", BY_VENUE_YEAR: "venue", EQUAL: "title"}  # kind -> key column
-KINDS = (COMPLETENESS, RANKED, *KEYED)
+KINDS = (COMPLETENESS, RANKED, *KEYED, PER_YEAR)
 MOST_CHANGED = 5_000  # changed triples (lines of the patch); more: asked whole
 MOST_REACHED = 2_000  # keys a change reaches; more: asked whole
 _WHERE = re.compile(r"\bWHERE\s*\{", re.IGNORECASE)
@@ -87,6 +90,8 @@ def maintain(
     if plain is None or old is None or triples is None:
         return None
     variables, rows = old
+    if kind == PER_YEAR:
+        return _per_year(store, variables, rows, changed, plain[1])
     if kind in KEYED:
         column = KEYED[kind]
         keyed = _keyed_reach(store, kind, triples)
@@ -107,6 +112,25 @@ def maintain(
     kept = [row for row in rows if _term(row.get(column)) not in keys]
     fresh = [row for row in asked if _term(row.get(column)) in keys]
     ordered = in_order(variables, kept + fresh, plain[1])
+    if ordered is None:
+        return None
+    document = {"head": {"vars": variables}, "results": {"bindings": ordered}}
+    return json.dumps(document, ensure_ascii=False, sort_keys=True).encode("utf-8")
+
+
+def _per_year(
+    store: QueryStore,
+    variables: list[str],
+    rows: list[dict],
+    changed: tuple[bytes, bytes],
+    order: list[tuple[str, bool]],
+) -> bytes | None:
+    """`publications-per-year`, counted again from the earlier rows and the change."""
+    removed, added = _triples((changed[0], b"")), _triples((b"", changed[1]))
+    if removed is None or added is None or variables != ["year", "publications"]:
+        return None
+    found = per_year_rows(store, removed, added, rows)
+    ordered = None if found is None else in_order(variables, found, order)
     if ordered is None:
         return None
     document = {"head": {"vars": variables}, "results": {"bindings": ordered}}
