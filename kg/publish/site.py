@@ -10,7 +10,6 @@ two figures (co-authorship network, publications per year) are SVG drawn here.
 
 from __future__ import annotations
 
-import json
 import math
 import re
 import unicodedata
@@ -18,6 +17,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property, partial
+from json.encoder import encode_basestring as _string
 from pathlib import Path
 
 from jinja2 import (
@@ -1169,8 +1169,22 @@ def search_index(builder: SiteBuilder) -> str:
                 "text": f"{pub.title} {authors} {pub.year or ''}",
             }
         )
-    body = json.dumps(items, ensure_ascii=False, sort_keys=True, indent=0)
-    return f"window.KG_SEARCH = {escape_json_for_html(body)};\n"
+    return f"window.KG_SEARCH = {escape_json_for_html(indented_json(items))};\n"
+
+
+def indented_json(items: list[dict[str, str]]) -> str:
+    """`json.dumps(items, ensure_ascii=False, sort_keys=True, indent=0)` of a list of
+    flat objects of strings, made with the C string encoder (json's `indent` takes its
+    pure-Python encoder, ten times slower: decision 0059)."""
+    if not items:
+        return "[]"
+    objects = [
+        "{\n" + ",\n".join(f"{_string(k)}: {_string(item[k])}" for k in sorted(item)) + "\n}"
+        if item
+        else "{}"
+        for item in items
+    ]
+    return "[\n" + ",\n".join(objects) + "\n]"
 
 
 def sitemap(base: str, paths: Sequence[str]) -> str:
