@@ -54,7 +54,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 import pyoxigraph as ox
 
@@ -109,8 +109,9 @@ def maintain(
         asked = _asked(store, restricted, variables) if persons and restricted else []
     if asked is None or restricted is None:
         return None
-    kept = [row for row in rows if _term(row.get(column)) not in keys]
-    fresh = [row for row in asked if _term(row.get(column)) in keys]
+    touched = _reached_by(keys, column)
+    kept = [row for row in rows if not touched(row)]
+    fresh = [row for row in asked if touched(row)]
     ordered = in_order(variables, kept + fresh, plain[1])
     if ordered is None:
         return None
@@ -344,6 +345,23 @@ def _literal(term: dict) -> str:
     elif "datatype" in term:
         value = ox.Literal(term["value"], datatype=ox.NamedNode(term["datatype"]))
     return str(value)
+
+
+def _reached_by(keys: set[str], column: str) -> Callable[[dict], bool]:
+    """Whether a row's term in `column` is one of `keys` (`_term`s), looked at only when
+    its text is one of theirs (most rows of a large answer are not: 0059)."""
+    texts = set()
+    for key in keys:
+        term = json.loads(key)
+        texts.add(term.get("value") if isinstance(term, dict) else None)
+
+    def reached(row: dict) -> bool:
+        term = row.get(column)
+        if isinstance(term, dict) and term.get("value") not in texts:
+            return False
+        return _term(term) in keys
+
+    return reached
 
 
 def _term(term: object) -> str:
