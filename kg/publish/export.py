@@ -920,6 +920,7 @@ class TreeWriter:
         self.recycled = os.path.lexists(staging / RECYCLED)
         self.folders: set[str] = {""}  # folders made, relative to the staging folder
         self.fds: dict[str, int] = {}  # folder -> descriptor, while a part is written
+        self.sources: dict[str, int | None] = {}  # the previous tree's folders, likewise
         self.done: dict[str, Stamp] = {}
 
     def write(self, part: Part) -> None:
@@ -934,9 +935,7 @@ class TreeWriter:
                 else:
                     self._write(rel, text, written)
         finally:
-            fds, self.fds = self.fds, {}
-            for fd in fds.values():
-                os.close(fd)
+            self.close()
 
     def _write(self, rel: str, text: str | bytes | Encoded, written: dict) -> None:
         folder, name = self._place(rel)
@@ -1042,29 +1041,64 @@ class TreeWriter:
         """Whether the previous tree's file at `rel`, holding `digest` and untouched
         since (its stamp), is now this tree's file: kept in a recycled tree, else linked
         (stamped in `done`); else nothing is left at `rel`."""
-        if self.recycled:
-            folder, name = self._place(rel)
-            if self._here(rel, digest, folder, name):
-                return True
-        return self._reuse(rel, digest, self._target(rel))
+        folder, name = self._place(rel)
+        if self.recycled and self._here(rel, digest, folder, name):
+            return True
+        return self._linked_here(rel, digest, folder, name)
+
+    def _linked_here(self, rel: str, digest: str, folder: int, name: str) -> bool:
+        """`_reuse` through the two trees' folder descriptors (no walk of either path for
+        each file: 0059): the previous tree's file linked (never followed), then what the
+        link names checked against the stamp; a link that fails the check goes."""
+        stamp = self.previous[1].get(rel) if self.previous is not None else None
+        if stamp is None or stamp[0] != digest:
+            return False
+        source = self._previous_folder(rel.rpartition("/")[0])
+        if source is None:
+            return False
+        try:
+            os.link(name, name, src_dir_fd=source, dst_dir_fd=folder, follow_symlinks=False)
+        except OSError:  # missing, or no hard links on this file system: write a copy
+            return False
+        found = os.stat(name, dir_fd=folder, follow_symlinks=False)
+        if S_ISREG(found.st_mode) and _stamp(digest, found) == stamp:
+            self.done[rel] = stamp
+            return True
+        os.unlink(name, dir_fd=folder)  # a link to a link, or to a file changed since
+        return False
+
+    def _previous_folder(self, folder: str) -> int | None:
+        """The previous tree's folder `folder`, opened once per writer (None: missing)."""
+        if folder not in self.sources:
+            assert self.previous is not None
+            path = os.path.join(self.previous[0], folder) if folder else self.previous[0]
+            try:
+                self.sources[folder] = os.open(path, FOLDER_FLAGS)
+            except OSError:
+                self.sources[folder] = None
+        return self.sources[folder]
 
     def keep_all(self, files: Mapping[str, str]) -> dict[str, Written] | None:
         """The previous tree's files (path -> digest) taken as `_taken` takes one, and
         their stamps; None when one is not there as it was, and then none of them is
         left in the staging folder (the caller renders them): the render's check that
-        its kept files are still there and the writer's are one (decision 0059)."""
+        its kept files are still there and the writer's are one (decision 0059). The
+        folders stay open for the next call, until `close`."""
         taken: list[str] = []
-        try:
-            for rel, digest in files.items():
-                if not self._taken(rel, digest):
-                    self._drop(taken)
-                    return None
-                taken.append(rel)
-        finally:
-            fds, self.fds = self.fds, {}
-            for fd in fds.values():
-                os.close(fd)
+        for rel, digest in files.items():
+            if not self._taken(rel, digest):
+                self._drop(taken)
+                return None
+            taken.append(rel)
         return {rel: Written(self.done[rel]) for rel in taken}
+
+    def close(self) -> None:
+        """The folders' descriptors `keep_all` left open (for its next items), closed."""
+        fds, self.fds = self.fds, {}
+        sources, self.sources = self.sources, {}
+        for fd in [*fds.values(), *sources.values()]:
+            if fd is not None:
+                os.close(fd)
 
     def _drop(self, taken: list[str]) -> None:
         """The files `keep_all` took, unlinked again (nothing else is at their paths)."""

@@ -488,7 +488,11 @@ def render_task(state: _State, task: Task) -> tuple[Files, list[str], dict[str, 
     (only the terms' texts of `state.blocks`, a cache that does not change the output,
     and the render cache's files are written)."""
     state.made, state.writer = Made(), None
-    files, keys = _task_files(state, task)
+    try:
+        files, keys = _task_files(state, task)
+    finally:
+        if state.writer is not None:
+            state.writer.close()
     made, state.made, state.writer = state.made, None, None
     return files, keys, state.cache.take_pending() if state.cache is not None else {}, made
 
