@@ -4,7 +4,7 @@ edit (decisions 0050, 0055), instead of asking the whole query again:
 name, for each ranking list and rank it is answered ahead for), and the `KEYED` ones,
 whose rows are asked again by a key column: `top-venues` (by venue),
 `publications-by-venue-year` (by a venue's name), `equal-contribution` (by title); and
-`publications-per-year`, whose counts are counted again (kg.query.per_year, 0059).
+`publications-per-year`, whose counts are counted again (kg.query.counted, 0059).
 
 Invariant: a maintained answer is the earlier answer's rows for every key (a person, a
 name) that no changed triple can reach, plus the query asked again restricted to the
@@ -60,8 +60,8 @@ import pyoxigraph as ox
 
 from kg.errors import QueryError
 from kg.graph.namespaces import KG, SCHEMA
+from kg.query.counted import per_year_rows, ranked_rows
 from kg.query.ordered import in_order, unordered
-from kg.query.per_year import per_year_rows
 from kg.query.store import QueryStore
 
 COMPLETENESS = "profile-completeness"
@@ -69,7 +69,7 @@ RANKED = "ranked-venue-papers"
 TOP_VENUES = "top-venues"
 BY_VENUE_YEAR = "publications-by-venue-year"
 EQUAL = "equal-contribution"
-PER_YEAR = "publications-per-year"  # counted (kg.query.per_year, decision 0059)
+PER_YEAR = "publications-per-year"  # counted (kg.query.counted, decision 0059)
 KEYED = {TOP_VENUES: "venue", BY_VENUE_YEAR: "venue", EQUAL: "title"}  # kind -> key column
 KINDS = (COMPLETENESS, RANKED, *KEYED, PER_YEAR)
 MOST_CHANGED = 5_000  # changed triples (lines of the patch); more: asked whole
@@ -91,7 +91,11 @@ def maintain(
         return None
     variables, rows = old
     if kind == PER_YEAR:
-        return _per_year(store, variables, rows, changed, plain[1])
+        return _counted(store, variables, rows, changed, plain[1])
+    if kind == RANKED:
+        found = _counted(store, variables, rows, changed, plain[1], text)
+        if found is not None:
+            return found
     if kind in KEYED:
         column = KEYED[kind]
         keyed = _keyed_reach(store, kind, triples)
@@ -119,18 +123,25 @@ def maintain(
     return json.dumps(document, ensure_ascii=False, sort_keys=True).encode("utf-8")
 
 
-def _per_year(
+def _counted(
     store: QueryStore,
     variables: list[str],
     rows: list[dict],
     changed: tuple[bytes, bytes],
     order: list[tuple[str, bool]],
+    ranked: str | None = None,
 ) -> bytes | None:
-    """`publications-per-year`, counted again from the earlier rows and the change."""
+    """`publications-per-year`, or `ranked-venue-papers` (its text `ranked`), counted
+    again from the earlier rows and the change (kg.query.counted, decision 0059)."""
     removed, added = _triples((changed[0], b"")), _triples((b"", changed[1]))
-    if removed is None or added is None or variables != ["year", "publications"]:
+    if removed is None or added is None:
         return None
-    found = per_year_rows(store, removed, added, rows)
+    if ranked is None and variables == ["year", "publications"]:
+        found = per_year_rows(store, removed, added, rows)
+    elif ranked is not None and variables == ["name", "papers"]:
+        found = ranked_rows(store, ranked, removed, added, rows)
+    else:
+        return None
     ordered = None if found is None else in_order(variables, found, order)
     if ordered is None:
         return None
