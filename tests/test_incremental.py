@@ -138,6 +138,34 @@ def test_a_site_page_changed_in_the_previous_tree_is_made_again(warm_project, tm
     _assert_same_tree(root / "dist", tmp_path / "cold")
 
 
+@pytest.mark.parametrize("spare", [False, True], ids=["new folder", "recycled spare"])
+def test_kept_files_changed_in_the_previous_tree_are_made_again(warm_project, tmp_path, spare):
+    """An item no edit reaches keeps its files only as the writer takes them (decision
+    0059): a page or CV changed in place in the previous tree (some of an item's files
+    taken first, then one that fails) is rendered again, also when the staging folder
+    is the recycled spare, and the tree is a cold build's."""
+    root = _copy(warm_project, tmp_path / "project")
+    config = load_config(root)
+    build(config, root / "dist")  # stamps for this copy's own tree
+    if spare:
+        build(config, root / "dist")  # the next build fills the replaced tree
+        assert (root / ".dist.versions" / "spare").is_dir()
+    site = root / "dist" / "site"
+    changed = sorted(site.glob("cv/*.html")) + sorted(site.glob("bib/*.bib"))[:1]
+    changed += sorted(site.glob("organization/*.html"))[:1]
+    assert len(changed) > 3
+    for page in changed:
+        with page.open("r+b") as file:  # in place: the inode is kept, the size too
+            first = file.read(1)
+            file.seek(0)
+            file.write(b"X" if first != b"X" else b"Y")
+    _edit_title(root)
+    build(config, root / "dist")
+    cold = build(config, tmp_path / "cold", cache=False)
+    assert cold.published
+    _assert_same_tree(root / "dist", tmp_path / "cold")
+
+
 def test_a_cache_entry_from_elsewhere_is_never_unpickled(warm_project, tmp_path):
     """A project may come with a .kg-cache/ (a clone, an archive): entries not signed
     with this user's secret are misses, so their pickles never run."""

@@ -252,3 +252,32 @@ def test_a_query_that_never_ends_does_not_hold_up_the_build(tmp_path, monkeypatc
     by_name = {q.name: entries[answer_key(q.text)] for q in precomputable(load_config(root))}
     assert by_name["zzz-spin"] is None
     assert all(by_name[name] for name in WITHOUT_PARAMETERS)
+
+
+def test_the_json_rendering_is_json_dumps_with_indent_2():
+    """`results.indented` (decision 0059) gives json.dumps(indent=2)'s very text: the
+    SPARQL JSON results of a rich answer (IRIs, language and typed literals, blank
+    nodes, unbound values, quotes, controls, non-ASCII, bidi and line separators), an
+    empty one, an ASK, and other values nested (numbers, booleans, null, integer keys)."""
+    import json
+
+    from rdflib import BNode, Literal, URIRef
+
+    from kg.query.results import indented, to_sparql_json
+    from kg.query.stored import Answer
+
+    texts = ['a "q" \\ b', "tab\tnl\n\x00\x1f\x7f", "Zoë 張 \u202e\u2028\u2029", ""]
+    rows = [
+        (URIRef(f"http://ex.org/{i}"), Literal(t, lang="en") if i % 2 else Literal(t), None)
+        for i, t in enumerate(texts)
+    ]
+    rows.append((BNode("b1"), Literal("3", datatype=URIRef("http://ex.org/int")), Literal(2)))
+    answers = [
+        Answer("SELECT", ("s", "label", "n"), tuple(rows)),
+        Answer("SELECT", ("s",), ()),
+        Answer("ASK", boolean=True),
+    ]
+    values = [to_sparql_json(a) for a in answers]
+    values += [{"a": [1, 2.5, True, None, {}, [], {1: "x"}], "b": {"c": [[["d"]]]}}, [], "s"]
+    for value in values:
+        assert indented(value) == json.dumps(value, indent=2, ensure_ascii=False)

@@ -23,6 +23,7 @@ from kg.query.maintained import (
     COMPLETENESS,
     EQUAL,
     KINDS,
+    PER_YEAR,
     RANKED,
     TOP_VENUES,
     maintain,
@@ -156,6 +157,67 @@ def test_random_edits_of_keyed_answers_give_the_whole_query(project, lines):
             changed[kind] += whole[0] != before[kind]
     assert min(changed.values()) >= 5, changed  # the edits reach rows, not only no-ops
     assert whole_asked <= 12, whole_asked
+
+
+def test_random_edits_of_the_years_give_the_whole_query(project, lines):
+    """`publications-per-year` (decision 0059), counted from the earlier answer: 40
+    random edits of papers' dates and authors (taken away, moved to other subjects, an
+    edited date: a new year) each give the whole query's bytes on the edited graph, and
+    the edits change the answer; an earlier row that is not a count: asked whole."""
+    rng = random.Random(59)
+    old = _store(lines)
+    query = next(q for q in precomputable(load_config(project)) if q.name == PER_YEAR)
+    before = _raw(old, query)
+    assert before is not None and b'"publications"' in before[0]
+    changed = 0
+    for _ in range(40):
+        removed, added = _edit(lines, rng, (f"<{S}datePublished>", f"<{S}author>"))
+        new = _store(sorted(set(lines) - set(removed) | set(added)))
+        whole = _raw(new, query)
+        assert whole is not None
+        text = run_text(new, query)
+        made = maintain(new, PER_YEAR, text, before[0], (b"".join(removed), b"".join(added)))
+        assert made == whole[0], (removed, added)
+        changed += whole[0] != before[0]
+    assert changed >= 10, changed
+    odd = before[0].replace(b'"value": "', b'"value": "x', 2)  # a count: not a number
+    assert odd != before[0]
+    assert maintain(old, PER_YEAR, run_text(old, query), odd, (b"", b"")) is None
+
+
+def test_a_title_edit_is_counted_for_the_ranks_not_asked(lines, project):
+    """A paper moved to a new IRI with a new title (what a title edit does) changes no
+    profiled person's name, page or ranking: each rank's answer is counted
+    (kg.query.counted, decision 0059) and is the whole query's bytes."""
+    from kg.query.counted import ranked_rows
+    from kg.query.maintained import _rows, _triples
+
+    paper = next(line.split(b" ", 1)[0] for line in lines if f"<{KG}venue>".encode() in line)
+    moved = [
+        line
+        for line in lines
+        if line.startswith(paper + b" ") or line.endswith(b" " + paper + b" .\n")
+    ]
+    new_iri = paper[:-1] + b"-edited>"
+    added = [
+        line.replace(paper, new_iri).replace(b'"', b'"Edited ', 1)
+        if f"<{S}name>".encode() in line and line.startswith(paper)
+        else line.replace(paper, new_iri)
+        for line in moved
+    ]
+    new = _store(sorted(set(lines) - set(moved) | set(added)))
+    old = _store(lines)
+    changed = (b"".join(sorted(moved)), b"".join(sorted(added)))
+    for kind, query in _queries(project)[1:]:
+        before = _raw(old, query)
+        whole = _raw(new, query)
+        assert before is not None and whole is not None
+        text = run_text(new, query)
+        removed, added_triples = _triples((changed[0], b"")), _triples((b"", changed[1]))
+        earlier = _rows(before[0])
+        assert removed and added_triples and earlier is not None
+        assert ranked_rows(new, text, removed, added_triples, earlier[1]) is not None
+        assert maintain(new, kind, text, before[0], changed) == whole[0]
 
 
 def test_a_change_to_a_ranking_itself_is_asked_whole(lines, project):

@@ -362,3 +362,22 @@ def test_cite_block_copy_button_puts_the_bibtex_on_the_clipboard(chromium, built
         context.close()
     assert outside == []
     assert copied == expected and copied.startswith("@") and "author = {" in copied
+
+
+def test_the_search_index_json_is_json_dumps_with_indent_0():
+    """`indented_json` (decision 0059) gives json.dumps(..., indent=0)'s very text for
+    lists of flat string objects: quotes, backslashes, controls, non-ASCII, bidi
+    controls, line separators, empty objects and lists."""
+    from kg.publish.site import indented_json
+
+    texts = ['a "quoted" \\ path', "tab\tnew\nline\x00\x1f\x7f", "Zoë 張 \u202e\u2028\u2029", ""]
+    cases = [
+        [],
+        [{}],
+        [{"title": t, "href": f"p/{i}.html", "kind": "paper"} for i, t in enumerate(texts)],
+        [{"z": "1", "a": "2"}, {}, {"m": texts[2]}],
+    ]
+    for items in cases:
+        assert indented_json(items) == json.dumps(
+            items, ensure_ascii=False, sort_keys=True, indent=0
+        )

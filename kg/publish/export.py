@@ -744,7 +744,7 @@ def write_outputs(
             parts: Iterable[Part] = files(staging)
         else:
             parts = [files] if isinstance(files, Mapping) else files
-        writer = _TreeWriter(staging, previous_tree(out_dir, manifest))
+        writer = TreeWriter(staging, previous_tree(out_dir, manifest))
         names: list[str] = []
         for part in parts:
             writer.write(part)
@@ -812,7 +812,7 @@ def encoded(files: Mapping[str, str]) -> dict[str, Encoded]:
 def write_part(staging: Path, previous: Previous | None, part: Part) -> dict[str, Written]:
     """Write one part into the staging folder of `write_outputs` (in the process that
     rendered it) and return what the parent needs: each file's stamp."""
-    writer = _TreeWriter(staging, previous)
+    writer = TreeWriter(staging, previous)
     writer.write(part)
     return {rel: Written(stamp) for rel, stamp in writer.done.items()}
 
@@ -824,7 +824,7 @@ def write_streamed(
     writes its bytes to the sink it is given (never one string in memory); the file is
     at `rels[0]` and hard-linked (else copied) at the others. Returns the stamps and
     what `produce` returned."""
-    writer = _TreeWriter(staging, None)
+    writer = TreeWriter(staging, None)
     for rel in rels:
         writer.clear(rel)
     target = writer._target(rels[0])
@@ -902,7 +902,7 @@ def _save_manifest(manifest: Path, version: str, stamps: dict[str, Stamp]) -> No
     _manifest_cache(manifest).put(manifest.stem, {"version": version, "files": stamps})
 
 
-class _TreeWriter:
+class TreeWriter:
     """Writes parts into the staging folder: hard links for repeated strings and for
     files unchanged since the previous tree, else new files; records their stamps.
 
@@ -920,6 +920,7 @@ class _TreeWriter:
         self.recycled = os.path.lexists(staging / RECYCLED)
         self.folders: set[str] = {""}  # folders made, relative to the staging folder
         self.fds: dict[str, int] = {}  # folder -> descriptor, while a part is written
+        self.sources: dict[str, int | None] = {}  # the previous tree's folders, likewise
         self.done: dict[str, Stamp] = {}
 
     def write(self, part: Part) -> None:
@@ -930,13 +931,11 @@ class _TreeWriter:
                     _check_rel(rel)  # the same check of the path
                     self.done[rel] = text.stamp
                 elif isinstance(text, Kept):
-                    self._keep(rel, text.digest, self._target(rel))
+                    self._keep(rel, text.digest)
                 else:
                     self._write(rel, text, written)
         finally:
-            fds, self.fds = self.fds, {}
-            for fd in fds.values():
-                os.close(fd)
+            self.close()
 
     def _write(self, rel: str, text: str | bytes | Encoded, written: dict) -> None:
         folder, name = self._place(rel)
@@ -1026,20 +1025,91 @@ class _TreeWriter:
             self._made(folder)
         return target
 
-    def _keep(self, rel: str, digest: str, target: Path) -> None:
+    def _keep(self, rel: str, digest: str) -> None:
         """Take the previous tree's file (a link, else a copy): the renderer found it
         holds the bytes of this build's file."""
-        if self.recycled:
-            folder, name = self._place(rel)
-            if self._here(rel, digest, folder, name):
-                return
-        if self._reuse(rel, digest, target):
+        if self._taken(rel, digest):
             return
+        target = self._target(rel)
         if self.previous is None or not still_there(self.previous, rel, digest):
             message = f"{rel} in the previous output changed during the build; build again"
             raise ProjectError(message)
         shutil.copyfile(self.previous[0] / rel, target)  # no hard links on this file system
         self.done[rel] = _stamp(digest, target.stat())
+
+    def _taken(self, rel: str, digest: str) -> bool:
+        """Whether the previous tree's file at `rel`, holding `digest` and untouched
+        since (its stamp), is now this tree's file: kept in a recycled tree, else linked
+        (stamped in `done`); else nothing is left at `rel`."""
+        folder, name = self._place(rel)
+        if self.recycled and self._here(rel, digest, folder, name):
+            return True
+        return self._linked_here(rel, digest, folder, name)
+
+    def _linked_here(self, rel: str, digest: str, folder: int, name: str) -> bool:
+        """`_reuse` through the two trees' folder descriptors (no walk of either path for
+        each file: 0059): the previous tree's file linked (never followed), then what the
+        link names checked against the stamp; a link that fails the check goes."""
+        stamp = self.previous[1].get(rel) if self.previous is not None else None
+        if stamp is None or stamp[0] != digest:
+            return False
+        source = self._previous_folder(rel.rpartition("/")[0])
+        if source is None:
+            return False
+        try:
+            os.link(name, name, src_dir_fd=source, dst_dir_fd=folder, follow_symlinks=False)
+        except OSError:  # missing, or no hard links on this file system: write a copy
+            return False
+        found = os.stat(name, dir_fd=folder, follow_symlinks=False)
+        if S_ISREG(found.st_mode) and _stamp(digest, found) == stamp:
+            self.done[rel] = stamp
+            return True
+        os.unlink(name, dir_fd=folder)  # a link to a link, or to a file changed since
+        return False
+
+    def _previous_folder(self, folder: str) -> int | None:
+        """The previous tree's folder `folder`, opened once per writer (None: missing)."""
+        if folder not in self.sources:
+            assert self.previous is not None
+            path = os.path.join(self.previous[0], folder) if folder else self.previous[0]
+            try:
+                self.sources[folder] = os.open(path, FOLDER_FLAGS)
+            except OSError:
+                self.sources[folder] = None
+        return self.sources[folder]
+
+    def keep_all(self, files: Mapping[str, str]) -> dict[str, Written] | None:
+        """The previous tree's files (path -> digest) taken as `_taken` takes one, and
+        their stamps; None when one is not there as it was, and then none of them is
+        left in the staging folder (the caller renders them): the render's check that
+        its kept files are still there and the writer's are one (decision 0059). The
+        folders stay open for the next call, until `close`."""
+        taken: list[str] = []
+        for rel, digest in files.items():
+            if not self._taken(rel, digest):
+                self._drop(taken)
+                return None
+            taken.append(rel)
+        return {rel: Written(self.done[rel]) for rel in taken}
+
+    def close(self) -> None:
+        """The folders' descriptors `keep_all` left open (for its next items), closed."""
+        fds, self.fds = self.fds, {}
+        sources, self.sources = self.sources, {}
+        for fd in [*fds.values(), *sources.values()]:
+            if fd is not None:
+                os.close(fd)
+
+    def _drop(self, taken: list[str]) -> None:
+        """The files `keep_all` took, unlinked again (nothing else is at their paths)."""
+        for rel in taken:
+            folder, _, name = rel.rpartition("/")
+            fd = self.fds.get(folder)
+            if fd is None:
+                os.unlink(self.staging / rel)
+            else:
+                os.unlink(name, dir_fd=fd)
+            del self.done[rel]
 
     def _reuse(self, rel: str, digest: str, target: Path) -> bool:
         """Link the previous tree's file when it holds these bytes, untouched since: the

@@ -56,6 +56,7 @@ from kg.publish.export import (
     NodeBlocks,
     Previous,
     Seen,
+    TreeWriter,
     Written,
     _JsonTerms,
     colliding_prefixes,
@@ -94,7 +95,7 @@ Task = tuple[str, int, int]  # kind, start, stop
 # path -> text (bytes: a static file), the previous build's unchanged file, or a file
 # a task wrote itself
 Files = Mapping[str, "str | bytes | Kept | Written | Encoded"]
-Rendered = Mapping[str, str | bytes | Kept | Encoded]  # one task's files before they are written
+Rendered = Mapping[str, "str | bytes | Kept | Encoded | Written"]  # a task's files, before written
 
 
 @dataclass
@@ -122,6 +123,7 @@ class _State:
     reached: Reached | None = None  # the items of `before` an edit reaches, or may
     after: DirtyState | None = None  # this build's state, once its items are known
     made: Made | None = None  # the items this process rendered, for `after`
+    writer: TreeWriter | None = None  # the task's writer of kept files (`_unreached`)
 
 
 def _ntriples_dump(
@@ -518,9 +520,13 @@ def render_task(state: _State, task: Task) -> tuple[Files, list[str], dict[str, 
     depend on (`kg.publish.dirty`): a pure function of the shared state and the task
     (only the terms' texts of `state.blocks`, a cache that does not change the output,
     and the render cache's files are written)."""
-    state.made = Made()
-    files, keys = _task_files(state, task)
-    made, state.made = state.made, None
+    state.made, state.writer = Made(), None
+    try:
+        files, keys = _task_files(state, task)
+    finally:
+        if state.writer is not None:
+            state.writer.close()
+    made, state.made, state.writer = state.made, None, None
     return files, keys, state.cache.take_pending() if state.cache is not None else {}, made
 
 
@@ -540,7 +546,7 @@ def _task_files(state: _State, task: Task) -> tuple[Files, list[str]]:
         return _site(state, keys), keys
     if kind == "people":
         return _written(state, _people(state, start, stop, keys)), keys
-    files: dict[str, str | bytes | Kept | Encoded] = {}
+    files: dict[str, str | bytes | Kept | Encoded | Written] = {}
     for thing in state.things[start:stop]:
         files.update(_thing(state, thing, keys))
     return _written(state, files), keys
@@ -553,7 +559,7 @@ def _site(state: _State, keys: list[str]) -> Rendered:
     site = state.site
     if state.cache is None or state.prints is None:
         return {f"site/{k}": v for k, v in site.site_files(paths).items()}
-    files: dict[str, str | bytes | Kept | Encoded] = {
+    files: dict[str, str | bytes | Kept | Encoded | Written] = {
         f"site/{k}": v for k, v in site.site_files(paths, keyed=False).items()
     }
     for path, (key, render) in site.keyed_pages(paths).items():
@@ -624,7 +630,7 @@ def _item(
 
 def _unreached(
     state: _State, item: str, owned: Callable[[], set[Node]]
-) -> tuple[str, dict[str, Kept]] | None:
+) -> tuple[str, dict[str, Kept] | dict[str, Written]] | None:
     """The key and the previous tree's files of an item no edit reaches (a candidate:
     when the lines linking into its nodes are the same), when all are still there."""
     before, previous, reached = state.before, state.previous, state.reached
@@ -633,15 +639,26 @@ def _unreached(
     deps = before.items.get(item)
     if deps is None:
         return None
-    files = deps.files()
-    if not all(still_there(previous, r, d) for r, d in files.items()):
-        return None
     if item in reached.candidates:
         nodes = owned()
         links, _ = _keys(state).links_in(sorted(nodes, key=str), nodes)
         if links != deps.links:
             return None
-    return deps.key, {rel: Kept(d) for rel, d in files.items()}
+    files = deps.files()
+    if state.staging is None:
+        if not all(still_there(previous, r, d) for r, d in files.items()):
+            return None
+        return deps.key, {rel: Kept(d) for rel, d in files.items()}
+    taken = _writer(state).keep_all(files)  # checked as the writer takes them (0059)
+    return None if taken is None else (deps.key, taken)
+
+
+def _writer(state: _State) -> TreeWriter:
+    """This process's writer into the staging folder (one per task: `render_task`)."""
+    assert state.staging is not None
+    if state.writer is None:
+        state.writer = TreeWriter(state.staging, state.previous)
+    return state.writer
 
 
 def _cached(state: _State, found: str, render: Callable[[], dict[str, str]], keys: list[str]):
@@ -707,7 +724,7 @@ def _thing(state: _State, thing: URIRef, keys: list[str]) -> Rendered:
 
 
 def _people(state: _State, start: int, stop: int, keys: list[str]) -> Rendered:
-    files: dict[str, str | bytes | Kept | Encoded] = {}
+    files: dict[str, str | bytes | Kept | Encoded | Written] = {}
     for profile in state.resolution.dataset.profiles[start:stop]:
         person = _person(state.config, profile.slug)
         owned = _lazy(partial(person_nodes, state.graph, person, state.owned[person]))

@@ -1,9 +1,10 @@
-"""Five of kg's own precomputed answers kept up to date from the changed triples after an
+"""Six of kg's own precomputed answers kept up to date from the changed triples after an
 edit (decisions 0050, 0055), instead of asking the whole query again:
 `profile-completeness` (rows per profiled person), `ranked-venue-papers` (one row per
 name, for each ranking list and rank it is answered ahead for), and the `KEYED` ones,
 whose rows are asked again by a key column: `top-venues` (by venue),
-`publications-by-venue-year` (by a venue's name), `equal-contribution` (by title).
+`publications-by-venue-year` (by a venue's name), `equal-contribution` (by title); and
+`publications-per-year`, whose counts are counted again (kg.query.counted, 0059).
 
 Invariant: a maintained answer is the earlier answer's rows for every key (a person, a
 name) that no changed triple can reach, plus the query asked again restricted to the
@@ -53,12 +54,13 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 import pyoxigraph as ox
 
 from kg.errors import QueryError
 from kg.graph.namespaces import KG, SCHEMA
+from kg.query.counted import per_year_rows, ranked_rows
 from kg.query.ordered import in_order, unordered
 from kg.query.store import QueryStore
 
@@ -67,8 +69,9 @@ RANKED = "ranked-venue-papers"
 TOP_VENUES = "top-venues"
 BY_VENUE_YEAR = "publications-by-venue-year"
 EQUAL = "equal-contribution"
+PER_YEAR = "publications-per-year"  # counted (kg.query.counted, decision 0059)
 KEYED = {TOP_VENUES: "venue", BY_VENUE_YEAR: "venue", EQUAL: "title"}  # kind -> key column
-KINDS = (COMPLETENESS, RANKED, *KEYED)
+KINDS = (COMPLETENESS, RANKED, *KEYED, PER_YEAR)
 MOST_CHANGED = 5_000  # changed triples (lines of the patch); more: asked whole
 MOST_REACHED = 2_000  # keys a change reaches; more: asked whole
 _WHERE = re.compile(r"\bWHERE\s*\{", re.IGNORECASE)
@@ -87,6 +90,12 @@ def maintain(
     if plain is None or old is None or triples is None:
         return None
     variables, rows = old
+    if kind == PER_YEAR:
+        return _counted(store, variables, rows, changed, plain[1])
+    if kind == RANKED:
+        found = _counted(store, variables, rows, changed, plain[1], text)
+        if found is not None:
+            return found
     if kind in KEYED:
         column = KEYED[kind]
         keyed = _keyed_reach(store, kind, triples)
@@ -104,9 +113,36 @@ def maintain(
         asked = _asked(store, restricted, variables) if persons and restricted else []
     if asked is None or restricted is None:
         return None
-    kept = [row for row in rows if _term(row.get(column)) not in keys]
-    fresh = [row for row in asked if _term(row.get(column)) in keys]
+    touched = _reached_by(keys, column)
+    kept = [row for row in rows if not touched(row)]
+    fresh = [row for row in asked if touched(row)]
     ordered = in_order(variables, kept + fresh, plain[1])
+    if ordered is None:
+        return None
+    document = {"head": {"vars": variables}, "results": {"bindings": ordered}}
+    return json.dumps(document, ensure_ascii=False, sort_keys=True).encode("utf-8")
+
+
+def _counted(
+    store: QueryStore,
+    variables: list[str],
+    rows: list[dict],
+    changed: tuple[bytes, bytes],
+    order: list[tuple[str, bool]],
+    ranked: str | None = None,
+) -> bytes | None:
+    """`publications-per-year`, or `ranked-venue-papers` (its text `ranked`), counted
+    again from the earlier rows and the change (kg.query.counted, decision 0059)."""
+    removed, added = _triples((changed[0], b"")), _triples((b"", changed[1]))
+    if removed is None or added is None:
+        return None
+    if ranked is None and variables == ["year", "publications"]:
+        found = per_year_rows(store, removed, added, rows)
+    elif ranked is not None and variables == ["name", "papers"]:
+        found = ranked_rows(store, ranked, removed, added, rows)
+    else:
+        return None
+    ordered = None if found is None else in_order(variables, found, order)
     if ordered is None:
         return None
     document = {"head": {"vars": variables}, "results": {"bindings": ordered}}
@@ -320,6 +356,23 @@ def _literal(term: dict) -> str:
     elif "datatype" in term:
         value = ox.Literal(term["value"], datatype=ox.NamedNode(term["datatype"]))
     return str(value)
+
+
+def _reached_by(keys: set[str], column: str) -> Callable[[dict], bool]:
+    """Whether a row's term in `column` is one of `keys` (`_term`s), looked at only when
+    its text is one of theirs (most rows of a large answer are not: 0059)."""
+    texts = set()
+    for key in keys:
+        term = json.loads(key)
+        texts.add(term.get("value") if isinstance(term, dict) else None)
+
+    def reached(row: dict) -> bool:
+        term = row.get(column)
+        if isinstance(term, dict) and term.get("value") not in texts:
+            return False
+        return _term(term) in keys
+
+    return reached
 
 
 def _term(term: object) -> str:
