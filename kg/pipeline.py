@@ -113,14 +113,17 @@ def check_project(config: Config) -> CheckReport:
 
 
 def resolve_project(config: Config) -> Resolution:
-    return resolve(local_files(config, redact(load_project(config))))
+    from kg.publish.assets import scan
+
+    return resolve(ready(load_project(config), scan(config.root), config.base_iri))
 
 
-def local_files(config: Config, data: Dataset) -> Dataset:
-    """Local `photo:`, `pdf:`, `slides:` (files of static/) as their site addresses."""
-    from kg.publish.assets import localize, scan
+def ready(data: Dataset, assets: Assets, base: str) -> Dataset:
+    """`data` as the graph is made from it: redacted, and local `photo:`, `pdf:`,
+    `slides:` (files of static/, `assets`) as their site addresses."""
+    from kg.publish.assets import localize
 
-    return localize(data, scan(config.root), config.base_iri)
+    return localize(redact(data), assets, base)
 
 
 @dataclass(frozen=True)
@@ -244,14 +247,14 @@ TABLE_DIR = ".kg-cache/table"  # the subject digest table, kept between builds (
 def build_graph(
     config: Config, progress: Progress = _quiet, cache: bool = True
 ) -> tuple[Resolution, Mapped]:
-    from kg.publish.assets import localize, scan
+    from kg.publish.assets import scan
 
     progress("loading data/")
     parse_cache = SignedCache(config.root / PARSE_CACHE_DIR) if cache else None
     previous: dict = {}  # the snapshot's records of files that changed (kg.graph.front)
     loaded, keys = _load_keyed(config, parse_cache, previous)
     assets = scan(config.root)
-    data = localize(redact(loaded), assets, config.base_iri)
+    data = ready(loaded, assets, config.base_iri)
     progress(f"resolving {len(data.profiles)} profiles")
     if parse_cache is None:
         resolution = resolve(data)
@@ -281,15 +284,13 @@ def build_graph(
 
 
 def _prepared(assets: Assets, base: str, profile: Profile) -> Profile | None:
-    """A profile as `build_graph` makes it ready (redacted, local files placed), or None."""
-    from kg.publish.assets import localize
-
+    """A profile as `build_graph` makes it `ready`, or None."""
     one = Dataset(profiles=(profile,), organizations=(), venues=(), people=())
     try:
-        ready = localize(redact(one), assets, base).profiles
+        profiles = ready(one, assets, base).profiles
     except InputError:
         return None
-    return ready[0] if ready else None
+    return profiles[0] if profiles else None
 
 
 def _resolve_kept(

@@ -85,7 +85,7 @@ def write(cache: SignedCache, data_dir: Path, kept: Kept) -> None:
 
 def inputs_digest(keys: dict[str, str], assets: list[tuple[str, str]]) -> str:
     """Everything but the profiles a resolution depends on: the registries' file keys
-    (their bytes) and the static files (`local_files` rewrites profiles with them)."""
+    (their bytes) and the static files (`pipeline.ready` rewrites profiles with them)."""
     registries = [keys.get(f"data/{name}.yaml", "-") for name in REGISTRY_FILES]
     return digest("inputs", *registries, *(f"{k}\t{d}" for k, d in assets))
 
