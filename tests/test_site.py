@@ -9,7 +9,7 @@ from pathlib import Path
 
 import html5lib
 import pytest
-from browser import serve, visit
+from browser import serve, visitor
 from conftest import MINI, REPO, VOCAB, write
 from rdflib import Graph, Literal, URIRef
 
@@ -275,7 +275,7 @@ def _check_site_in_browser(instance, out: Path, tag: str) -> list[dict]:
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     reports = []
     shot_folders: set[str] = set()  # one screenshot per kind of page: they cost most
-    with serve(out / "site") as origin:
+    with serve(out / "site") as origin, visitor(instance, origin) as visit:
         for page in browser_sample(out):
             rel = page.relative_to(out / "site").as_posix()
             folder = rel.rsplit("/", 1)[0] if "/" in rel else rel
@@ -283,7 +283,7 @@ def _check_site_in_browser(instance, out: Path, tag: str) -> list[dict]:
             if folder not in shot_folders:
                 shot_folders.add(folder)
                 shot = SCREENSHOTS / f"{tag}-{rel.replace('/', '-')}.png"
-            report = visit(instance, origin + rel, origin, shot)
+            report = visit(origin + rel, shot)
             assert report["errors"] == [], (rel, report["errors"])
             assert report["outside"] == [], (rel, report["outside"])
             assert report["pwned"] is None, rel
