@@ -132,7 +132,7 @@ QUERY_READS: set[tuple[str, str | None]] = set()  # the predicates the shapes' q
 
 
 @settings(
-    max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 @given(edits=st.lists(st.sampled_from(KINDS), min_size=1, max_size=4), seed=st.integers(0, 99))
 def test_incremental_findings_equal_a_full_runs_after_random_edits(world, edits, seed):
