@@ -10,7 +10,9 @@ problem of a run is found again by parsing its file. A status taken within `RACY
 the run that recorded it is not recorded (a file changed again within the clock's
 granularity would keep its status): such a file is compared by its bytes.
 
-The snapshot is one entry of the parse cache (`SignedCache`: signed with this user's
+The snapshot is kept in columns (kg.ingest.columns, decision 0063: its records are
+rebuilt without a Python call each), else, holding a value columns do not keep, as the
+tuple itself. It is one entry of the parse cache (`SignedCache`: signed with this user's
 secret, bounded in size, reached without following links), so a snapshot that came with
 a project is never unpickled. It is rewritten only when it drifted (more than
 `max(MIN_DRIFT, files // DRIFT_SHARE)` files not served by their status): in between,
@@ -30,6 +32,7 @@ from typing import Any
 
 from kg.cache import SignedCache, digest, package_digest
 from kg.errors import KgError
+from kg.ingest import columns
 
 RACY_NS = 2_000_000_000  # FAT keeps modification times to 2 s; others to ns or jiffies
 MIN_DRIFT = 32
@@ -90,6 +93,8 @@ class Snapshot:
         finally:
             if paused:
                 gc.enable()
+        if isinstance(kept, tuple) and len(kept) == 2 and kept[0] == columns.VERSION:
+            kept = columns.decode(kept[1]) if isinstance(kept[1], bytes) else None
         if not (isinstance(kept, tuple) and len(kept) == 2):
             return None
         return kept if isinstance(kept[0], dict) and isinstance(kept[1], dict) else None
@@ -170,7 +175,8 @@ class Snapshot:
             return
         if self.rewrites(clean):
             self.settle()
-            self.cache.put(self.key, (self.new, texts))
+            kept = columns.encode((self.new, texts))  # read back without a call per record
+            self.cache.put(self.key, (columns.VERSION, kept) if kept else (self.new, texts))
             return
         if self.found:
             self.cache.used.add(self.key)
