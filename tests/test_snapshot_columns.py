@@ -83,6 +83,10 @@ def test_every_column_form_reads_back():
 def test_what_columns_cannot_keep_is_refused_and_bad_bytes_are_not_read(kept):
     assert columns.encode({"x": object()}) is None
     assert columns.encode((Path("p"),)) is None
+    deep: list = []
+    for _ in range(5000):
+        deep = [deep, 1]
+    assert columns.encode(deep) is None  # nested deeper than a reader would follow
     good = columns.encode(kept)
     assert good is not None
     version, classes, top = marshal.loads(good)

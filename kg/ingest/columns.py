@@ -129,9 +129,9 @@ def encode(value: Any) -> bytes | None:
             columns = [found.column(list(map(attrgetter(f), records))) for f in _FIELDS[name]]
             classes.append((name, _FIELDS[name], len(records), columns))
         top = found.generic(value)
-    except (_Refused, RecursionError):
+        return marshal.dumps((VERSION, classes, top))
+    except (_Refused, RecursionError, ValueError):  # (marshal: nested too deeply)
         return None
-    return marshal.dumps((VERSION, classes, top))
 
 
 # ------------------------------------------------------------------ reading
