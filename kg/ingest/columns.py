@@ -150,7 +150,9 @@ def decode(data: bytes) -> Any | None:
                 return None
             made.append(list(map(object.__new__, repeat(_CLASSES[name], count))))
         objects = [*chain.from_iterable(made), None]  # the last: None (index -1)
-        for (name, fields, _, columns), new in zip(classes, made, strict=True):
+        for i, new in enumerate(made):
+            name, fields, _, columns = classes[i]
+            classes[i] = None  # each class's columns freed once read (a lower peak)
             if len(columns) != len(fields):
                 return None
             slots = vars(_CLASSES[name])

@@ -88,13 +88,14 @@ class Snapshot:
         gc.disable()
         try:
             kept = self.cache.get(self.key)
+            if isinstance(kept, tuple) and len(kept) == 2 and kept[0] == columns.VERSION:
+                data, kept = kept[1], None  # (the bytes freed as soon as they are read)
+                kept = columns.decode(data) if isinstance(data, bytes) else None
             gc.freeze()
             gc.unfreeze()  # the permanent generation merges into the oldest one
         finally:
             if paused:
                 gc.enable()
-        if isinstance(kept, tuple) and len(kept) == 2 and kept[0] == columns.VERSION:
-            kept = columns.decode(kept[1]) if isinstance(kept[1], bytes) else None
         if not (isinstance(kept, tuple) and len(kept) == 2):
             return None
         return kept if isinstance(kept[0], dict) and isinstance(kept[1], dict) else None
