@@ -130,7 +130,7 @@ def encode(value: Any) -> bytes | None:
             classes.append((name, _FIELDS[name], len(records), columns))
         top = found.generic(value)
         return marshal.dumps((VERSION, classes, top))
-    except (_Refused, RecursionError, ValueError):  # (marshal: nested too deeply)
+    except (_Refused, RecursionError, ValueError, KeyError):  # (marshal: nested too deeply)
         return None
 
 
