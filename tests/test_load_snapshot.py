@@ -5,6 +5,7 @@ trusts nothing it did not write itself."""
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 
 import pytest
@@ -128,3 +129,46 @@ def test_a_snapshot_not_signed_by_this_user_is_never_unpickled(project, tmp_path
     assert _load(project) == load_dataset_partially(project / "data")
     assert not planted.exists()
     assert SignedCache(folder, secret=SECRET).get(key) is not None  # replaced by ours
+
+
+class _Clock:
+    """`time` as kg.ingest.snapshot reads it: the real clock, `ahead` ns later after the
+    first reading (the snapshot's start): a load that ran for that long."""
+
+    def __init__(self, ahead: int) -> None:
+        self.ahead, self.calls = ahead, 0
+
+    def time_ns(self) -> int:
+        self.calls += 1
+        return time.time_ns() + (self.ahead if self.calls > 1 else 0)
+
+
+@pytest.mark.parametrize("ran", [3.0, 0.5])
+def test_a_long_load_settles_the_files_it_did_not_trust(tmp_path, monkeypatch, ran):
+    """Files written just before a load are compared by their bytes next time, unless
+    the load re-checked them when they were older than the racy window (decision 0063):
+    then only a file changed after its read is read again, and the data are current."""
+    root = seed_project(tmp_path / "project")
+    monkeypatch.setattr(snapshot, "time", _Clock(int(ran * 1e9)))
+    counts = _Counts(monkeypatch)
+    profiles = _profiles(root)
+    changed = profiles[1]
+    real_read = load.read_yaml_bytes
+
+    def read(path: Path, display: str) -> bytes:
+        if path == profiles[-1] and len(counts.read) == len(profiles) + 2:  # first pass
+            replace_first(changed, r'^(\s*- title: "?)', r"\1Changed while loading: ")
+        return real_read(path, display)
+
+    monkeypatch.setattr(load, "read_yaml_bytes", read)
+    counts_again = _Counts(monkeypatch)  # counts the reads behind `read`'s hook
+    _load(root)
+    assert "Changed while loading" in changed.read_text(encoding="utf-8")
+    files = len(profiles) + 3
+    assert len(counts_again.read) == (2 * files if ran > 2 else files)  # re-checked, or not
+    counts_again.reset()
+    assert _load(root) == load_dataset_partially(root / "data")  # the change is seen
+    if ran > 2:  # settled: only the file changed after its read is read again
+        assert counts_again.read == [f"data/profiles/{changed.name}"]
+    else:  # too early to re-check: every file is still compared by its bytes
+        assert len(counts_again.read) == files

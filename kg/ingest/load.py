@@ -24,7 +24,7 @@ from kg.cache import SignedCache, digest, package_digest
 from kg.errors import InputError, Problem
 from kg.ingest.names import name_key
 from kg.ingest.share import share_texts
-from kg.ingest.snapshot import Snapshot, status_of
+from kg.ingest.snapshot import Snapshot, Status, status_of
 from kg.ingest.yamlsafe import (
     MappingNode,
     Node,
@@ -445,7 +445,15 @@ def _parsed(
     status = status_of(path)  # before reading: a later change gives another status
     data = read_yaml_bytes(path, display)
     key = digest("parse", package_digest(), kind, display, data)
-    kept = parse_cache.same_bytes(display, key, status)
+
+    def again(before: int) -> tuple[Status, str] | None:  # the same, later (Snapshot.settle)
+        status = status_of(path)
+        if status is None or max(status[4], status[5]) >= before:
+            return None
+        data = read_yaml_bytes(path, display)
+        return status, digest("parse", package_digest(), kind, display, data)
+
+    kept = parse_cache.same_bytes(display, key, status, again)
     if kept is not None:
         return kept
     value = convert_node(node_from_bytes(data, display))

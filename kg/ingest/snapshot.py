@@ -10,7 +10,9 @@ problem of a run is found again by parsing its file. A status taken within `RACY
 the run that recorded it is not recorded (a file changed again within the clock's
 granularity would keep its status): such a file is compared by its bytes.
 
-The snapshot is one entry of the parse cache (`SignedCache`: signed with this user's
+The snapshot is kept in columns (kg.ingest.columns, decision 0063: its records are
+rebuilt without a Python call each), else, holding a value columns do not keep, as the
+tuple itself. It is one entry of the parse cache (`SignedCache`: signed with this user's
 secret, bounded in size, reached without following links), so a snapshot that came with
 a project is never unpickled. It is rewritten only when it drifted (more than
 `max(MIN_DRIFT, files // DRIFT_SHARE)` files not served by their status): in between,
@@ -24,16 +26,21 @@ import gc
 import os
 import stat
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from kg.cache import SignedCache, digest, package_digest
+from kg.errors import KgError
+from kg.ingest import columns
 
 RACY_NS = 2_000_000_000  # FAT keeps modification times to 2 s; others to ns or jiffies
 MIN_DRIFT = 32
 DRIFT_SHARE = 50
 
 Status = tuple[int, ...]
+Again = Callable[[int], "tuple[Status, str] | None"]  # (`settle`) a file's status taken
+# anew and its bytes' key, when its mtime and ctime are before the time given; else None
 
 
 def status_of(path: Path) -> Status | None:
@@ -65,6 +72,7 @@ class Snapshot:
         self.previous: dict[str, tuple[str, Any]] = {}  # file -> its snapshot key, value
         self.by_status = 0
         self.kept: set[str] = set()  # files whose value is the snapshot's (texts shared)
+        self.unsure: dict[str, Again] = {}  # file -> how to check it again (`settle`)
 
     @property
     def enabled(self) -> bool:
@@ -80,6 +88,9 @@ class Snapshot:
         gc.disable()
         try:
             kept = self.cache.get(self.key)
+            if isinstance(kept, tuple) and len(kept) == 2 and kept[0] == columns.VERSION:
+                data, kept = kept[1], None  # (the bytes freed as soon as they are read)
+                kept = columns.decode(data) if isinstance(data, bytes) else None
             gc.freeze()
             gc.unfreeze()  # the permanent generation merges into the oldest one
         finally:
@@ -99,10 +110,16 @@ class Snapshot:
         self.kept.add(display)
         return entry[2]
 
-    def same_bytes(self, display: str, key: str, status: Status | None) -> Any | None:
+    def same_bytes(
+        self, display: str, key: str, status: Status | None, again: Again | None = None
+    ) -> Any | None:
         """What the file's bytes gave before (key: the parse cache's key of them): the
-        snapshot's value, else the parse cache's per-file entry; None when not kept."""
-        self.pending[display] = (self._settled(status), key)
+        snapshot's value, else the parse cache's per-file entry; None when not kept.
+        `again`: the file's status and key taken anew, for `settle`."""
+        settled = self._settled(status)
+        self.pending[display] = (settled, key)
+        if settled is None and again is not None:
+            self.unsure[display] = again
         entry = self.old.get(display)
         if entry is not None and entry[1] == key:
             self.kept.add(display)
@@ -127,6 +144,24 @@ class Snapshot:
             return None
         return status
 
+    def settle(self) -> None:
+        """Record the status of each file kept without one (changed too recently when it
+        was read) whose bytes, read again now, give the recorded key, when that status
+        is older than `RACY_NS` before this check began (the racy-git argument: a later
+        change gives a later mtime or ctime, so another status)."""
+        now = time.time_ns()
+        for display, again in self.unsure.items():
+            entry = self.new.get(display)
+            if entry is None or entry[0] is not None:
+                continue
+            try:
+                found = again(now - RACY_NS)
+            except (KgError, OSError):
+                continue  # unreadable now: compared by its bytes next time
+            if found is not None and found[1] == entry[1]:
+                self.new[display] = (found[0], found[1], entry[2])
+        self.unsure.clear()
+
     def rewrites(self, clean: bool) -> bool:
         """Whether `save` writes the snapshot anew: none was found, or it drifted (files
         not served by their status, entries of files gone), and the run was clean."""
@@ -140,7 +175,9 @@ class Snapshot:
         if not self.enabled:
             return
         if self.rewrites(clean):
-            self.cache.put(self.key, (self.new, texts))
+            self.settle()
+            kept = columns.encode((self.new, texts))  # read back without a call per record
+            self.cache.put(self.key, (columns.VERSION, kept) if kept else (self.new, texts))
             return
         if self.found:
             self.cache.used.add(self.key)
