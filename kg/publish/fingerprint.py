@@ -142,6 +142,11 @@ class SubjectChunks:
         found.sort()  # (the texts differ: no two subjects are compared)
         return found
 
+    @property
+    def texts(self) -> list[str]:
+        """Each subject's N-Triples text, in `order` (sorted)."""
+        return self._keys
+
     def term(self, t: Node) -> str:
         text = self.memo.get(t)
         if text is None:

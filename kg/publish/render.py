@@ -38,7 +38,6 @@ from kg.publish.blocks import (
     BlockTable,
     Formatter,
     Range,
-    canonical_subjects,
     cut,
     dump_ends,
     dump_text,
@@ -65,7 +64,6 @@ from kg.publish.export import (
     description_texts,
     encoded,
     jsonld_context,
-    owned_nodes,
     person_nodes,
     serialize,
     still_there,
@@ -80,9 +78,10 @@ from kg.publish.fingerprint import (
     SubjectChunks,
     settings_digest,
 )
-from kg.publish.layout import DATASET, DUMP, SPARQL, owner_path, page_things, path_of
+from kg.publish.layout import DATASET, DUMP, SPARQL, owner_path, path_of
 from kg.publish.olddump import PreviousDump
 from kg.publish.site import SiteBuilder, SiteSettings
+from kg.publish.subjectset import subject_layout
 from kg.resolve.identity import Resolution
 from kg.workers import Pool, as_pool, return_large_blocks
 
@@ -124,6 +123,7 @@ class _State:
     after: DirtyState | None = None  # this build's state, once its items are known
     made: Made | None = None  # the items this process rendered, for `after`
     writer: TreeWriter | None = None  # the task's writer of kept files (`_unreached`)
+    kept_keys: tuple[str, ...] = ()  # the render cache's entries the state itself read or kept
 
 
 def _ntriples_dump(
@@ -186,7 +186,7 @@ def render_parts(
     return_large_blocks()  # large texts freed leave this process and its helpers (0054)
     state = _make_state(config, resolution, graph, cache, previous, staging, table)
     tasks = list(_tasks(resolution, len(state.things)))
-    used: set[str] = set()
+    used: set[str] = set(state.kept_keys)
     fresh: dict[str, bytes] = {}  # the entries the tasks made, packed at the end
     pool = as_pool(jobs)
     packing = _packing(state)
@@ -256,9 +256,7 @@ def _make_state(
     the N-Triples dump is written there as its chunks are made (`_ntriples_dump`)."""
     people = [_person(config, p.slug) for p in resolution.dataset.profiles]
     graph.reverse()  # build the shared index once, before any fork
-    tops = page_things(graph.subjects(), config.base_iri)
     profiled = set(people) | {_profile(config, p.slug) for p in resolution.dataset.profiles}
-    pages = frozenset(path_of(str(t), config.base_iri) or "" for t in tops) | {DATASET}
     assets = scan(config.root)
     thumbnails = photo_thumbnails(resolution.dataset, assets, config.base_iri)
     settings = SiteSettings(
@@ -277,6 +275,9 @@ def _make_state(
     chunks, dump = _ntriples_dump(graph, staging, table, _old_dump(before, previous, table))
     if table is not None:  # its digests are the chunks' now: not held twice, nor forked (0054)
         table.table.digests.clear()
+    layout, layout_key = subject_layout(graph, chunks.order, chunks.texts, config.base_iri, cache)
+    tops = layout.tops
+    pages = layout.pages | {DATASET}
     prints = None  # the keys of kept files: made (once, before any fork) only to keep them
     if cache is not None:
         href = _linker(config.base_iri, pages)
@@ -287,7 +288,7 @@ def _make_state(
     reached, after = _dirty(before, prints, site, graph, chunks, pages, staging, table)
     if after is not None and dump is not None:  # where the next build copies chunks from
         after.dump = cast("Written", dump[scheme.file_path(DUMP, NTRIPLES.ext)]).stamp[0]
-    owned = owned_nodes(graph, tops)
+    owned = layout.owned
     blocks = NodeBlocks(graph)
     colliding = table.prefixes if table is not None else colliding_prefixes(chunks.terms)
     unusable = frozenset(colliding)
@@ -308,11 +309,12 @@ def _make_state(
         previous,
         staging,
         dump,
-        canonical_subjects(graph),
+        layout.canonical,
         unusable,
         before=before if reached is not None else None,
         reached=reached,
         after=after,
+        kept_keys=(layout_key,) if layout_key is not None else (),
     )
 
 
