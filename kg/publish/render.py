@@ -123,7 +123,6 @@ class _State:
     after: DirtyState | None = None  # this build's state, once its items are known
     made: Made | None = None  # the items this process rendered, for `after`
     writer: TreeWriter | None = None  # the task's writer of kept files (`_unreached`)
-    kept_keys: tuple[str, ...] = ()  # the render cache's entries the state itself read or kept
 
 
 def _ntriples_dump(
@@ -186,7 +185,7 @@ def render_parts(
     return_large_blocks()  # large texts freed leave this process and its helpers (0054)
     state = _make_state(config, resolution, graph, cache, previous, staging, table)
     tasks = list(_tasks(resolution, len(state.things)))
-    used: set[str] = set(state.kept_keys)
+    used: set[str] = set()
     fresh: dict[str, bytes] = {}  # the entries the tasks made, packed at the end
     pool = as_pool(jobs)
     packing = _packing(state)
@@ -275,7 +274,7 @@ def _make_state(
     chunks, dump = _ntriples_dump(graph, staging, table, _old_dump(before, previous, table))
     if table is not None:  # its digests are the chunks' now: not held twice, nor forked (0054)
         table.table.digests.clear()
-    layout, layout_key = subject_layout(graph, chunks.order, chunks.texts, config.base_iri, cache)
+    layout = subject_layout(chunks.order, config.base_iri, chunks.under)
     tops = layout.tops
     pages = layout.pages | {DATASET}
     prints = None  # the keys of kept files: made (once, before any fork) only to keep them
@@ -314,7 +313,6 @@ def _make_state(
         before=before if reached is not None else None,
         reached=reached,
         after=after,
-        kept_keys=(layout_key,) if layout_key is not None else (),
     )
 
 
