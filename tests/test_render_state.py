@@ -5,9 +5,20 @@ the base, the base itself)."""
 
 from __future__ import annotations
 
-from rdflib import BNode, Literal, URIRef
+import hashlib
+import os
+from pathlib import Path
 
+import pytest
+from conftest import replace_first, seed_project
+from rdflib import BNode, Literal, URIRef
+from test_incremental import _profiles
+
+from kg.config import load_config
 from kg.graph.triples import Triples
+from kg.pipeline import build, output_manifest
+from kg.publish import dumpfile
+from kg.publish.export import previous_tree
 from kg.publish.fingerprint import SubjectChunks
 from kg.publish.subjectset import Layout, made_whole, subject_layout
 
@@ -74,3 +85,75 @@ def test_layout_equals_the_whole_walk_where_text_and_iri_order_differ():
     ]
     assert found.owned[URIRef(BASE + "x/y")] == [URIRef(BASE + "x/y"), URIRef(BASE + "x/y/z")]
     assert found.canonical[:3] == [BNode("a0"), BNode("b1"), BNode("z")]
+
+
+# ---------------------------------------------------------------- the dump (kg.publish.dumpfile)
+
+
+def _hash_list(dump: bytes) -> str:
+    """The dump's digest by hand: blake2b-16 of each subject's run of lines, in order,
+    then blake2b-16 of those digests (the module's definition)."""
+    chunks: list[list[bytes]] = []
+    for line in dump.splitlines(keepends=True):
+        subject = line.split(b" ", 1)[0]
+        if not chunks or chunks[-1][0].split(b" ", 1)[0] != subject:
+            chunks.append([])
+        chunks[-1].append(line)
+    digests = b"".join(hashlib.blake2b(b"".join(c), digest_size=16).digest() for c in chunks)
+    return "chunks:" + hashlib.blake2b(digests, digest_size=16).hexdigest()
+
+
+@pytest.fixture(scope="module")
+def edited_twice(tmp_path_factory) -> tuple[Path, list[tuple[str, int]]]:
+    """The seed project built cold, then after a title edit: the stamp digest of each
+    build's graph.nt and how many bytes the second copied from the first's."""
+    root = seed_project(tmp_path_factory.mktemp("dump") / "project")
+    found, copied = [], []
+    real = os.copy_file_range
+
+    def spy(src: int, dst: int, count: int, *args: int) -> int:
+        done = real(src, dst, count, *args)
+        copied.append(done)
+        return done
+
+    for edit in (
+        lambda: None,
+        lambda: replace_first(_profiles(root)[0], r'^(\s*- title: "?)', r"\1Revised: "),
+    ):
+        edit()
+        config = load_config(root)
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(dumpfile.os, "copy_file_range", spy)
+            assert build(config, root / "dist").published
+        previous = previous_tree(root / "dist", output_manifest(config, root / "dist"))
+        assert previous is not None
+        found.append((previous[1]["graph.nt"][0], sum(copied)))
+        copied.clear()
+    return root, found
+
+
+def test_the_dump_digest_is_the_hash_list_of_its_bytes(edited_twice):
+    root, found = edited_twice
+    (cold, cold_copied), (edit, edit_copied) = found
+    dump = (root / "dist" / "graph.nt").read_bytes()
+    assert edit == _hash_list(dump) != cold
+    assert cold_copied == 0  # nothing to copy from
+    assert 0 < edit_copied < len(dump)  # the unchanged runs, copied by the kernel
+
+
+def test_dump_sink_copies_exactly_and_fails_short(tmp_path):
+    source = tmp_path / "old"
+    source.write_bytes(b"".join(b"line %d\n" % i for i in range(5000)))
+    for kernel in (True, False):
+        out = tmp_path / f"new-{kernel}"
+        fd, old = os.open(out, os.O_WRONLY | os.O_CREAT), os.open(source, os.O_RDONLY)
+        sink = dumpfile.DumpSink(fd)
+        sink.kernel = kernel
+        sink.write(b"head\n")
+        sink.copy(old, 7, 20_000)
+        sink.write(b"tail\n")
+        sink.flush()
+        with pytest.raises(OSError, match="came out short"):
+            sink.copy(old, source.stat().st_size - 3, 10)
+        os.close(fd), os.close(old)
+        assert out.read_bytes()[:20_010] == b"head\n" + source.read_bytes()[7:20_007] + b"tail\n"

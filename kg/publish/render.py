@@ -49,6 +49,7 @@ from kg.publish.blocks import (
 )
 from kg.publish.deploy import deploy_files
 from kg.publish.dirty import Deps, DirtyState, Made, Reached
+from kg.publish.dumpfile import chunks_digest, write_dump
 from kg.publish.export import (
     Encoded,
     Kept,
@@ -137,11 +138,16 @@ def _ntriples_dump(
     kind = scheme.file_path(DUMP, NTRIPLES.ext)
     make = partial(SubjectChunks, graph, table=made, old=old)
     try:
-        stamps, chunks = write_streamed(staging, (kind, f"site/{kind}"), make)
+        stamps, chunks = write_dump(staging, (kind, f"site/{kind}"), make, _chunks_digest)
     finally:
         if old is not None:
             old.close()
     return chunks, stamps
+
+
+def _chunks_digest(chunks: SubjectChunks) -> str:
+    """The dump's digest, of its chunks' (`kg.publish.dumpfile`)."""
+    return chunks_digest(map(chunks.digest.__getitem__, chunks.order))
 
 
 def render_outputs(
