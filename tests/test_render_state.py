@@ -28,7 +28,7 @@ NAME = URIRef("http://schema.org/name")
 
 def _layout(graph: Triples, base: str) -> Layout:
     chunks = SubjectChunks(graph)
-    return subject_layout(chunks.order, base, chunks.under)
+    return subject_layout(chunks.order, chunks.texts, base, chunks.under)
 
 
 def _assert_same(found: Layout, whole: Layout) -> None:
@@ -62,10 +62,13 @@ def test_layout_equals_the_whole_walk_where_text_and_iri_order_differ():
         "topic/t",
         "topic/t-2",
         "topic/t/2024",
+        "été/1",  # beyond ASCII
+        "zz~",
         "",  # the base itself: not a thing
     ]
     subjects = [URIRef(BASE + p) for p in paths]
-    subjects += [URIRef("https://other.example/a"), BNode("b1"), BNode("a0"), BNode("z")]
+    subjects += [URIRef("https://other.example/a"), URIRef(BASE[:-1]), URIRef(BASE + "kg")]
+    subjects += [BNode("b1"), BNode("a0"), BNode("z")]
     graph = Triples((s, NAME, Literal(str(i))) for i, s in enumerate(reversed(subjects)))
     found = _layout(graph, BASE)
     _assert_same(found, made_whole(graph, BASE))
@@ -75,16 +78,22 @@ def test_layout_equals_the_whole_walk_where_text_and_iri_order_differ():
         "a-b",
         "a.b/1",
         "a0",
+        "kg",
         "topic/t",
         "topic/t-2",
         "x/q/r",
         "x/y",
+        "zz~",
+        "été/1",
     ]
     assert sorted(map(str, found.owned[URIRef(BASE + "a")])) == [
         BASE + p for p in ("a", "a/b", "a/b/c")
     ]
     assert found.owned[URIRef(BASE + "x/y")] == [URIRef(BASE + "x/y"), URIRef(BASE + "x/y/z")]
     assert found.canonical[:3] == [BNode("a0"), BNode("b1"), BNode("z")]
+    # under another base, `{BASE}kg` (the base without its `/`) is no thing's ancestor
+    _assert_same(_layout(graph, BASE + "kg/"), made_whole(graph, BASE + "kg/"))
+    assert _layout(graph, BASE + "kg/").tops == []
 
 
 # ---------------------------------------------------------------- the dump (kg.publish.dumpfile)

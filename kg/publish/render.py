@@ -280,7 +280,7 @@ def _make_state(
     chunks, dump = _ntriples_dump(graph, staging, table, _old_dump(before, previous, table))
     if table is not None:  # its digests are the chunks' now: not held twice, nor forked (0054)
         table.table.digests.clear()
-    layout = subject_layout(chunks.order, config.base_iri, chunks.under)
+    layout = subject_layout(chunks.order, chunks.texts, config.base_iri, chunks.under)
     tops = layout.tops
     pages = layout.pages | {DATASET}
     prints = None  # the keys of kept files: made (once, before any fork) only to keep them

@@ -8,10 +8,12 @@ subject in the graph's order (a path cut, prefix lookups, a sort by a key: about
 1.4 CPU-s at 10k people). `SubjectChunks` has the subjects sorted by their N-Triples
 texts already (the dump's order), and in that order:
 - a node minted under a thing `T` is one of the run of texts that begin with `<T/`
-  (`SubjectChunks.under`): two bisections give a thing's own nodes;
+  (`SubjectChunks.under`): two bisections give a thing's own nodes, and a walk down
+  the texts under the base meets each thing before its own nodes (`/` sorts before
+  `>`) and skips them: it visits the things, not every subject (`_tops`);
 - the blank nodes (`_:` sorts after `<`) are in the writers' order already, and the
-  IRIs nearly so (`<a>` and `<a/b>` swap: `/` sorts before `>`), which a sort by text
-  corrects at about one comparison each (timsort finds the runs).
+  IRIs nearly so (`<a>` and `<a/b>` swap), which a sort by their string corrects at
+  about one comparison each (timsort finds the runs).
 
 Invariant: `subject_layout` gives the values the whole walks give (`made_whole`: the
 tests compare them), the owned nodes as the same sets (their order is not read).
@@ -19,8 +21,10 @@ tests compare them), the owned nodes as the same sets (their order is not read).
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import cast
 
 from rdflib import URIRef
 from rdflib.term import Node
@@ -49,45 +53,60 @@ def made_whole(graph: Triples, base: str) -> Layout:
 
 
 def subject_layout(
-    order: list[Node], base: str, under: Callable[[Node], tuple[int, int]]
+    order: list[Node],
+    texts: list[str],
+    base: str,
+    under: Callable[[Node], tuple[int, int]],
 ) -> Layout:
-    """The layout of the subjects `order` (sorted by their N-Triples texts; `under(t)`:
+    """The layout of the subjects `order`, sorted by their N-Triples `texts` (`under(t)`:
     the slice of `order` minted under `t`, `SubjectChunks.under`)."""
-    paths = _paths(order, base)
-    tops = sorted(_tops(paths), key=str)
-    owned: dict[URIRef, list[Node]] = {}
-    for top in tops:
-        start, stop = under(top)
-        owned[top] = [top, *order[start:stop]]
+    tops, found = _tops(order, texts, base, under)
+    tops.sort(key=str)
+    owned = {t: found[t] for t in tops}  # in the order of the things, as the walk made it
     pages = frozenset(str(t)[len(base) :] for t in tops)
-    return Layout(tops, pages, owned, _canonical(order))
+    return Layout(tops, pages, owned, _canonical(order, texts))
 
 
-def _paths(order: list[Node], base: str) -> dict[str, URIRef]:
-    """Path under `base` -> subject, for the subjects under it (not the base itself)."""
-    found: dict[str, URIRef] = {}
-    size = len(base)
-    for s in order:
-        if isinstance(s, URIRef) and s.startswith(base) and len(s) > size:
-            found[s[size:]] = s
-    return found
+def _tops(
+    order: list[Node], texts: list[str], base: str, under: Callable[[Node], tuple[int, int]]
+) -> tuple[list[URIRef], dict[URIRef, list[Node]]]:
+    """The things with a page (in descending text order) and each one's own nodes.
+
+    Walked down from the last text under `<base`: a thing `<t>` sorts after every text
+    that begins `<t/` (`/` sorts before `>`), so each subject under the base is met
+    after its ancestors; one met outside the slice of an earlier one has no ancestor
+    that is a subject (an ancestor is met first, and its slice holds its descendants):
+    it is a thing, and its slice, its own nodes, is skipped. The slices met later lie
+    above those pending (the stack's last is the highest)."""
+    head = "<" + base
+    low = bisect.bisect_left(texts, head)
+    i = bisect.bisect_left(texts, head[:-1] + chr(ord(head[-1]) + 1)) - 1
+    shortest = len(head) + 2  # `<base>` itself is not a thing
+    tops: list[URIRef] = []
+    owned: dict[URIRef, list[Node]] = {}
+    pending: list[tuple[int, int]] = []
+    while i >= low:
+        if pending and i < pending[-1][1]:
+            i = pending.pop()[0] - 1
+            continue
+        if len(texts[i]) >= shortest:
+            top = cast(URIRef, order[i])
+            start, stop = under(top)
+            tops.append(top)
+            owned[top] = [top, *order[start:stop]]
+            if start < stop:
+                pending.append((start, stop))
+        i -= 1
+    return tops, owned
 
 
-def _tops(paths: dict[str, URIRef]) -> list[URIRef]:
-    """The subjects none of whose ancestors (the path cut at a `/`) is a subject."""
-    tops = []
-    for path, s in paths.items():
-        cut = path.find("/")
-        while cut != -1 and path[:cut] not in paths:
-            cut = path.find("/", cut + 1)
-        if cut == -1:
-            tops.append(s)
-    return tops
-
-
-def _canonical(order: list[Node]) -> list[Node]:
+def _canonical(order: list[Node], texts: list[str]) -> list[Node]:
     """`order` (by N-Triples text) in the writers' order: blank nodes, then IRIs, each
-    by their text (`export.subject_key`)."""
-    blank = [s for s in order if type(s) is not URIRef]
-    iris = [s for s in order if type(s) is URIRef]
+    by their text (`export.subject_key`). The IRIs' texts (`<…>`) sort before the
+    blank nodes' (`_:…`)."""
+    split = bisect.bisect_left(texts, "_")
+    iris, blank = order[:split], order[split:]
+    if set(map(type, iris)) - {URIRef} or URIRef in set(map(type, blank)):
+        iris = [s for s in order if type(s) is URIRef]
+        blank = [s for s in order if type(s) is not URIRef]
     return sorted(blank, key=str) + sorted(iris, key=str)
