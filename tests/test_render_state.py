@@ -5,6 +5,7 @@ the base, the base itself)."""
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
 from pathlib import Path
@@ -150,16 +151,23 @@ def test_the_dump_digest_is_the_hash_list_of_its_bytes(edited_twice):
     assert 0 < edit_copied < len(dump)  # the unchanged runs, copied by the kernel
 
 
-def test_dump_sink_copies_exactly_and_fails_short(tmp_path):
+def test_dump_sink_copies_exactly_and_fails_short(tmp_path, monkeypatch):
     source = tmp_path / "old"
     source.write_bytes(b"".join(b"line %d\n" % i for i in range(5000)))
-    for kernel in (True, False):
+
+    def cannot(*args: int) -> int:  # another file system on an old kernel
+        raise OSError(errno.EXDEV, "cross-device")
+
+    for kernel in ("yes", "no", "refused"):
+        if kernel == "refused":
+            monkeypatch.setattr(dumpfile.os, "copy_file_range", cannot)
         out = tmp_path / f"new-{kernel}"
         fd, old = os.open(out, os.O_WRONLY | os.O_CREAT), os.open(source, os.O_RDONLY)
         sink = dumpfile.DumpSink(fd)
-        sink.kernel = kernel
+        sink.kernel = kernel != "no"
         sink.write(b"head\n")
         sink.copy(old, 7, 20_000)
+        assert sink.kernel == (kernel == "yes")  # a refusal: read and written from then on
         sink.write(b"tail\n")
         sink.flush()
         with pytest.raises(OSError, match="came out short"):
