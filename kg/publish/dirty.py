@@ -104,7 +104,7 @@ class DirtyState:
     numbers: dict[str, int] = field(default_factory=dict, repr=False)  # not kept
     stale: int = 0  # items made again or gone since the index was made whole
     sizes: bytes = b""  # array("Q"): each subject's chunk size in the N-Triples dump
-    dump: str = ""  # the dump's content digest (its stamp's), for `kg.publish.olddump`
+    dump: str = ""  # the dump's digest (its stamp's: `kg.publish.dumpfile`), for `olddump`
     saved: Saved | None = field(default=None, repr=False)  # as kept (`save`); not kept
 
     def __getstate__(self) -> dict[str, Any]:

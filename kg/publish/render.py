@@ -38,7 +38,6 @@ from kg.publish.blocks import (
     BlockTable,
     Formatter,
     Range,
-    canonical_subjects,
     cut,
     dump_ends,
     dump_text,
@@ -50,6 +49,7 @@ from kg.publish.blocks import (
 )
 from kg.publish.deploy import deploy_files
 from kg.publish.dirty import Deps, DirtyState, Made, Reached
+from kg.publish.dumpfile import chunks_digest, write_dump
 from kg.publish.export import (
     Encoded,
     Kept,
@@ -65,7 +65,6 @@ from kg.publish.export import (
     description_texts,
     encoded,
     jsonld_context,
-    owned_nodes,
     person_nodes,
     serialize,
     still_there,
@@ -80,9 +79,10 @@ from kg.publish.fingerprint import (
     SubjectChunks,
     settings_digest,
 )
-from kg.publish.layout import DATASET, DUMP, SPARQL, owner_path, page_things, path_of
+from kg.publish.layout import DATASET, DUMP, SPARQL, owner_path, path_of
 from kg.publish.olddump import PreviousDump
 from kg.publish.site import SiteBuilder, SiteSettings
+from kg.publish.subjectset import subject_layout
 from kg.resolve.identity import Resolution
 from kg.workers import Pool, as_pool, return_large_blocks
 
@@ -138,11 +138,16 @@ def _ntriples_dump(
     kind = scheme.file_path(DUMP, NTRIPLES.ext)
     make = partial(SubjectChunks, graph, table=made, old=old)
     try:
-        stamps, chunks = write_streamed(staging, (kind, f"site/{kind}"), make)
+        stamps, chunks = write_dump(staging, (kind, f"site/{kind}"), make, _chunks_digest)
     finally:
         if old is not None:
             old.close()
     return chunks, stamps
+
+
+def _chunks_digest(chunks: SubjectChunks) -> str:
+    """The dump's digest, of its chunks' (`kg.publish.dumpfile`)."""
+    return chunks_digest(map(chunks.digest.__getitem__, chunks.order))
 
 
 def render_outputs(
@@ -256,9 +261,7 @@ def _make_state(
     the N-Triples dump is written there as its chunks are made (`_ntriples_dump`)."""
     people = [_person(config, p.slug) for p in resolution.dataset.profiles]
     graph.reverse()  # build the shared index once, before any fork
-    tops = page_things(graph.subjects(), config.base_iri)
     profiled = set(people) | {_profile(config, p.slug) for p in resolution.dataset.profiles}
-    pages = frozenset(path_of(str(t), config.base_iri) or "" for t in tops) | {DATASET}
     assets = scan(config.root)
     thumbnails = photo_thumbnails(resolution.dataset, assets, config.base_iri)
     settings = SiteSettings(
@@ -277,6 +280,9 @@ def _make_state(
     chunks, dump = _ntriples_dump(graph, staging, table, _old_dump(before, previous, table))
     if table is not None:  # its digests are the chunks' now: not held twice, nor forked (0054)
         table.table.digests.clear()
+    layout = subject_layout(chunks.order, chunks.texts, config.base_iri, chunks.under)
+    tops = layout.tops
+    pages = layout.pages | {DATASET}
     prints = None  # the keys of kept files: made (once, before any fork) only to keep them
     if cache is not None:
         href = _linker(config.base_iri, pages)
@@ -287,7 +293,7 @@ def _make_state(
     reached, after = _dirty(before, prints, site, graph, chunks, pages, staging, table)
     if after is not None and dump is not None:  # where the next build copies chunks from
         after.dump = cast("Written", dump[scheme.file_path(DUMP, NTRIPLES.ext)]).stamp[0]
-    owned = owned_nodes(graph, tops)
+    owned = layout.owned
     blocks = NodeBlocks(graph)
     colliding = table.prefixes if table is not None else colliding_prefixes(chunks.terms)
     unusable = frozenset(colliding)
@@ -308,7 +314,7 @@ def _make_state(
         previous,
         staging,
         dump,
-        canonical_subjects(graph),
+        layout.canonical,
         unusable,
         before=before if reached is not None else None,
         reached=reached,

@@ -1,0 +1,126 @@
+"""The N-Triples dump written into the staging folder, its unchanged runs copied by the
+kernel, and its digest made of its chunks' digests (decision 0061).
+
+After an edit, nearly all of the sorted dump is byte ranges of the previous build's
+dump (`olddump.PreviousDump`). Read into Python, written back and hashed whole, they
+cost about 1.5 CPU-s at 10k people (400 MB); here they are copied file to file
+(`os.copy_file_range`: the bytes never enter the process; where the kernel or the file
+system cannot, a read and a write) and hashed not at all: the dump's digest is
+blake2b-16 over the sequence of its chunks' digests (each subject's chunk, blake2b-16
+of its bytes, which the build's digest table or `SubjectChunks` has already), a hash
+list: two dumps have the same digest exactly when (up to blake2b collisions) they
+have the same chunks, so the same bytes.
+
+Invariant: the file holds exactly the bytes a write of every chunk gives (a copy that
+comes out short fails the build: OSError), and its stamp is (`DIGEST_PREFIX` + the hash
+list's digest, inode, size, mtime). The prefix keeps the digest from ever equalling a
+content digest (`export.content_digest`), so no writer links this file in place of a
+text it made. A dump altered on disk after it was written is seen, as before, by its
+stamp (inode, size, modification time, checked on the open descriptor), which the
+digest never was: no build hashes the previous dump again.
+"""
+
+from __future__ import annotations
+
+import errno
+import hashlib
+import os
+import shutil
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import TypeVar
+
+from kg.publish.export import TreeWriter, Written, _linked, _stamp
+
+T = TypeVar("T")
+DIGEST_PREFIX = "chunks:"
+BUFFER = 1 << 20  # formatted bytes gathered before one write
+# copy_file_range cannot here (another file system on an old kernel, a file system or
+# a sandbox without it): the same bytes read and written instead
+_NO_COPY = {errno.EXDEV, errno.ENOSYS, errno.EINVAL, errno.EOPNOTSUPP, errno.EPERM}
+
+
+class DumpSink:
+    """The dump's file: formatted chunks written (gathered, then one write), runs of the
+    previous dump copied (`copy`) after what was gathered is written."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+        self.pending: list[bytes] = []
+        self.size = 0  # bytes in `pending`
+        self.kernel = True  # copy_file_range still worth trying
+
+    def write(self, data: bytes, /) -> int:
+        self.pending.append(data)
+        self.size += len(data)
+        if self.size >= BUFFER:
+            self.flush()
+        return len(data)
+
+    def flush(self) -> None:
+        if self.pending:
+            _write_all(self.fd, b"".join(self.pending))
+            self.pending, self.size = [], 0
+
+    def copy(self, source: int, at: int, count: int) -> None:
+        """Append `count` bytes of the file `source` from offset `at`."""
+        self.flush()
+        end = at + count
+        while at < end and self.kernel:
+            try:
+                done = os.copy_file_range(source, self.fd, end - at, at)
+            except OSError as error:
+                if error.errno not in _NO_COPY:
+                    raise
+                self.kernel = False
+                break
+            if not done:
+                raise OSError(f"the previous N-Triples dump came out short at {at}")
+            at += done
+        while at < end:
+            data = os.pread(source, min(BUFFER * 4, end - at), at)
+            if not data:
+                raise OSError(f"the previous N-Triples dump came out short at {at}")
+            _write_all(self.fd, data)
+            at += len(data)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+def chunks_digest(digests: Iterable[bytes]) -> str:
+    """The dump's digest: of its chunks' digests, in order (see the module)."""
+    return DIGEST_PREFIX + hashlib.blake2b(b"".join(digests), digest_size=16).hexdigest()
+
+
+def write_dump(
+    staging: Path,
+    rels: tuple[str, ...],
+    produce: Callable[[DumpSink], T],
+    digest: Callable[[T], str],
+) -> tuple[dict[str, Written], T]:
+    """Write the dump at `rels[0]` in the staging folder (hard-linked, else copied, at
+    the others): `produce` writes it to the sink it is given; `digest(made)` is its
+    digest, from what `produce` returned. Returns the stamps and what it returned."""
+    writer = TreeWriter(staging, None)
+    for rel in rels:
+        writer.clear(rel)
+    target = writer._target(rels[0])
+    fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666)
+    try:
+        sink = DumpSink(fd)
+        made = produce(sink)
+        sink.flush()
+        stamp = _stamp(digest(made), os.fstat(fd))
+    finally:
+        os.close(fd)
+    stamps = {rels[0]: Written(stamp)}
+    for rel in rels[1:]:
+        other = writer._target(rel)
+        if not _linked(target, other):
+            shutil.copyfile(target, other)
+        stamps[rel] = Written(_stamp(stamp[0], other.stat()))
+    return stamps, made
