@@ -80,6 +80,7 @@ from kg.publish.fingerprint import (
     SubjectChunks,
     settings_digest,
 )
+from kg.publish.fragments import Fragments
 from kg.publish.layout import DATASET, DUMP, SPARQL, owner_path, page_things, path_of
 from kg.publish.olddump import PreviousDump
 from kg.publish.site import SiteBuilder, SiteSettings
@@ -90,6 +91,7 @@ PEOPLE_PER_TASK = 50
 BLOCKS_FOLDER = ".kg-blocks"  # the block table's files in the staging folder, removed after
 KEPT_BLOCKS = "blocks"  # with a render cache: the table's files, kept beside it in .kg-cache
 THINGS_PER_TASK = 200
+FRAGMENTS_FROM = 100  # a person page's entries are kept from this many publications (0062)
 
 Task = tuple[str, int, int]  # kind, start, stop
 # path -> text (bytes: a static file), the previous build's unchanged file, or a file
@@ -559,14 +561,36 @@ def _site(state: _State, keys: list[str]) -> Rendered:
     site = state.site
     if state.cache is None or state.prints is None:
         return {f"site/{k}": v for k, v in site.site_files(paths).items()}
+    entries = _kept_fragments(state, "list entries", keys)
+    made = site.site_files(paths, keyed=False, entries=entries)
+    _keep_fragments(state, "list entries", entries)
     files: dict[str, str | bytes | Kept | Encoded | Written] = {
-        f"site/{k}": v for k, v in site.site_files(paths, keyed=False).items()
+        f"site/{k}": v for k, v in made.items()
     }
     for path, (key, render) in site.keyed_pages(paths).items():
         found = digest(state.prints.settings, "site page", key)
         page = partial(_one_page, f"site/{path}", render)
         files.update(_cached(state, found, page, keys))
     return files
+
+
+def _fragments_key(state: _State, name: str) -> str:
+    return digest(_keys(state).settings, "fragments", name)
+
+
+def _kept_fragments(state: _State, name: str, keys: list[str]) -> Fragments:
+    """The fragments `name` the previous build rendered (decision 0062), to render
+    again only those whose views changed; their cache key goes to `keys`."""
+    assert state.cache is not None
+    key = _fragments_key(state, name)
+    keys.append(key)
+    return Fragments(state.cache.get(key))
+
+
+def _keep_fragments(state: _State, name: str, fragments: Fragments) -> None:
+    """Keep the fragments this build rendered or used, for the next build."""
+    if state.cache is not None and fragments.changed():
+        state.cache.put(_fragments_key(state, name), fragments.made)
 
 
 def _one_page(rel: str, render: Callable[[], str]) -> dict[str, str]:
@@ -739,6 +763,11 @@ def _people(state: _State, start: int, stop: int, keys: list[str]) -> Rendered:
                 keys,
             )
         )
+    if state.prints is not None:  # kept while the person is, rendered or not (0062)
+        profiles = state.resolution.dataset.profiles[start:stop]
+        keys.extend(
+            _fragments_key(state, _person_entries(p.slug)) for p in profiles if _keeps(state, p)
+        )
     if start == 0:
         files["site/index.html"] = state.site.index_page()
     return files
@@ -772,7 +801,10 @@ def _person_files(state: _State, profile, person: URIRef, owned: set[Node]) -> d
     # not beside the descriptions: Apache's MultiViews would offer it for text/*
     files[f"people/{slug}.bib"] = bib
     files[f"site/bib/{slug}.bib"] = bib
-    page = state.site.person_page(profile)
+    entries = _kept_fragments(state, _person_entries(slug), []) if _keeps(state, profile) else None
+    page = state.site.person_page(profile, entries)
+    if entries is not None:
+        _keep_fragments(state, _person_entries(slug), entries)
     files[f"site/{scheme.file_path(path, 'html')}"] = page
     files[f"site/cv/{slug}.html"] = cv_page(state, slug)
     profile_path = scheme.path(scheme.PROFILE, slug)
@@ -782,6 +814,16 @@ def _person_files(state: _State, profile, person: URIRef, owned: set[Node]) -> d
         _descriptions(profile_path, described(state.graph, [profile_iri]), None, state.blocks, seen)
     )
     return files
+
+
+def _keeps(state: _State, profile) -> bool:
+    """Whether the person page's entries are kept between builds (decision 0062): with
+    a render cache, for a person listing `FRAGMENTS_FROM` publications or more."""
+    return state.prints is not None and len(profile.publications) >= FRAGMENTS_FROM
+
+
+def _person_entries(slug: str) -> str:
+    return f"person entries\t{slug}"
 
 
 def cv_page(state: _State, slug: str) -> str:

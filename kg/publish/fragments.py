@@ -1,0 +1,58 @@
+"""Rendered fragments kept between builds, by a digest of the value they render
+(decision 0062).
+
+A page that shows many entries (a list page's publications, a profiled person's
+publications) renders each entry from a frozen view (`PublicationView`) through a
+template of its own. `Fragments` gives an entry's text from the texts the previous
+build rendered when the view is the same, and renders it otherwise: after an edit only
+the entries whose views changed are rendered again, the page around them is joined
+as before.
+
+Invariant: `Fragments.text(view, render)` is `render()`'s text for `view`, byte for
+byte. A kept text is used only under the digest of `repr(view)`, and `repr` of a
+frozen dataclass of strings, numbers, booleans, None and tuples of those names every
+field's value exactly (a string's `repr` is its text quoted and escaped), so equal
+digests mean equal views. The template and everything else the text depends on (kg's
+code and templates, the project's settings and templates) are in the cache key the
+kept texts are read from (`kg.publish.fingerprint.settings_digest`). Kept texts come
+from the signed render cache only, so are kg's own.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Mapping
+
+KEPT_MAX = 1 << 20  # entries kept per use: more is not a list kg renders (a miss beyond)
+
+
+def view_digest(view: object) -> bytes:
+    """The digest a fragment's text is kept under: of the view's `repr`."""
+    return hashlib.blake2b(repr(view).encode("utf-8", "surrogatepass"), digest_size=16).digest()
+
+
+class Fragments:
+    """Texts of rendered views: the kept ones (`kept`, the previous build's `made`)
+    and those rendered in this build (`made`, what the next build keeps)."""
+
+    def __init__(self, kept: Mapping[bytes, str] | None = None) -> None:
+        self.kept: Mapping[bytes, str] = kept if isinstance(kept, dict) else {}
+        self.made: dict[bytes, str] = {}
+        self.rendered = 0  # the texts rendered here (not kept): for the tests and figures
+
+    def text(self, view: object, render: Callable[[], str]) -> str:
+        """`render()`, or the text kept for an equal view."""
+        key = view_digest(view)
+        found = self.made.get(key)
+        if found is None:
+            found = self.kept.get(key)
+            if found is None:
+                found = render()
+                self.rendered += 1
+            if len(self.made) < KEPT_MAX:
+                self.made[key] = found
+        return found
+
+    def changed(self) -> bool:
+        """Whether `made` differs from what was kept (else there is nothing to write)."""
+        return self.made != self.kept
