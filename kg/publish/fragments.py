@@ -2,33 +2,36 @@
 (decision 0062).
 
 A page that shows many entries (a list page's publications, a profiled person's
-publications) renders each entry from a frozen view (`PublicationView`) through a
+publications) renders each entry from a frozen view (`PublicationView`, `Citable`) through a
 template of its own. `Fragments` gives an entry's text from the texts the previous
 build rendered when the view is the same, and renders it otherwise: after an edit only
 the entries whose views changed are rendered again, the page around them is joined
 as before.
 
 Invariant: `Fragments.text(view, render)` is `render()`'s text for `view`, byte for
-byte. A kept text is used only under the digest of `repr(view)`, and `repr` of a
-frozen dataclass of strings, numbers, booleans, None and tuples of those names every
-field's value exactly (a string's `repr` is its text quoted and escaped), so equal
-digests mean equal views. The template and everything else the text depends on (kg's
-code and templates, the project's settings and templates) are in the cache key the
-kept texts are read from (`kg.publish.fingerprint.settings_digest`). Kept texts come
-from the signed render cache only, so are kg's own.
+byte, when `render` is a pure function of `view` (a template given only it, or
+`bibtex_entry`). A kept text is used only under the digest of the view's pickle, and
+a pickle is read back to an equal value, so equal digests mean equal views (a view
+that pickles to other bytes while equal only misses). The template and everything
+else the text depends on (kg's code and templates, the project's settings and
+templates) are in the cache key the kept texts are read from
+(`kg.publish.fingerprint.settings_digest`). Kept texts come from the signed render
+cache only, so are kg's own.
 """
 
 from __future__ import annotations
 
 import hashlib
+import pickle
 from collections.abc import Callable, Mapping
 
+PROTOCOL = 5  # fixed: the same view pickles to the same bytes in every build
 KEPT_MAX = 1 << 20  # entries kept per use: more is not a list kg renders (a miss beyond)
 
 
 def view_digest(view: object) -> bytes:
-    """The digest a fragment's text is kept under: of the view's `repr`."""
-    return hashlib.blake2b(repr(view).encode("utf-8", "surrogatepass"), digest_size=16).digest()
+    """The digest a fragment's text is kept under: of the view's pickle."""
+    return hashlib.blake2b(pickle.dumps(view, PROTOCOL), digest_size=16).digest()
 
 
 class Fragments:

@@ -797,11 +797,11 @@ def _person_files(state: _State, profile, person: URIRef, owned: set[Node]) -> d
         files[f"site/{scheme.file_path(path, f.ext)}"] = text
         if f is not NTRIPLES:  # the same string: a hard link
             files[f"people/{scheme.file_path(slug, f.ext)}"] = text
-    bib = state.site.citations.bibtex(slug)
+    entries = _kept_fragments(state, _person_entries(slug), []) if _keeps(state, profile) else None
+    bib = state.site.citations.bibtex(slug, entries)
     # not beside the descriptions: Apache's MultiViews would offer it for text/*
     files[f"people/{slug}.bib"] = bib
     files[f"site/bib/{slug}.bib"] = bib
-    entries = _kept_fragments(state, _person_entries(slug), []) if _keeps(state, profile) else None
     page = state.site.person_page(profile, entries)
     if entries is not None:
         _keep_fragments(state, _person_entries(slug), entries)
