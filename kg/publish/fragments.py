@@ -2,36 +2,78 @@
 (decision 0062).
 
 A page that shows many entries (a list page's publications, a profiled person's
-publications) renders each entry from a frozen view (`PublicationView`, `Citable`) through a
-template of its own. `Fragments` gives an entry's text from the texts the previous
-build rendered when the view is the same, and renders it otherwise: after an edit only
-the entries whose views changed are rendered again, the page around them is joined
-as before.
+publications, their BibTeX file) renders each entry from a frozen view
+(`PublicationView`, `Citable`) through a template or function of its own. `Fragments`
+gives an entry's text from the texts the previous build rendered when the view is the
+same, and renders it otherwise: after an edit only the entries whose views changed are
+rendered again, the page around them is joined as before.
 
 Invariant: `Fragments.text(view, render)` is `render()`'s text for `view`, byte for
 byte, when `render` is a pure function of `view` (a template given only it, or
-`bibtex_entry`). A kept text is used only under the digest of the view's pickle, and
-a pickle is read back to an equal value, so equal digests mean equal views (a view
-that pickles to other bytes while equal only misses). The template and everything
-else the text depends on (kg's code and templates, the project's settings and
-templates) are in the cache key the kept texts are read from
-(`kg.publish.fingerprint.settings_digest`). Kept texts come from the signed render
-cache only, so are kg's own.
+`bibtex_entry`). A kept text is used only under the digest of the view's canonical
+text (`view_digest`: every field of every dataclass in it, by class and name, each
+value by its `repr`, which names a string, a number, a boolean or None exactly and
+never as another of those), so equal digests mean equal views; a view holding any
+other kind of value is rendered and not kept. The template and everything else the
+text depends on (kg's code and templates, the project's settings and templates) are in
+the cache key the kept texts are read from (`kg.publish.fingerprint.settings_digest`).
+Kept texts come from the signed render cache only, so are kg's own.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
-import pickle
 from collections.abc import Callable, Mapping
+from functools import cache
 
-PROTOCOL = 5  # fixed: the same view pickles to the same bytes in every build
 KEPT_MAX = 1 << 20  # entries kept per use: more is not a list kg renders (a miss beyond)
 
 
-def view_digest(view: object) -> bytes:
-    """The digest a fragment's text is kept under: of the view's pickle."""
-    return hashlib.blake2b(pickle.dumps(view, PROTOCOL), digest_size=16).digest()
+def view_digest(view: object) -> bytes | None:
+    """The digest a fragment's text is kept under: of the view's canonical text (every
+    field of every dataclass in it, by name, and each value's type and `repr`); None
+    when it holds a value of another type (its text is then rendered, not kept)."""
+    parts: list[str] = []
+    try:
+        _canonical(view, parts)
+    except TypeError:
+        return None
+    data = "\x00".join(parts).encode("utf-8", "surrogatepass")
+    return hashlib.blake2b(data, digest_size=16).digest()
+
+
+_PLAIN = frozenset({str, int, float, bool, type(None)})  # their `repr`s never collide
+
+
+def _canonical(value: object, parts: list[str]) -> None:
+    """Append `value`'s canonical text (see `view_digest`) to `parts`."""
+    kind: type = type(value)
+    if kind in _PLAIN:
+        parts.append(repr(value))
+    elif isinstance(value, tuple) and kind is tuple:
+        parts.append(f"({len(value)}")
+        for item in value:
+            _canonical(item, parts)
+    else:
+        names = _field_names(kind)  # of a dataclass, else TypeError
+        parts.append(names[0])
+        for name in names[1:]:
+            field = getattr(value, name)
+            if type(field) in _PLAIN:
+                parts.append(repr(field))
+            else:
+                _canonical(field, parts)
+
+
+@cache
+def _field_names(kind: type) -> tuple[str, ...]:
+    """The class's name, then every field of the dataclass, its inherited ones too (also
+    those `repr` leaves out); TypeError for a class that is not a dataclass."""
+    if not dataclasses.is_dataclass(kind):
+        raise TypeError(kind.__name__)
+    own = f"{kind.__module__}.{kind.__qualname__}"
+    return (own, *(f.name for f in dataclasses.fields(kind)))
 
 
 class Fragments:
@@ -46,6 +88,9 @@ class Fragments:
     def text(self, view: object, render: Callable[[], str]) -> str:
         """`render()`, or the text kept for an equal view."""
         key = view_digest(view)
+        if key is None:
+            self.rendered += 1
+            return render()
         found = self.made.get(key)
         if found is None:
             found = self.kept.get(key)
