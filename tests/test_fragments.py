@@ -105,3 +105,35 @@ def test_a_digest_names_every_field_and_refuses_other_values(site):
     assert view_digest(view) is None
     kept = Fragments()
     assert kept.text(view, lambda: "made") == "made" and kept.made == {}
+
+
+def test_kept_partial_nodes_give_the_same_description_files(seed_build, repo_config):
+    """A person's description files (every RDF format) made with the partial nodes'
+    texts of an earlier pass, by their N-Triples lines: the same texts, none formatted
+    again; a changed kept text shows that the kept one is what is used."""
+    from rdflib import URIRef
+
+    from kg import scheme
+    from kg.publish.export import NodeBlocks, described, description_texts, person_nodes
+
+    resolution, mapped = seed_build
+    graph = mapped.triples
+
+    def blocks() -> NodeBlocks:
+        made = NodeBlocks(graph)
+        made.collision_free = True  # the seeds' IRIs collide with no context prefix
+        return made
+
+    for profile in resolution.dataset.profiles[:3]:
+        person = URIRef(scheme.person(repo_config.base_iri, profile.slug))
+        subset = described(graph, person_nodes(graph, person, [person]))
+        want = description_texts(subset, blocks())
+        first = Fragments()
+        assert description_texts(subset, blocks(), {}, first) == want
+        assert first.rendered > 0
+        second = Fragments(first.made)
+        assert description_texts(subset, blocks(), {}, second) == want
+        assert second.rendered == 0 and not second.changed()
+        marked = {k: (t + "#", u, j) for k, (t, u, j) in first.made.items()}
+        got = description_texts(subset, blocks(), {}, Fragments(marked))
+        assert got["nt"] == want["nt"] and got["ttl"] != want["ttl"]

@@ -26,6 +26,9 @@ import dataclasses
 import hashlib
 from collections.abc import Callable, Mapping
 from functools import cache
+from typing import Generic, TypeVar
+
+T = TypeVar("T")
 
 KEPT_MAX = 1 << 20  # entries kept per use: more is not a list kg renders (a miss beyond)
 
@@ -76,16 +79,16 @@ def _field_names(kind: type) -> tuple[str, ...]:
     return (own, *(f.name for f in dataclasses.fields(kind)))
 
 
-class Fragments:
+class Fragments(Generic[T]):
     """Texts of rendered views: the kept ones (`kept`, the previous build's `made`)
     and those rendered in this build (`made`, what the next build keeps)."""
 
-    def __init__(self, kept: Mapping[bytes, str] | None = None) -> None:
-        self.kept: Mapping[bytes, str] = kept if isinstance(kept, dict) else {}
-        self.made: dict[bytes, str] = {}
+    def __init__(self, kept: Mapping[bytes, T] | None = None) -> None:
+        self.kept: Mapping[bytes, T] = kept if isinstance(kept, dict) else {}
+        self.made: dict[bytes, T] = {}
         self.rendered = 0  # the texts rendered here (not kept): for the tests and figures
 
-    def text(self, view: object, render: Callable[[], str]) -> str:
+    def text(self, view: object, render: Callable[[], T]) -> T:
         """`render()`, or the text kept for an equal view."""
         key = view_digest(view)
         if key is None:

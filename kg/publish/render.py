@@ -54,6 +54,7 @@ from kg.publish.export import (
     Encoded,
     Kept,
     NodeBlocks,
+    NodeTexts,
     Previous,
     Seen,
     TreeWriter,
@@ -704,12 +705,13 @@ def _descriptions(
     turtle: str | None = None,
     terms: NodeBlocks | None = None,
     seen: Seen | None = None,
+    kept: Fragments[NodeTexts] | None = None,
 ) -> dict[str, str]:
     """`site/<path>.<ext>` of one thing, for every RDF format (`terms`: the texts of terms
     a process has formatted already, for a subset of the whole graph made by `described`;
-    `seen`: see `description_texts`)."""
+    `seen`, `kept`: see `description_texts`)."""
     if terms is not None and turtle is None:
-        texts = description_texts(subset, terms, seen)
+        texts = description_texts(subset, terms, seen, kept)
         return {f"site/{scheme.file_path(path, f.ext)}": texts[f.ext] for f in RDF_FORMATS}
     return {
         f"site/{scheme.file_path(path, f.ext)}": turtle
@@ -765,9 +767,8 @@ def _people(state: _State, start: int, stop: int, keys: list[str]) -> Rendered:
         )
     if state.prints is not None:  # kept while the person is, rendered or not (0062)
         profiles = state.resolution.dataset.profiles[start:stop]
-        keys.extend(
-            _fragments_key(state, _person_entries(p.slug)) for p in profiles if _keeps(state, p)
-        )
+        hubs = [p.slug for p in profiles if _keeps(state, p)]
+        keys.extend(_fragments_key(state, n) for s in hubs for n in _person_stores(state, s))
     if start == 0:
         files["site/index.html"] = state.site.index_page()
     return files
@@ -786,44 +787,48 @@ def _lazy(make: Callable[[], set[Node]]) -> Callable[[], set[Node]]:
 
 
 def _person_files(state: _State, profile, person: URIRef, owned: set[Node]) -> dict[str, str]:
-    """A profiled person's downloads, page and profile document."""
-    subset = described(state.graph, owned)
-    files = {}
+    """A profiled person's downloads, page and profile document; a hub's entries and
+    partial nodes' texts kept between builds (`_keeps`, decision 0062)."""
     slug, path = profile.slug, scheme.path(scheme.PERSON, profile.slug)
+    stores = _person_stores(state, slug) if _keeps(state, profile) else []
+    kept = [_kept_fragments(state, name, []) for name in stores]
+    entries, nodes = (kept[0], kept[1]) if kept else (None, None)
     seen: Seen = {}  # the profile document's nodes are the person's, or fewer of their triples
-    texts = description_texts(subset, state.blocks, seen)
+    texts = description_texts(described(state.graph, owned), state.blocks, seen, nodes)
+    files = {}
     for f in RDF_FORMATS:
         text = texts[f.ext]
         files[f"site/{scheme.file_path(path, f.ext)}"] = text
         if f is not NTRIPLES:  # the same string: a hard link
             files[f"people/{scheme.file_path(slug, f.ext)}"] = text
-    entries = _kept_fragments(state, _person_entries(slug), []) if _keeps(state, profile) else None
     bib = state.site.citations.bibtex(slug, entries)
     # not beside the descriptions: Apache's MultiViews would offer it for text/*
     files[f"people/{slug}.bib"] = bib
     files[f"site/bib/{slug}.bib"] = bib
     page = state.site.person_page(profile, entries)
-    if entries is not None:
-        _keep_fragments(state, _person_entries(slug), entries)
     files[f"site/{scheme.file_path(path, 'html')}"] = page
     files[f"site/cv/{slug}.html"] = cv_page(state, slug)
     profile_path = scheme.path(scheme.PROFILE, slug)
     files[f"site/{scheme.file_path(profile_path, 'html')}"] = page  # the profile document
-    profile_iri = _profile(state.config, slug)
-    files.update(
-        _descriptions(profile_path, described(state.graph, [profile_iri]), None, state.blocks, seen)
-    )
+    profile_subset = described(state.graph, [_profile(state.config, slug)])
+    files.update(_descriptions(profile_path, profile_subset, None, state.blocks, seen, nodes))
+    for name, made in zip(stores, kept, strict=True):
+        _keep_fragments(state, name, made)
     return files
 
 
 def _keeps(state: _State, profile) -> bool:
-    """Whether the person page's entries are kept between builds (decision 0062): with
-    a render cache, for a person listing `FRAGMENTS_FROM` publications or more."""
+    """Whether a person's entries and partial nodes' texts are kept between builds
+    (decision 0062): with a render cache, for a person listing `FRAGMENTS_FROM`
+    publications or more (a hub, whose files are long and reached by many edits)."""
     return state.prints is not None and len(profile.publications) >= FRAGMENTS_FROM
 
 
-def _person_entries(slug: str) -> str:
-    return f"person entries\t{slug}"
+def _person_stores(state: _State, slug: str) -> list[str]:
+    """The names a hub's kept texts are under: its page's and BibTeX file's entries,
+    and its description files' partial nodes (in the whole graph's Turtle prefixes)."""
+    prefixes = repr(state.blocks.turtle_terms.order)
+    return [f"person entries\t{slug}", f"person nodes\t{slug}\t{prefixes}"]
 
 
 def cv_page(state: _State, slug: str) -> str:
