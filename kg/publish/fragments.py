@@ -11,13 +11,14 @@ rendered again, the page around them is joined as before.
 Invariant: `Fragments.text(view, render)` is `render()`'s text for `view`, byte for
 byte, when `render` is a pure function of `view` (a template given only it, or
 `bibtex_entry`). A kept text is used only under the digest of the view's canonical
-text (`view_digest`: every field of every dataclass in it, by class and name, each
-value by its `repr`, which names a string, a number, a boolean or None exactly and
-never as another of those), so equal digests mean equal views; a view holding any
-other kind of value is rendered and not kept. The template and everything else the
-text depends on (kg's code and templates, the project's settings and templates) are in
-the cache key the kept texts are read from (`kg.publish.fingerprint.settings_digest`).
-Kept texts come from the signed render cache only, so are kg's own.
+text (`view_digest`: a string's own text; else every field of every dataclass in it,
+by class and name, each value by its `repr`, which names a string, a number, a
+boolean or None exactly and never as another of those; the two kinds marked apart), so
+equal digests mean equal views; a view holding any other kind of value is rendered and
+not kept. The template and everything else the text depends on (kg's code and
+templates, the project's settings and templates) are in the cache key the kept texts
+are read from (`kg.publish.fingerprint.settings_digest`). Kept texts come from the
+signed render cache only, so are kg's own.
 """
 
 from __future__ import annotations
@@ -34,15 +35,19 @@ KEPT_MAX = 1 << 20  # entries kept per use: more is not a list kg renders (a mis
 
 
 def view_digest(view: object) -> bytes | None:
-    """The digest a fragment's text is kept under: of the view's canonical text (every
-    field of every dataclass in it, by name, and each value's type and `repr`); None
-    when it holds a value of another type (its text is then rendered, not kept)."""
+    """The digest a fragment's text is kept under: of the view's canonical text (a
+    string's own text; else every field of every dataclass in it, in order, and each
+    plain value's `repr`); None when it holds a value of another type (its text is then
+    rendered, not kept)."""
+    if type(view) is str:  # a text is its own canonical form (marked apart from others)
+        data = b"s" + view.encode("utf-8", "surrogatepass")
+        return hashlib.blake2b(data, digest_size=16).digest()
     parts: list[str] = []
     try:
         _canonical(view, parts)
     except TypeError:
         return None
-    data = "\x00".join(parts).encode("utf-8", "surrogatepass")
+    data = b"c" + "\x00".join(parts).encode("utf-8", "surrogatepass")
     return hashlib.blake2b(data, digest_size=16).digest()
 
 
