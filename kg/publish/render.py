@@ -579,18 +579,25 @@ def _fragments_key(state: _State, name: str) -> str:
     return digest(_keys(state).settings, "fragments", name)
 
 
-def _kept_fragments(state: _State, name: str, keys: list[str]) -> Fragments:
+def _kept_fragments(state: _State, name: str, keys: list[str]) -> Fragments | None:
     """The fragments `name` the previous build rendered (decision 0062), to render
-    again only those whose views changed; their cache key goes to `keys`."""
+    again only those whose views changed; their cache key goes to `keys`. None when
+    there is no such entry (a cold build): an empty one is kept in its place, so that
+    the next build that renders them keeps their texts (a cold build pays no digests
+    for texts only a rebuild would reuse)."""
     assert state.cache is not None
     key = _fragments_key(state, name)
     keys.append(key)
-    return Fragments(state.cache.get(key))
+    found = state.cache.get(key)
+    if found is None:
+        state.cache.put(key, {})
+        return None
+    return Fragments(found)
 
 
-def _keep_fragments(state: _State, name: str, fragments: Fragments) -> None:
+def _keep_fragments(state: _State, name: str, fragments: Fragments | None) -> None:
     """Keep the fragments this build rendered or used, for the next build."""
-    if state.cache is not None and fragments.changed():
+    if state.cache is not None and fragments is not None and fragments.changed():
         state.cache.put(_fragments_key(state, name), fragments.made)
 
 

@@ -716,12 +716,12 @@ class SiteBuilder:
         rendered again (decision 0062)."""
         template = self.env.get_template("list-entry.html.j2")
         made: dict[int, tuple[PublicationView, Markup]] = {}  # by id: the view is held
-        fragments = kept if kept is not None else Fragments()
 
         def entry(view: PublicationView) -> Markup:
             found = made.get(id(view))
             if found is None:
-                text = fragments.text(view, partial(template.render, pub=view))
+                render = partial(template.render, pub=view)
+                text = render() if kept is None else kept.text(view, render)
                 found = made[id(view)] = (view, Markup(text))
             return found[1]
 
@@ -732,10 +732,11 @@ class SiteBuilder:
         `kept`, one the previous build rendered for an equal view is not rendered
         again (decision 0062)."""
         template = self.env.get_template("person-entry.html.j2")
-        fragments = kept if kept is not None else Fragments()
 
         def entry(view: PublicationView) -> Markup:
-            return Markup(fragments.text(view, partial(template.render, pub=view)))
+            if kept is None:
+                return Markup(template.render(pub=view))
+            return Markup(kept.text(view, partial(template.render, pub=view)))
 
         return entry
 
