@@ -27,6 +27,7 @@ import dataclasses
 import hashlib
 from collections.abc import Callable, Mapping
 from functools import cache
+from operator import attrgetter
 from typing import Generic, TypeVar
 
 T = TypeVar("T")
@@ -64,10 +65,9 @@ def _canonical(value: object, parts: list[str]) -> None:
         for item in value:
             _canonical(item, parts)
     else:
-        names = _field_names(kind)  # of a dataclass, else TypeError
-        parts.append(names[0])
-        for name in names[1:]:
-            field = getattr(value, name)
+        name, values = _fields_of(kind)  # of a dataclass, else TypeError
+        parts.append(name)
+        for field in values(value):
             if type(field) in _PLAIN:
                 parts.append(repr(field))
             else:
@@ -75,13 +75,15 @@ def _canonical(value: object, parts: list[str]) -> None:
 
 
 @cache
-def _field_names(kind: type) -> tuple[str, ...]:
-    """The class's name, then every field of the dataclass, its inherited ones too (also
-    those `repr` leaves out); TypeError for a class that is not a dataclass."""
+def _fields_of(kind: type) -> tuple[str, Callable[[object], tuple]]:
+    """The class's name and its fields' values of an object (every field of the
+    dataclass, its inherited ones too, also those `repr` leaves out, in order);
+    TypeError for a class that is not a dataclass."""
     if not dataclasses.is_dataclass(kind):
         raise TypeError(kind.__name__)
-    own = f"{kind.__module__}.{kind.__qualname__}"
-    return (own, *(f.name for f in dataclasses.fields(kind)))
+    names = tuple(f.name for f in dataclasses.fields(kind))
+    getter = attrgetter(*names) if len(names) > 1 else lambda v: tuple(getattr(v, n) for n in names)
+    return f"{kind.__module__}.{kind.__qualname__}:{len(names)}", getter
 
 
 class Fragments(Generic[T]):
