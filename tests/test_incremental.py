@@ -215,3 +215,24 @@ def test_a_mistake_is_reported_on_every_build_not_cached(warm_project, tmp_path)
         with pytest.raises(InputError) as caught:
             build(config, root / "dist")
         assert any("nmae" in str(p) for p in caught.value.problems)
+
+
+def test_kept_entries_after_edits_equal_a_cold_build(warm_project, tmp_path, monkeypatch):
+    """Every person's entries kept between builds (decision 0062: the seeds have no
+    person with 100 publications): a build keeps their places, a title edit's build
+    their texts (of the people it reaches), then a year edit (the paper moves to
+    another year on the person's and the list pages) is built with them: a cold
+    build's tree."""
+    from kg.publish import render
+
+    monkeypatch.setattr(render, "FRAGMENTS_FROM", 1)
+    root = _copy(warm_project, tmp_path / "project")
+    config = load_config(root)
+    build(config, root / "dist")  # the stores' places
+    _edit_title(root)
+    build(config, root / "dist")  # the reached people's texts
+    _edit_year(root)
+    warm = build(config, root / "dist")
+    cold = build(config, tmp_path / "cold", cache=False)
+    assert warm.published and cold.published
+    _assert_same_tree(root / "dist", tmp_path / "cold")

@@ -15,6 +15,7 @@ import json
 import re
 import unicodedata
 from dataclasses import dataclass
+from functools import partial
 
 from kg.ingest.names import text_key
 from kg.iri import arxiv_address, doi_address
@@ -26,6 +27,7 @@ from kg.model import (
     Publication,
     inferred_publication_type,
 )
+from kg.publish.fragments import Fragments
 from kg.resolve.identity import PublicationEntity, Resolution
 
 STOP_WORDS = frozenset({"a", "an", "the", "on", "of", "in", "for", "to", "and", "towards", "how"})
@@ -406,11 +408,14 @@ class Citations:
             for pub, own in self.works.get(slug, [])
         ]
 
-    def bibtex(self, slug: str) -> str:
-        """A person's publications as one BibTeX file (UTF-8), newest first."""
+    def bibtex(self, slug: str, kept: Fragments | None = None) -> str:
+        """A person's publications as one BibTeX file (UTF-8), newest first; `kept`:
+        entries the previous build made for equal `Citable`s (decision 0062)."""
         name = self.r.persons[slug].name if slug in self.r.persons else slug
         head = f"% Publications of {name}, exported by kg (UTF-8).\n"
-        return head + "".join("\n" + bibtex_entry(c) for c in self.of(slug))
+        if kept is None:
+            return head + "".join("\n" + bibtex_entry(c) for c in self.of(slug))
+        return head + "".join("\n" + kept.text(c, partial(bibtex_entry, c)) for c in self.of(slug))
 
     def csl(self, slug: str) -> str:
         """A person's publications as a CSL-JSON array, newest first."""

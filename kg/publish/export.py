@@ -16,6 +16,7 @@ from collections import Counter
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from stat import S_ISDIR, S_ISREG
 from typing import BinaryIO, Protocol, TypeVar, cast
@@ -31,6 +32,7 @@ from kg.formats import JSONLD, NTRIPLES, RDF_FORMATS, TURTLE
 from kg.graph.namespaces import DCAT, DCTERMS, FOAF, KG, PREFIXES, RDF, SCHEMA, VOID, XSD, curie
 from kg.graph.ntriples import memo_terms, nt_object, nt_string, subject_block, to_ntriples
 from kg.graph.triples import GraphLike, Triple, Triples
+from kg.publish.fragments import Fragments
 from kg.publish.jsontext import dumps
 from kg.publish.jsontext import string as json_string
 from kg.publish.outdir import MARKER, remove_at, replace_tree
@@ -483,7 +485,10 @@ Seen = dict[Node, tuple[int, NodeTexts]]  # partial nodes formatted, by their tr
 
 
 def description_texts(
-    subset: Triples, blocks: NodeBlocks, seen: Seen | None = None
+    subset: Triples,
+    blocks: NodeBlocks,
+    seen: Seen | None = None,
+    kept: Fragments[NodeTexts] | None = None,
 ) -> dict[str, str]:
     """`serialize(ext, subset, blocks)` for every format of RDF_FORMATS (by extension),
     for a subset made by `described`, in one pass: its subjects grouped and ordered once,
@@ -494,7 +499,11 @@ def description_texts(
 
     `seen`: the partial nodes formatted for another description whose nodes' triples
     hold this one's (a person's and their profile document's): one of the same size
-    holds the same triples, and is not formatted again."""
+    holds the same triples, and is not formatted again.
+
+    `kept`: the partial nodes' texts an earlier build formatted, by the node's N-Triples
+    lines in the file (its subject and triples, exactly: decision 0062); used only in
+    the whole graph's context and prefixes (the caller keys `kept` by those)."""
     nodes = sorted(_by_subject(subset).items(), key=_subject_order)
     # the table's JSON-LD is in the whole graph's context: the file's only when the
     # whole graph collides with no context prefix (then no subset does)
@@ -503,8 +512,13 @@ def description_texts(
     ttl: list[str] = []
     json: list[str] = []
     used: set[str] = set()
+    lines = _lines_by_subject(nodes, blocks.nt_terms)
+    kept = kept if shared else None
     for s, predicates in nodes:
-        texts = _node_texts(blocks, s, predicates, json_terms, seen if shared else None)
+        if kept is None:
+            texts = _node_texts(blocks, s, predicates, json_terms, seen if shared else None)
+        else:
+            texts = _kept_texts(blocks, s, predicates, seen, (kept, lines[s][1]))
         ttl.append(texts[0])
         used |= texts[1]
         json.append(texts[2])
@@ -512,8 +526,52 @@ def description_texts(
     return {
         TURTLE.ext: prefix_header(graph_prefixes(subset), used) + "\n".join(ttl),
         JSONLD.ext: head + _json_graph(json),
-        NTRIPLES.ext: _ntriples_by_subject(nodes, blocks.nt_terms),
+        NTRIPLES.ext: "".join(block for _, block in sorted(lines.values(), key=_first_text)),
     }
+
+
+def _first_text(pair: tuple[str, str]) -> str:
+    return pair[0]
+
+
+def _lines_by_subject(
+    nodes: list[tuple[Node, Described]], memo: dict[Node, str]
+) -> dict[Node, tuple[str, str]]:
+    """Each subject's text and sorted N-Triples lines (a subset's N-Triples: the blocks by
+    the subject's text; no subject's text followed by a space is a prefix of another's
+    line: the same order as all lines sorted)."""
+    term = memo_terms(memo)
+    found = {}
+    for s, predicates in nodes:
+        head = term(s)
+        found[s] = (head, subject_block(head, predicates, memo))
+    return found
+
+
+def _kept_texts(
+    blocks: NodeBlocks,
+    s: Node,
+    predicates: Described,
+    seen: Seen | None,
+    kept: tuple[Fragments[NodeTexts], str],
+) -> NodeTexts:
+    """`_node_texts` in the whole graph's context, a partial node's texts taken from
+    `kept` when an earlier build formatted the same lines (`kept[1]`: the node's)."""
+    stub = all(p in STUB_FACTS for p in predicates)
+    if stub and s in blocks.stubs:
+        return blocks.stubs[s]
+    whole = _whole_texts(blocks.table, s, predicates)
+    if whole is not None:
+        if stub:
+            if len(blocks.stubs) >= STUBS_KEPT:
+                blocks.stubs.clear()
+            blocks.stubs[s] = whole
+        return whole
+    make = partial(_partial_texts, blocks, s, predicates, blocks.json_terms, seen, stub)
+    texts = kept[0].text(kept[1], make)
+    if seen is not None and s not in seen:
+        seen[s] = (sum(map(len, predicates.values())), texts)
+    return texts
 
 
 def _node_texts(
@@ -586,15 +644,6 @@ def _json_graph(nodes: list[str]) -> str:
     if not nodes:
         return "]\n}\n"
     return "\n    " + ",\n    ".join(nodes) + "\n  ]\n}\n"
-
-
-def _ntriples_by_subject(nodes: list[tuple[Node, Described]], memo: dict[Node, str]) -> str:
-    """`to_ntriples` of the subset: each subject's sorted lines, by the subject's text
-    (no subject's text followed by a space is a prefix of another's line: the same
-    order as all lines sorted)."""
-    term = memo_terms(memo)
-    heads = sorted(((term(s), predicates) for s, predicates in nodes), key=_first)
-    return "".join([subject_block(head, predicates, memo) for head, predicates in heads])
 
 
 # --------------------------------------------------------------------------- subsets

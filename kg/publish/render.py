@@ -54,6 +54,7 @@ from kg.publish.export import (
     Encoded,
     Kept,
     NodeBlocks,
+    NodeTexts,
     Previous,
     Seen,
     TreeWriter,
@@ -79,6 +80,7 @@ from kg.publish.fingerprint import (
     SubjectChunks,
     settings_digest,
 )
+from kg.publish.fragments import Fragments
 from kg.publish.layout import DATASET, DUMP, SPARQL, owner_path, path_of
 from kg.publish.olddump import PreviousDump
 from kg.publish.site import SiteBuilder, SiteSettings
@@ -90,6 +92,7 @@ PEOPLE_PER_TASK = 50
 BLOCKS_FOLDER = ".kg-blocks"  # the block table's files in the staging folder, removed after
 KEPT_BLOCKS = "blocks"  # with a render cache: the table's files, kept beside it in .kg-cache
 THINGS_PER_TASK = 200
+FRAGMENTS_FROM = 100  # a person page's entries are kept from this many publications (0062)
 
 Task = tuple[str, int, int]  # kind, start, stop
 # path -> text (bytes: a static file), the previous build's unchanged file, or a file
@@ -565,14 +568,43 @@ def _site(state: _State, keys: list[str]) -> Rendered:
     site = state.site
     if state.cache is None or state.prints is None:
         return {f"site/{k}": v for k, v in site.site_files(paths).items()}
+    entries = _kept_fragments(state, "list entries", keys)
+    made = site.site_files(paths, keyed=False, entries=entries)
+    _keep_fragments(state, "list entries", entries)
     files: dict[str, str | bytes | Kept | Encoded | Written] = {
-        f"site/{k}": v for k, v in site.site_files(paths, keyed=False).items()
+        f"site/{k}": v for k, v in made.items()
     }
     for path, (key, render) in site.keyed_pages(paths).items():
         found = digest(state.prints.settings, "site page", key)
         page = partial(_one_page, f"site/{path}", render)
         files.update(_cached(state, found, page, keys))
     return files
+
+
+def _fragments_key(state: _State, name: str) -> str:
+    return digest(_keys(state).settings, "fragments", name)
+
+
+def _kept_fragments(state: _State, name: str, keys: list[str]) -> Fragments | None:
+    """The fragments `name` the previous build rendered (decision 0062), to render
+    again only those whose views changed; their cache key goes to `keys`. None when
+    there is no such entry (a cold build): an empty one is kept in its place, so that
+    the next build that renders them keeps their texts (a cold build pays no digests
+    for texts only a rebuild would reuse)."""
+    assert state.cache is not None
+    key = _fragments_key(state, name)
+    keys.append(key)
+    found = state.cache.get(key)
+    if found is None:
+        state.cache.put(key, {})
+        return None
+    return Fragments(found)
+
+
+def _keep_fragments(state: _State, name: str, fragments: Fragments | None) -> None:
+    """Keep the fragments this build rendered or used, for the next build."""
+    if state.cache is not None and fragments is not None and fragments.changed():
+        state.cache.put(_fragments_key(state, name), fragments.made)
 
 
 def _one_page(rel: str, render: Callable[[], str]) -> dict[str, str]:
@@ -686,12 +718,13 @@ def _descriptions(
     turtle: str | None = None,
     terms: NodeBlocks | None = None,
     seen: Seen | None = None,
+    kept: Fragments[NodeTexts] | None = None,
 ) -> dict[str, str]:
     """`site/<path>.<ext>` of one thing, for every RDF format (`terms`: the texts of terms
     a process has formatted already, for a subset of the whole graph made by `described`;
-    `seen`: see `description_texts`)."""
+    `seen`, `kept`: see `description_texts`)."""
     if terms is not None and turtle is None:
-        texts = description_texts(subset, terms, seen)
+        texts = description_texts(subset, terms, seen, kept)
         return {f"site/{scheme.file_path(path, f.ext)}": texts[f.ext] for f in RDF_FORMATS}
     return {
         f"site/{scheme.file_path(path, f.ext)}": turtle
@@ -745,6 +778,10 @@ def _people(state: _State, start: int, stop: int, keys: list[str]) -> Rendered:
                 keys,
             )
         )
+    if state.prints is not None:  # kept while the person is, rendered or not (0062)
+        profiles = state.resolution.dataset.profiles[start:stop]
+        hubs = [p.slug for p in profiles if _keeps(state, p)]
+        keys.extend(_fragments_key(state, n) for s in hubs for n in _person_stores(state, s))
     if start == 0:
         files["site/index.html"] = state.site.index_page()
     return files
@@ -763,31 +800,48 @@ def _lazy(make: Callable[[], set[Node]]) -> Callable[[], set[Node]]:
 
 
 def _person_files(state: _State, profile, person: URIRef, owned: set[Node]) -> dict[str, str]:
-    """A profiled person's downloads, page and profile document."""
-    subset = described(state.graph, owned)
-    files = {}
+    """A profiled person's downloads, page and profile document; a hub's entries and
+    partial nodes' texts kept between builds (`_keeps`, decision 0062)."""
     slug, path = profile.slug, scheme.path(scheme.PERSON, profile.slug)
+    stores = _person_stores(state, slug) if _keeps(state, profile) else []
+    kept = [_kept_fragments(state, name, []) for name in stores]
+    entries, nodes = (kept[0], kept[1]) if kept else (None, None)
     seen: Seen = {}  # the profile document's nodes are the person's, or fewer of their triples
-    texts = description_texts(subset, state.blocks, seen)
+    texts = description_texts(described(state.graph, owned), state.blocks, seen, nodes)
+    files = {}
     for f in RDF_FORMATS:
         text = texts[f.ext]
         files[f"site/{scheme.file_path(path, f.ext)}"] = text
         if f is not NTRIPLES:  # the same string: a hard link
             files[f"people/{scheme.file_path(slug, f.ext)}"] = text
-    bib = state.site.citations.bibtex(slug)
+    bib = state.site.citations.bibtex(slug, entries)
     # not beside the descriptions: Apache's MultiViews would offer it for text/*
     files[f"people/{slug}.bib"] = bib
     files[f"site/bib/{slug}.bib"] = bib
-    page = state.site.person_page(profile)
+    page = state.site.person_page(profile, entries)
     files[f"site/{scheme.file_path(path, 'html')}"] = page
     files[f"site/cv/{slug}.html"] = cv_page(state, slug)
     profile_path = scheme.path(scheme.PROFILE, slug)
     files[f"site/{scheme.file_path(profile_path, 'html')}"] = page  # the profile document
-    profile_iri = _profile(state.config, slug)
-    files.update(
-        _descriptions(profile_path, described(state.graph, [profile_iri]), None, state.blocks, seen)
-    )
+    profile_subset = described(state.graph, [_profile(state.config, slug)])
+    files.update(_descriptions(profile_path, profile_subset, None, state.blocks, seen, nodes))
+    for name, made in zip(stores, kept, strict=True):
+        _keep_fragments(state, name, made)
     return files
+
+
+def _keeps(state: _State, profile) -> bool:
+    """Whether a person's entries and partial nodes' texts are kept between builds
+    (decision 0062): with a render cache, for a person listing `FRAGMENTS_FROM`
+    publications or more (a hub, whose files are long and reached by many edits)."""
+    return state.prints is not None and len(profile.publications) >= FRAGMENTS_FROM
+
+
+def _person_stores(state: _State, slug: str) -> list[str]:
+    """The names a hub's kept texts are under: its page's and BibTeX file's entries,
+    and its description files' partial nodes (in the whole graph's Turtle prefixes)."""
+    prefixes = repr(state.blocks.turtle_terms.order)
+    return [f"person entries\t{slug}", f"person nodes\t{slug}\t{prefixes}"]
 
 
 def cv_page(state: _State, slug: str) -> str:

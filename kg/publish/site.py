@@ -51,6 +51,7 @@ from kg.model import (
 )
 from kg.publish.accounts import account_links
 from kg.publish.citation import Citations, publication_type
+from kg.publish.fragments import Fragments
 from kg.publish.layout import (
     DATASET,
     alternates,
@@ -478,7 +479,9 @@ class SiteBuilder:
 
     # ------------------------------------------------------------ pages
 
-    def person_page(self, profile: Profile) -> str:
+    def person_page(self, profile: Profile, entries: Fragments | None = None) -> str:
+        """A profiled person's page; `entries`: its publications' entries kept from
+        the previous build (`person_entries`)."""
         pubs = self.publications_of(profile.slug)
         views = [self.publication_view(p, profile.slug, "../") for p in pubs]
         person = URIRef(scheme.person(self.base, profile.slug))
@@ -496,6 +499,7 @@ class SiteBuilder:
             count=len(views),
             network=Markup(coauthor_svg(profile.name, self.coauthors(profile.slug, pubs))),
             chart=Markup(per_year_svg(Counter(p.year for p in pubs if p.year))),
+            entry=self.person_entries(entries),
             jsonld=Markup(script),
             root="../",
             alternates=alternates(path),
@@ -592,17 +596,20 @@ class SiteBuilder:
 
     # ------------------------------------------------------------ site-wide pages
 
-    def site_files(self, paths: Sequence[str], keyed: bool = True) -> dict[str, str]:
+    def site_files(
+        self, paths: Sequence[str], keyed: bool = True, entries: Fragments | None = None
+    ) -> dict[str, str]:
         """Publication lists, the lab's network, search, sitemap, robots.txt, feed;
         `paths`: every thing with a page (for the sitemap). Without `keyed`, the pages
-        of `keyed_pages` are left out (the caller has them)."""
+        of `keyed_pages` are left out (the caller has them). `entries`: the list
+        pages' entries kept from the previous build (`list_entries`)."""
         pubs = sorted(self.r.publications.values(), key=lambda p: p.title.casefold())
         views = {p.key: self.publication_view(p, None, "") for p in pubs}
         by_type = {
             p.key: p.type or publication_type(self.r, p.venue, p.status) or "other" for p in pubs
         }
         pages = self.keyed_pages(paths) if keyed else {}
-        entry = self.list_entries()
+        entry = self.list_entries(entries)
         files = {
             "publications.html": self.list_page("Publications by year", views, self.by_year, entry),
             "publications-by-venue.html": self.list_page(
@@ -702,17 +709,34 @@ class SiteBuilder:
             "list.html.j2", path, title=title, groups=groups, count=len(views), entry=entry
         )
 
-    def list_entries(self) -> Callable[[PublicationView], Markup]:
+    def list_entries(self, kept: Fragments | None = None) -> Callable[[PublicationView], Markup]:
         """A list page's entry for a publication view (`list-entry.html.j2`), rendered
-        once per view: the three list pages show the same entries (decision 0059)."""
+        once per view: the three list pages show the same entries (decision 0059);
+        with `kept`, an entry the previous build rendered for an equal view is not
+        rendered again (decision 0062)."""
         template = self.env.get_template("list-entry.html.j2")
         made: dict[int, tuple[PublicationView, Markup]] = {}  # by id: the view is held
 
         def entry(view: PublicationView) -> Markup:
             found = made.get(id(view))
             if found is None:
-                found = made[id(view)] = (view, Markup(template.render(pub=view)))
+                render = partial(template.render, pub=view)
+                text = render() if kept is None else kept.text(view, render)
+                found = made[id(view)] = (view, Markup(text))
             return found[1]
+
+        return entry
+
+    def person_entries(self, kept: Fragments | None = None) -> Callable[[PublicationView], Markup]:
+        """A person page's entry for a publication view (`person-entry.html.j2`); with
+        `kept`, one the previous build rendered for an equal view is not rendered
+        again (decision 0062)."""
+        template = self.env.get_template("person-entry.html.j2")
+
+        def entry(view: PublicationView) -> Markup:
+            if kept is None:
+                return Markup(template.render(pub=view))
+            return Markup(kept.text(view, partial(template.render, pub=view)))
 
         return entry
 
