@@ -52,6 +52,24 @@ class _Spy:
         monkeypatch.setattr(kept, "patched", patched)
 
 
+class _GraphSpy:
+    """Records whether the front end patched the kept graph (decision 0060) or mapped
+    in full, in each build that compared with a last one (`front._patched`)."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        from kg.graph import front
+
+        self.answers: list[bool] = []
+        real = front._patched
+
+        def patched(*args):  # type: ignore[no-untyped-def]
+            found = real(*args)
+            self.answers.append(found is not None)
+            return found
+
+        monkeypatch.setattr(front, "_patched", patched)
+
+
 def _build(root: Path, cache: bool):  # type: ignore[no-untyped-def]
     try:
         return build_graph(load_config(root), cache=cache)
@@ -214,7 +232,7 @@ def corpus(tmp_path_factory) -> Path:
 def test_random_edits_give_what_a_full_run_gives(corpus, tmp_path_factory, monkeypatch, edits):
     root = tmp_path_factory.mktemp("edits") / "c"
     shutil.copytree(corpus, root)
-    spy = _Spy(monkeypatch)
+    spy, graphs = _Spy(monkeypatch), _GraphSpy(monkeypatch)
     last = _build(root, True)  # the kept resolution and front state are written
     assert not isinstance(last, list)
     cold = last[1].change  # nothing to compare with: only this build's token
@@ -228,13 +246,15 @@ def test_random_edits_give_what_a_full_run_gives(corpus, tmp_path_factory, monke
     for step, (edit, n) in enumerate(edits):
         local = EDITS[edit](root, n, step) and local
         registries = registries or edit == "registry"
-        asked = len(spy.answers)
+        asked, mapped = len(spy.answers), len(graphs.answers)
         got, want = _build(root, True), _build(root, False)
-        _assert_same(got, want)
+        _assert_same(got, want)  # the patched graph and sources are a full map's
         if isinstance(want, list):  # a problem: resolved in full (or not at all), reported
             assert True not in spy.answers[asked:]
             continue
         assert spy.answers[asked:] == [local], (edit, n)
+        patched = [] if registries else [True]  # an edit of titles or years is patched
+        assert edit not in ("title", "year") or graphs.answers[mapped:] == patched, (edit, n)
         _assert_change_covers(last, got, (files, _files(root)), token, not registries)
         last, files, token = got, _files(root), _token(root)
         local, registries = True, False

@@ -370,7 +370,8 @@ def _local(
     if patched is not None:
         full, emitted, now, exact = patched
         kept_graph: tuple[str, int, Emissions] = (last.graph, last.parts, now)
-    else:
+    else:  # a fresh mapper: the patch's may have mapped the named units
+        m = mapper(resolution, given.base, given.modified, given.created)
         full, base = _in_full(shelf, m, given, {})
         emitted = map_units(m, names)  # before drop_unused: the same triples again, in `full`
         exact, kept_graph = None, (base.token, base.parts, {})
