@@ -37,6 +37,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from rdflib import URIRef
+
 from kg import scheme
 from kg.cache import SignedCache, digest, package_digest
 from kg.change import Change
@@ -294,22 +296,39 @@ def _patched(
     emitted = map_units(m, names, new)
     now = {u: e for u, e in last.emitted.items() if u not in names}
     now.update((u, new.get(u, ((), ()))) for u in names)  # a unit gone emits nothing
-    sources = graphs.patch(triples, base, old, now, _rank(m.r))
-    if sources is None:
+    patched = graphs.patch(triples, base, old, now, _rank(m.r))
+    if patched is None:
         return None
+    sources, mixed = patched
     was = {u: last.emitted[u] if u in last.emitted else old[u] for u in names}
-    return Mapped(triples, sources), emitted, now, _differing_subjects(was, now)
+    return Mapped(triples, sources), emitted, now, _differing_subjects(was, now, mixed)
 
 
-def _differing_subjects(was: Emissions, now: Emissions) -> set[str]:
-    """The subjects of the triples a unit emitted in one build and not the other, and
-    every subject whose source either sets (its rank among the setters may move)."""
+def _differing_subjects(was: Emissions, now: Emissions, mixed: set[URIRef]) -> set[str]:
+    """The subjects of the triples a named unit emitted in one build and not the
+    other, those whose source calls it makes differ, and those a publication sets a
+    source of among calls of several sources (`mixed`: the order of the setters
+    decides, and a publication may move in the resolution's order; a profile keeps
+    its place among the others, and a person sets no source). Any other subject's
+    triples come from the same emissions, and its source from the same calls in the
+    same order, or from calls of one source."""
     found: set[object] = set()
     for name, before in was.items():
         after = now[name]
         found.update(t[0] for t in set(before[0]).symmetric_difference(after[0]))
-        found.update(c[0] for c in (*before[1], *after[1]))
+        calls = (_calls_by_subject(before[1]), _calls_by_subject(after[1]))
+        movable = name.startswith(unit("publication", ""))
+        for s in calls[0].keys() | calls[1].keys():
+            if (movable and s in mixed) or calls[0].get(s) != calls[1].get(s):
+                found.add(s)
     return {f"<{s}>" for s in found}
+
+
+def _calls_by_subject(calls: Iterable[tuple[URIRef, Any, bool]]) -> dict[URIRef, list]:
+    found: dict[URIRef, list] = {}
+    for s, source, forced in calls:
+        found.setdefault(s, []).append((source, forced))
+    return found
 
 
 KINDS = ("org", "venue", "person", "known", "profile", "publication")

@@ -150,9 +150,11 @@ def base_of(
 
 def patch(
     triples: Triples, base: Base, old: Emissions, new: Emissions, rank: Rank
-) -> dict[URIRef, Source] | None:
+) -> tuple[dict[URIRef, Source], set[URIRef]] | None:
     """Turn the base graph `triples` into this build's (in place) and return its
-    sources (see the module); None: a source cannot be known."""
+    sources (see the module), with the subjects whose source the units of `new` set
+    among calls of several sources (their order decides); None: a source cannot be
+    known."""
     counts = dict(base.counts)
     for _, (emitted, _) in old.items():
         for t in emitted:
@@ -170,8 +172,10 @@ def patch(
     return _sources(base, old, new, rank)
 
 
-def _sources(base: Base, old: Emissions, new: Emissions, rank: Rank) -> dict[URIRef, Source] | None:
-    sources = dict(base.sources)
+def _sources(
+    base: Base, old: Emissions, new: Emissions, rank: Rank
+) -> tuple[dict[URIRef, Source], set[URIRef]] | None:
+    sources, mixed = dict(base.sources), set()
     touched = _calls(old)
     calls_now = _calls(new)
     for s in touched.keys() | calls_now.keys():
@@ -179,14 +183,17 @@ def _sources(base: Base, old: Emissions, new: Emissions, rank: Rank) -> dict[URI
         if was is None:  # one call in the base, by a unit of `old` or by another
             was = touched.get(s) or _one(s, base.sources, base.forced)
         kept = [c for c in was if c[0] not in old]
-        found = _resolve(kept, calls_now.get(s, ()), rank)
+        now = calls_now.get(s, ())
+        if len({c[1] for c in (*kept, *now)}) > 1:
+            mixed.add(s)
+        found = _resolve(kept, now, rank)
         if found is None:
             sources.pop(s, None)
         elif isinstance(found, bool):
             return None
         else:
             sources[s] = found[1]  # type: ignore[assignment]
-    return sources
+    return sources, mixed
 
 
 def _one(s: URIRef, sources: dict, forced: frozenset[URIRef]) -> tuple[Call, ...]:
