@@ -16,6 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from kg.bench.synth import generate
+from kg.cache import SignedCache
 from kg.config import load_config
 from kg.errors import InputError
 from kg.graph.delta import changed, table
@@ -197,6 +198,14 @@ def _team(root: Path, n: int, step: int) -> bool:
     return True
 
 
+def _shift(root: Path, n: int, step: int) -> bool:
+    """A comment line above a listing: the records compare equal, the sources of that
+    listing and of every line below it move (decision 0060)."""
+    path, found = _with(root, n, r"^- title: .*$")
+    _sub_at(path, found, f"# moved {step}\n{found.group(0)}")
+    return True
+
+
 def _registry(root: Path, n: int, step: int) -> bool:
     replace_first(root / "data" / "organizations.yaml", r"^(  name: )", rf"\g<1>Renamed{step} ")
     return False
@@ -213,6 +222,7 @@ EDITS = {
     "topic": _topic,
     "year": _year,
     "team": _team,
+    "shift": _shift,
 }
 
 
@@ -254,7 +264,8 @@ def test_random_edits_give_what_a_full_run_gives(corpus, tmp_path_factory, monke
             continue
         assert spy.answers[asked:] == [local], (edit, n)
         patched = [] if registries else [True]  # an edit of titles or years is patched
-        assert edit not in ("title", "year") or graphs.answers[mapped:] == patched, (edit, n)
+        patching = ("title", "year", "shift")
+        assert edit not in patching or graphs.answers[mapped:] == patched, (edit, n)
         _assert_change_covers(last, got, (files, _files(root)), token, not registries)
         last, files, token = got, _files(root), _token(root)
         local, registries = True, False
@@ -491,3 +502,70 @@ def test_a_company_no_longer_named_is_named(corpus, tmp_path):
     assert gone <= {f"<{s}>" for s in last[1].triples.subjects()}
     assert not gone & {f"<{s}>" for s in got[1].triples.subjects()}
     assert gone <= got[1].change.subjects
+
+
+# ------------------------------------------------------------------ the kept graph (decision 0060)
+
+
+def test_overlapping_units_removed_and_added_patch_the_kept_graph(corpus, tmp_path, monkeypatch):
+    """Emissions other units share, taken away and added back: the first profile's
+    skill Python (a topic most profiles name: its type and name are emitted by each,
+    its source is the first profile's skill group), dropped and written again; the
+    second profile (it co-authors works with others: their person nodes' `foaf:made`
+    and its own node's types are emitted by several units) removed and added back.
+    Each rebuild patches the kept graph and gives a full map's graph and sources, the
+    topic's source moving to the next profile naming it and back."""
+    root = tmp_path / "c"
+    shutil.copytree(corpus, root)
+    graphs = _GraphSpy(monkeypatch)
+    first, second = _profile(root, 0), _profile(root, 1)
+    texts = first.read_text(encoding="utf-8"), second.read_text(encoding="utf-8")
+    _, before = _build(root, True)
+    python = next(s for s in before.sources if str(s).endswith("/topic/python"))
+    assert before.sources[python].file == f"data/profiles/{first.name}"
+    first.write_text(texts[0].replace("  - Python\n", "", 1), encoding="utf-8")
+    got = _build(root, True)
+    _assert_same(got, _build(root, False))
+    assert got[1].sources[python].file == f"data/profiles/{second.name}"
+    first.write_text(texts[0], encoding="utf-8")
+    second.unlink()
+    got = _build(root, True)
+    _assert_same(got, _build(root, False))
+    second.write_text(texts[1], encoding="utf-8")
+    got = _build(root, True)
+    _assert_same(got, _build(root, False))
+    assert got[1].sources == before.sources
+    assert set(got[1].triples) == set(before.triples)
+    assert graphs.answers == [True, True, True]
+
+
+def test_a_kept_graph_entry_gone_or_tampered_means_a_full_map(corpus, tmp_path, monkeypatch):
+    """The base's graph part, its emissions shard or the base itself gone or failing
+    its signature: the rebuild maps in full (the same graph) and keeps a new base,
+    which the next edit patches."""
+    from kg.graph import front
+    from kg.pipeline import PARSE_CACHE_DIR
+
+    root = tmp_path / "c"
+    shutil.copytree(corpus, root)
+    graphs = _GraphSpy(monkeypatch)
+    folder = root / PARSE_CACHE_DIR
+    _build(root, True)
+    for step, what in enumerate((("part0",), ("shard", "*"), ("base",))):
+        state = front.read(SignedCache(folder), load_config(root).data_dir)
+        assert state is not None and state.graph
+        keeper = front.Shelf(SignedCache(folder), load_config(root).data_dir).keeper
+        keys = [keeper.key(state.graph, *what)]
+        if what[1:] == ("*",):
+            keys = [keeper.key(state.graph, "shard", str(n)) for n in range(256)]
+        for key in keys:
+            entry = folder / key[:2] / key
+            if step == 1:
+                entry.write_bytes(entry.read_bytes()[:-3] + b"xyz")  # tampered
+            else:
+                entry.unlink()
+        _title(root, step, step)
+        _assert_same(_build(root, True), _build(root, False))
+    _title(root, 5, 5)
+    _assert_same(_build(root, True), _build(root, False))
+    assert graphs.answers == [False, False, False, True]

@@ -385,7 +385,7 @@ def _local(
     had = shelf.read(last, names)
     if had is None:
         return None
-    patched = _patched(shelf, m, last, names)
+    patched = _patched(shelf, m, last, names | _sourced(last.listed, listed, kept))
     if patched is not None:
         full, emitted, now, exact = patched
         kept_graph: tuple[str, int, Emissions] = (last.graph, last.parts, now)
@@ -407,6 +407,25 @@ def _local(
     found = (frozenset(publications), persons, subjects)
     graph.change = Change(last.token, state.token, files, _profiles(files), *found)
     return graph, state
+
+
+def _sourced(
+    before: dict[str, tuple[str | None, ...]],
+    after: dict[str, tuple[str | None, ...]],
+    kept: tuple[Kept, Kept],
+) -> set[str]:
+    """The units of the changed profiles and of every publication they list, before
+    or now: a record compares equal without its sources, so a listing that did not
+    change may still have moved in its file (a line added above it), and with it the
+    sources its publication's emission sets (decision 0060)."""
+    old, new = kept
+    slugs = old.files.keys() | new.files.keys()
+    changed = {s for s in slugs if old.files.get(s) != new.files.get(s)}
+    found = {unit("profile", s) for s in changed}
+    for s in changed:
+        keys = (*before.get(s, ()), *after.get(s, ()))
+        found.update(unit("publication", k) for k in keys if k is not None)
+    return found
 
 
 def _differing(
