@@ -27,6 +27,15 @@ whose source may differ is named too (a source is set by a unit that emits the
 subject). Otherwise those three fields are None; without a usable `State` every field
 is None and `before` is empty (no consumer's state is made from it), so that a
 consumer still learns the `after` token of a cold build.
+
+The mapped graph itself (decision 0060): a full map keeps a base (kg.graph.kept) and
+each unit's emission; a later build whose `State` names that base maps only the units
+named above, those of every changed profile and of every publication it lists (a
+record compares equal without its sources), and those whose works count differs, and
+patches the base with them and with the units named since the base (`emitted`); the
+graph and sources are then a full map's, else (anything not known) it maps in full.
+With the patch, `subjects` is the subjects of the triples and source calls the named
+units' emissions gained or lost since the last build (see `_differing_subjects`).
 """
 
 from __future__ import annotations
