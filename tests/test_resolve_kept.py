@@ -540,18 +540,20 @@ def test_overlapping_units_removed_and_added_patch_the_kept_graph(corpus, tmp_pa
 
 
 def test_a_kept_graph_entry_gone_or_tampered_means_a_full_map(corpus, tmp_path, monkeypatch):
-    """The base's graph part, its emissions shard or the base itself gone or failing
-    its signature: the rebuild maps in full (the same graph) and keeps a new base,
-    which the next edit patches."""
+    """The base's graph part, its emissions shards or the base itself gone or failing
+    its signature: the rebuild maps in full (the same graph; its Change still names
+    the subjects whose sources a line-shifting edit moved) and keeps a new base, which
+    the next edit patches."""
     from kg.graph import front
     from kg.pipeline import PARSE_CACHE_DIR
 
     root = tmp_path / "c"
     shutil.copytree(corpus, root)
-    graphs = _GraphSpy(monkeypatch)
     folder = root / PARSE_CACHE_DIR
     _build(root, True)
+    graphs = _GraphSpy(monkeypatch)
     for step, what in enumerate((("part0",), ("shard", "*"), ("base",))):
+        last, files, token = _build(root, True), _files(root), _token(root)
         state = front.read(SignedCache(folder), load_config(root).data_dir)
         assert state is not None and state.graph
         keeper = front.Shelf(SignedCache(folder), load_config(root).data_dir).keeper
@@ -564,8 +566,10 @@ def test_a_kept_graph_entry_gone_or_tampered_means_a_full_map(corpus, tmp_path, 
                 entry.write_bytes(entry.read_bytes()[:-3] + b"xyz")  # tampered
             else:
                 entry.unlink()
-        _title(root, step, step)
-        _assert_same(_build(root, True), _build(root, False))
+        _shift(root, step, step)  # lines moved: sources moved
+        got = _build(root, True)
+        _assert_same(got, _build(root, False))
+        _assert_change_covers(last, got, (files, _files(root)), token, True)
     _title(root, 5, 5)
     _assert_same(_build(root, True), _build(root, False))
-    assert graphs.answers == [False, False, False, True]
+    assert graphs.answers == [True, False, True, False, True, False, True]

@@ -391,10 +391,11 @@ def _local(
     names.update(unit("publication", k) for k in publications)
     names.update(unit("person", k) for k in persons)
     names.update(unit("profile", s) for s in writes if writes[s] != last.writes.get(s, 0))
+    names.update(_sourced(last.listed, listed, kept))  # sources moved with their lines
     had = shelf.read(last, names)
     if had is None:
         return None
-    patched = _patched(shelf, m, last, names | _sourced(last.listed, listed, kept))
+    patched = _patched(shelf, m, last, names)
     if patched is not None:
         full, emitted, now, exact = patched
         kept_graph: tuple[str, int, Emissions] = (last.graph, last.parts, now)
