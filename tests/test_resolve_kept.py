@@ -16,6 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from kg.bench.synth import generate
+from kg.cache import SignedCache
 from kg.config import load_config
 from kg.errors import InputError
 from kg.graph.delta import changed, table
@@ -50,6 +51,24 @@ class _Spy:
             return found
 
         monkeypatch.setattr(kept, "patched", patched)
+
+
+class _GraphSpy:
+    """Records whether the front end patched the kept graph (decision 0060) or mapped
+    in full, in each build that compared with a last one (`front._patched`)."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        from kg.graph import front
+
+        self.answers: list[bool] = []
+        real = front._patched
+
+        def patched(*args):  # type: ignore[no-untyped-def]
+            found = real(*args)
+            self.answers.append(found is not None)
+            return found
+
+        monkeypatch.setattr(front, "_patched", patched)
 
 
 def _build(root: Path, cache: bool):  # type: ignore[no-untyped-def]
@@ -179,6 +198,14 @@ def _team(root: Path, n: int, step: int) -> bool:
     return True
 
 
+def _shift(root: Path, n: int, step: int) -> bool:
+    """A comment line above a listing: the records compare equal, the sources of that
+    listing and of every line below it move (decision 0060)."""
+    path, found = _with(root, n, r"^- title: .*$")
+    _sub_at(path, found, f"# moved {step}\n{found.group(0)}")
+    return True
+
+
 def _registry(root: Path, n: int, step: int) -> bool:
     replace_first(root / "data" / "organizations.yaml", r"^(  name: )", rf"\g<1>Renamed{step} ")
     return False
@@ -195,6 +222,7 @@ EDITS = {
     "topic": _topic,
     "year": _year,
     "team": _team,
+    "shift": _shift,
 }
 
 
@@ -214,7 +242,7 @@ def corpus(tmp_path_factory) -> Path:
 def test_random_edits_give_what_a_full_run_gives(corpus, tmp_path_factory, monkeypatch, edits):
     root = tmp_path_factory.mktemp("edits") / "c"
     shutil.copytree(corpus, root)
-    spy = _Spy(monkeypatch)
+    spy, graphs = _Spy(monkeypatch), _GraphSpy(monkeypatch)
     last = _build(root, True)  # the kept resolution and front state are written
     assert not isinstance(last, list)
     cold = last[1].change  # nothing to compare with: only this build's token
@@ -228,13 +256,16 @@ def test_random_edits_give_what_a_full_run_gives(corpus, tmp_path_factory, monke
     for step, (edit, n) in enumerate(edits):
         local = EDITS[edit](root, n, step) and local
         registries = registries or edit == "registry"
-        asked = len(spy.answers)
+        asked, mapped = len(spy.answers), len(graphs.answers)
         got, want = _build(root, True), _build(root, False)
-        _assert_same(got, want)
+        _assert_same(got, want)  # the patched graph and sources are a full map's
         if isinstance(want, list):  # a problem: resolved in full (or not at all), reported
             assert True not in spy.answers[asked:]
             continue
         assert spy.answers[asked:] == [local], (edit, n)
+        patched = [] if registries else [True]  # an edit of titles or years is patched
+        patching = ("title", "year", "shift")
+        assert edit not in patching or graphs.answers[mapped:] == patched, (edit, n)
         _assert_change_covers(last, got, (files, _files(root)), token, not registries)
         last, files, token = got, _files(root), _token(root)
         local, registries = True, False
@@ -471,3 +502,74 @@ def test_a_company_no_longer_named_is_named(corpus, tmp_path):
     assert gone <= {f"<{s}>" for s in last[1].triples.subjects()}
     assert not gone & {f"<{s}>" for s in got[1].triples.subjects()}
     assert gone <= got[1].change.subjects
+
+
+# ------------------------------------------------------------------ the kept graph (decision 0060)
+
+
+def test_overlapping_units_removed_and_added_patch_the_kept_graph(corpus, tmp_path, monkeypatch):
+    """Emissions other units share, taken away and added back: the first profile's
+    skill Python (a topic most profiles name: its type and name are emitted by each,
+    its source is the first profile's skill group), dropped and written again; the
+    second profile (it co-authors works with others: their person nodes' `foaf:made`
+    and its own node's types are emitted by several units) removed and added back.
+    Each rebuild patches the kept graph and gives a full map's graph and sources, the
+    topic's source moving to the next profile naming it and back."""
+    root = tmp_path / "c"
+    shutil.copytree(corpus, root)
+    graphs = _GraphSpy(monkeypatch)
+    first, second = _profile(root, 0), _profile(root, 1)
+    texts = first.read_text(encoding="utf-8"), second.read_text(encoding="utf-8")
+    _, before = _build(root, True)
+    python = next(s for s in before.sources if str(s).endswith("/topic/python"))
+    assert before.sources[python].file == f"data/profiles/{first.name}"
+    first.write_text(texts[0].replace("  - Python\n", "", 1), encoding="utf-8")
+    got = _build(root, True)
+    _assert_same(got, _build(root, False))
+    assert got[1].sources[python].file == f"data/profiles/{second.name}"
+    first.write_text(texts[0], encoding="utf-8")
+    second.unlink()
+    got = _build(root, True)
+    _assert_same(got, _build(root, False))
+    second.write_text(texts[1], encoding="utf-8")
+    got = _build(root, True)
+    _assert_same(got, _build(root, False))
+    assert got[1].sources == before.sources
+    assert set(got[1].triples) == set(before.triples)
+    assert graphs.answers == [True, True, True]
+
+
+def test_a_kept_graph_entry_gone_or_tampered_means_a_full_map(corpus, tmp_path, monkeypatch):
+    """The base's graph part, its emissions shards or the base itself gone or failing
+    its signature: the rebuild maps in full (the same graph; its Change still names
+    the subjects whose sources a line-shifting edit moved) and keeps a new base, which
+    the next edit patches."""
+    from kg.graph import front
+    from kg.pipeline import PARSE_CACHE_DIR
+
+    root = tmp_path / "c"
+    shutil.copytree(corpus, root)
+    folder = root / PARSE_CACHE_DIR
+    _build(root, True)
+    graphs = _GraphSpy(monkeypatch)
+    for step, what in enumerate((("part0",), ("shard", "*"), ("base",))):
+        last, files, token = _build(root, True), _files(root), _token(root)
+        state = front.read(SignedCache(folder), load_config(root).data_dir)
+        assert state is not None and state.graph
+        keeper = front.Shelf(SignedCache(folder), load_config(root).data_dir).keeper
+        keys = [keeper.key(state.graph, *what)]
+        if what[1:] == ("*",):
+            keys = [keeper.key(state.graph, "shard", str(n)) for n in range(256)]
+        for key in keys:
+            entry = folder / key[:2] / key
+            if step == 1:
+                entry.write_bytes(entry.read_bytes()[:-3] + b"xyz")  # tampered
+            else:
+                entry.unlink()
+        _shift(root, step, step)  # lines moved: sources moved
+        got = _build(root, True)
+        _assert_same(got, _build(root, False))
+        _assert_change_covers(last, got, (files, _files(root)), token, True)
+    _title(root, 5, 5)
+    _assert_same(_build(root, True), _build(root, False))
+    assert graphs.answers == [True, False, True, False, True, False, True]

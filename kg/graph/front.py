@@ -27,6 +27,15 @@ whose source may differ is named too (a source is set by a unit that emits the
 subject). Otherwise those three fields are None; without a usable `State` every field
 is None and `before` is empty (no consumer's state is made from it), so that a
 consumer still learns the `after` token of a cold build.
+
+The mapped graph itself (decision 0060): a full map keeps a base (kg.graph.kept) and
+each unit's emission; a later build whose `State` names that base maps only the units
+named above, those of every changed profile and of every publication it lists (a
+record compares equal without its sources), and those whose works count differs, and
+patches the base with them and with the units named since the base (`emitted`); the
+graph and sources are then a full map's, else (anything not known) it maps in full.
+With the patch, `subjects` is the subjects of the triples and source calls the named
+units' emissions gained or lost since the last build (see `_differing_subjects`).
 """
 
 from __future__ import annotations
@@ -37,16 +46,28 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from rdflib import URIRef
+
 from kg import scheme
 from kg.cache import SignedCache, digest, package_digest
 from kg.change import Change
-from kg.graph.mapping import Mapped, Units, map_graph, map_units, mapper, topic_key, unit
+from kg.graph import kept as graphs
+from kg.graph.mapping import (
+    Emissions,
+    Mapped,
+    Units,
+    map_graph,
+    map_units,
+    mapper,
+    topic_key,
+    unit,
+)
 from kg.graph.used import drop_unused_entries
 from kg.model import PartialDate, Profile
 from kg.resolve.identity import Resolution, mention_refs, project_papers
 from kg.resolve.kept import Kept, profile_file
 
-VERSION = "2"
+VERSION = "3"
 PROFILES = "data/profiles/"
 SHARDS = 256
 REBASE = 4096  # units named since the shards were written: then they are written anew
@@ -68,6 +89,9 @@ class State:
     dropped: frozenset[str]  # the registry entries drop_unused dropped
     shards: str  # which `Shelf` entries hold each unit's subjects (a full map wrote them)
     delta: Units  # the units named since that full map: their subjects now
+    graph: str = ""  # the kept graph's base (kg.graph.kept): the last full map's token
+    parts: int = 0  # the entries holding the base's graph
+    emitted: Emissions | None = None  # the units named since the base: their emissions now
 
 
 @dataclass(frozen=True)
@@ -104,6 +128,7 @@ class Shelf:
     def __init__(self, cache: SignedCache, data_dir: Path) -> None:
         self.cache = cache
         self.prefix = state_key(data_dir)
+        self.keeper = graphs.Keeper(cache, self.prefix)
 
     def key(self, shards: str, n: int) -> str:
         return digest(self.prefix, "units", shards, str(n))
@@ -112,6 +137,7 @@ class Shelf:
         """Keep `state`'s shards through this run's prune (they are read later, if at all)."""
         if state is not None:
             self.cache.used.update(self.key(state.shards, n) for n in range(SHARDS))
+            self.keeper.hold(state.graph, state.parts)
 
     def write(self, shards: str, units: Units) -> None:
         tables: list[Units] = [{} for _ in range(SHARDS)]
@@ -236,9 +262,9 @@ def _full(
     """Mapped in full, each unit's subjects recorded; files and profiles named."""
     m = mapper(resolution, given.base, given.modified, given.created)
     units: Units = {}
-    full = map_graph(resolution, given.base, m=m, units=units)
+    full, base = _in_full(shelf, m, given, units)
     graph, dropped = drop_unused_entries(full, given.base)
-    state = _state(resolution, given, m.topics, m.works_by_person, dropped)
+    state = _state(resolution, given, m.topics, m.works_by_person, dropped, base)
     shelf.write(state.shards, units)
     if last is None:  # no build to compare with: a consumer learns this state's token
         graph.change = Change("", state.token)
@@ -247,6 +273,99 @@ def _full(
     profiles = _profiles(files) if last.assets == given.assets else None
     graph.change = Change(last.token, state.token, files, profiles)
     return graph, state
+
+
+def _in_full(shelf: Shelf, m: Any, given: Inputs, units: Units) -> tuple[Mapped, graphs.Base]:
+    """A full map (before drop_unused) with each unit's emission, kept as the base of
+    the kept graph (kg.graph.kept)."""
+    emissions: Emissions = {}
+    with graphs.paused_collector():
+        full = map_graph(m.r, given.base, m=m, units=units, emissions=emissions)
+        base = graphs.base_of(token(given), full, emissions, m.repeated, m.shared)
+        shelf.keeper.write(base, full.triples, emissions)
+    return full, base
+
+
+def _patched(
+    shelf: Shelf, m: Any, last: State, names: set[str]
+) -> tuple[Mapped, Units, Emissions, set[str]] | None:
+    """The kept graph patched: the base's graph less the base emissions of the units
+    named now or since the base, plus their emissions now; with the named units'
+    subjects, the emissions to keep and the subjects whose triples or source may
+    differ from the last build's (None: not known, map in full)."""
+    if not last.graph or last.emitted is None or len(names | last.emitted.keys()) > REBASE:
+        return None
+    keeper = shelf.keeper
+    base = keeper.base(last.graph)
+    old = keeper.emissions(last.graph, names | last.emitted.keys()) if base else None
+    triples = keeper.graph(base) if base is not None and old is not None else None
+    if triples is None or old is None or base is None:
+        return None
+    new: Emissions = {}
+    emitted = map_units(m, names, new)
+    now = {u: e for u, e in last.emitted.items() if u not in names}
+    now.update((u, new.get(u, ((), ()))) for u in names)  # a unit gone emits nothing
+    patched = graphs.patch(triples, base, old, now, _rank(m.r))
+    if patched is None:
+        return None
+    sources, mixed = patched
+    was = {u: last.emitted[u] if u in last.emitted else old[u] for u in names}
+    return Mapped(triples, sources), emitted, now, _differing_subjects(was, now, mixed)
+
+
+def _differing_subjects(was: Emissions, now: Emissions, mixed: set[URIRef]) -> set[str]:
+    """The subjects of the triples a named unit emitted in one build and not the
+    other, those whose source calls it makes differ, and those a publication sets a
+    source of among calls of several sources (`mixed`: the order of the setters
+    decides, and a publication may move in the resolution's order; a profile keeps
+    its place among the others, and a person sets no source). Any other subject's
+    triples come from the same emissions, and its source from the same calls in the
+    same order, or from calls of one source."""
+    found: set[object] = set()
+    for name, before in was.items():
+        after = now[name]
+        found.update(t[0] for t in set(before[0]).symmetric_difference(after[0]))
+        calls = (_calls_by_subject(before[1]), _calls_by_subject(after[1]))
+        movable = name.startswith(unit("publication", ""))
+        for s in calls[0].keys() | calls[1].keys():
+            if (movable and s in mixed) or calls[0].get(s) != calls[1].get(s):
+                found.add(s)
+    return {f"<{s}>" for s in found}
+
+
+def _calls_by_subject(calls: Iterable[tuple[URIRef, Any, bool]]) -> dict[URIRef, list]:
+    found: dict[URIRef, list] = {}
+    for s, source, forced in calls:
+        found.setdefault(s, []).append((source, forced))
+    return found
+
+
+KINDS = ("org", "venue", "person", "known", "profile", "publication")
+
+
+def _rank(r: Resolution) -> graphs.Rank:
+    """A unit's place in this build's full map (kg.graph.mapping._every_unit)."""
+    keys: dict[str, Iterable[str]] = {
+        "org": r.organizations,
+        "venue": r.venues,
+        "person": r.persons,
+        "known": [k.key for k in r.dataset.people],
+        "profile": [p.slug for p in r.dataset.profiles],
+        "publication": r.publications,
+    }
+    made: dict[str, dict[str, int]] = {}
+
+    def rank(name: str) -> tuple[int, int] | None:
+        kind, _, key = name.partition("\x1f")
+        if kind not in keys:
+            return None
+        index = made.get(kind)
+        if index is None:
+            index = made[kind] = {k: i for i, k in enumerate(keys[kind])}
+        at = index.get(key)
+        return None if at is None else (KINDS.index(kind), at)
+
+    return rank
 
 
 def _local(
@@ -271,24 +390,52 @@ def _local(
     names = {unit("profile", s) for s in profiles}
     names.update(unit("publication", k) for k in publications)
     names.update(unit("person", k) for k in persons)
+    names.update(unit("profile", s) for s in writes if writes[s] != last.writes.get(s, 0))
+    names.update(_sourced(last.listed, listed, kept))  # sources moved with their lines
     had = shelf.read(last, names)
     if had is None:
         return None
-    full = map_graph(resolution, given.base, m=m)
-    emitted = map_units(m, names)  # before drop_unused: the same triples again, in `full`
+    patched = _patched(shelf, m, last, names)
+    if patched is not None:
+        full, emitted, now, exact = patched
+        kept_graph: tuple[str, int, Emissions] = (last.graph, last.parts, now)
+    else:  # a fresh mapper: the patch's may have mapped the named units
+        m = mapper(resolution, given.base, given.modified, given.created)
+        full, base = _in_full(shelf, m, given, {})
+        emitted = map_units(m, names)  # before drop_unused: the same triples again, in `full`
+        exact, kept_graph = None, (base.token, base.parts, {})
     graph, dropped = drop_unused_entries(full, given.base)
-    subjects = _subjects(shelf, last, given.base, (had, emitted), writes, dropped)
+    subjects = _subjects(shelf, last, given.base, (had, emitted), writes, dropped, exact)
     delta = dict(last.delta)
     delta.update((name, tuple(map(str, emitted.get(name, ())))) for name in names)
     state = State(
         token(given, dates), given.base, given.inputs, given.assets, given.keys,
-        listed, dates, topics, writes, dropped, last.shards, delta,
+        listed, dates, topics, writes, dropped, last.shards, delta, *kept_graph,
     )  # fmt: skip
     state = _rebased(shelf, state, last) if len(delta) > REBASE else state
     files = _files(last.keys, given.keys)
     found = (frozenset(publications), persons, subjects)
     graph.change = Change(last.token, state.token, files, _profiles(files), *found)
     return graph, state
+
+
+def _sourced(
+    before: dict[str, tuple[str | None, ...]],
+    after: dict[str, tuple[str | None, ...]],
+    kept: tuple[Kept, Kept],
+) -> set[str]:
+    """The units of the changed profiles and of every publication they list, before
+    or now: a record compares equal without its sources, so a listing that did not
+    change may still have moved in its file (a line added above it), and with it the
+    sources its publication's emission sets (decision 0060)."""
+    old, new = kept
+    slugs = old.files.keys() | new.files.keys()
+    changed = {s for s in slugs if old.files.get(s) != new.files.get(s)}
+    found = {unit("profile", s) for s in changed}
+    for s in changed:
+        keys = (*before.get(s, ()), *after.get(s, ()))
+        found.update(unit("publication", k) for k in keys if k is not None)
+    return found
 
 
 def _differing(
@@ -319,12 +466,16 @@ def _subjects(
     units: tuple[Units, Units],
     writes: dict[str, int],
     dropped: frozenset[str],
+    exact: set[str] | None = None,
 ) -> frozenset[str] | None:
-    """The named units' subjects before and now (`units`), the works counters whose
+    """The named units' subjects before and now (`units`; `exact`: those of them whose
+    triples or source may differ, when the emissions tell), the works counters whose
     count differs and the subjects under registry entries that flipped (None: the last
     build's units cannot all be read)."""
     had, emitted = units
-    found = {f"<{s}>" for n in had for s in (*had[n], *emitted.get(n, ()))}
+    found = exact if exact is not None else set()
+    if exact is None:
+        found.update(f"<{s}>" for n in had for s in (*had[n], *emitted.get(n, ())))
     found.update(
         f"<{scheme.mint(base, 'person', s, 'writes')}>"
         for s in writes
@@ -354,12 +505,13 @@ def _state(
     topics: dict[str, tuple[str, str]],
     works: dict[str, int],
     dropped: frozenset[str],
+    base: graphs.Base,
 ) -> State:
     dates = _dates(given)
     now = token(given, dates)
     return State(
-        now, given.base, given.inputs, given.assets, given.keys,
-        _listed(resolution), dates, topics, _writes(resolution, works), dropped, now, {},
+        now, given.base, given.inputs, given.assets, given.keys, _listed(resolution), dates,
+        topics, _writes(resolution, works), dropped, now, {}, base.token, base.parts, {},
     )  # fmt: skip
 
 

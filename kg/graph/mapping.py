@@ -120,6 +120,13 @@ class _Mapper:
         self.typed_literals: dict[tuple[URIRef, str], Literal] = {}
         self.topics = topic_slugs(_topic_labels(resolution), topic_key)
         self.seen: set[URIRef] | None = None  # the subjects the current unit emits (units)
+        # the current unit's triples and the sources it sets (emissions), each call as
+        # if the unit were mapped alone; the triples added more than once, how often;
+        # the subjects whose source is set more than once
+        self.emitting: list[tuple[Node, Node, Node]] | None = None
+        self.setting: list[tuple[URIRef, Source, bool]] | None = None
+        self.repeated: dict[tuple[Node, Node, Node], int] = {}
+        self.shared: set[URIRef] = set()
 
     @cached_property
     def works_by_person(self) -> dict[str, int]:
@@ -150,6 +157,14 @@ class _Mapper:
         seen = self.seen
         if seen is not None:
             seen.add(s)
+            emitting = self.emitting
+            if emitting is not None:
+                triple = (s, p, o)
+                emitting.append(triple)  # type: ignore[arg-type]
+                if not self.graph.add(triple):  # type: ignore[arg-type]
+                    repeated = self.repeated
+                    repeated[triple] = repeated.get(triple, 1) + 1  # type: ignore[arg-type,index]
+                return
         self.graph.add((s, p, o))  # type: ignore[arg-type]
 
     def touch(self, s: URIRef) -> None:
@@ -188,9 +203,20 @@ class _Mapper:
     def node(self, iri: URIRef, types: Iterable[URIRef], source: Source | None) -> URIRef:
         for t in types:
             self.add(iri, RDF.type, t)
-        if source is not None and iri not in self.sources:
-            self.sources[iri] = source
+        if source is not None:
+            self.source(iri, source)
         return iri
+
+    def source(self, s: URIRef, source: Source, forced: bool = False) -> None:
+        """Set `s`'s source: the first unit's that sets one, unless a unit forces its
+        own (a people registry entry's); recorded for the current unit (emissions)."""
+        setting = self.setting
+        if setting is not None:
+            setting.append((s, source, forced))
+            if s in self.sources:
+                self.shared.add(s)
+        if forced or s not in self.sources:
+            self.sources[s] = source
 
     def named(self, s: URIRef, name: str) -> None:
         self.add(s, SCHEMA.name, name)
@@ -277,7 +303,7 @@ class _Mapper:
         if venue.kind not in ("conference", "workshop"):
             return series
         s = self.iri("venue", venue_key, year)
-        if (s, RDF.type, SCHEMA.Event) in self.graph:
+        if self.emitting is None and (s, RDF.type, SCHEMA.Event) in self.graph:
             self.touch(s)  # a unit's subjects do not depend on the units mapped before it
             self.touch(series)
             return s
@@ -298,7 +324,7 @@ class _Mapper:
         event = self.edition(venue_key, year)
         s = self.iri("venue", venue_key, year, "proceedings")
         self.touch(s)
-        if (s, RDF.type, SCHEMA.Book) not in self.graph:
+        if self.emitting is not None or (s, RDF.type, SCHEMA.Book) not in self.graph:
             self.node(s, [SCHEMA.Book], venue.source)
             self.named(s, f"Proceedings of {venue.short_name or venue.name} {year}")
             self.add(s, SCHEMA.datePublished, self.year(year))
@@ -329,7 +355,7 @@ class _Mapper:
 
     def known_person(self, known: KnownPerson) -> None:
         s = self.person(known.key)
-        self.sources[s] = known.source  # type: ignore[assignment]
+        self.source(s, known.source, forced=True)  # type: ignore[arg-type]
         self.touch(s)  # its source is this unit's, whatever it adds
         for alias in known.aliases:
             self.add(s, SCHEMA.alternateName, alias)
@@ -680,7 +706,7 @@ class _Mapper:
         self.add(w, KG.publicationType, work_type)
         self.add(w, SCHEMA.creativeWorkStatus, pub.status)
         for slug, listing in pub.listings:
-            self.sources.setdefault(w, listing.source)  # type: ignore[arg-type]
+            self.source(w, listing.source)  # type: ignore[arg-type]
             self.add(w, KG.listedIn, self.iri("profile", slug))
         self.place(w, pub)
         if pub.arxiv:
@@ -866,6 +892,10 @@ def _opt(value: URIRef | None) -> list[URIRef]:
 
 
 Units = dict[str, tuple[str, ...]]  # mapping unit -> the subjects it emits (their IRIs)
+# what a unit emits, as if mapped alone: each triple it adds and each source it sets
+# (subject, source, forced: a people registry entry's overrides), in order, repeats kept
+Emission = tuple[tuple[tuple[Node, Node, Node], ...], tuple[tuple[URIRef, Source, bool], ...]]
+Emissions = dict[str, Emission]
 
 
 def map_graph(
@@ -875,10 +905,12 @@ def map_graph(
     created: dict[str, PartialDate] | None = None,
     units: Units | None = None,
     m: _Mapper | None = None,
+    emissions: Emissions | None = None,
 ) -> Mapped:
     """Map the resolved dataset to one RDF graph; `modified` and `created` date the
     profile pages. With `units`, fill it with what each mapping unit emits (`unit`);
-    `m`: the `mapper` to map with (made of the same arguments)."""
+    `m`: the `mapper` to map with (made of the same arguments); with `emissions` (and
+    `units`), also what each unit emits as if mapped alone (the same graph)."""
     m = m or _Mapper(resolution, base_iri, modified or {}, created or {})
     if units is None:
         m.organizations()
@@ -888,7 +920,7 @@ def map_graph(
             m.profile(profile)
         m.publications()
     else:
-        _map_units(m, _every_unit(m), units)
+        _map_units(m, _every_unit(m), units, emissions)
     return Mapped(m.graph, m.sources)
 
 
@@ -908,10 +940,10 @@ def mapper(
     return _Mapper(resolution, base_iri, modified, created)
 
 
-def map_units(m: _Mapper, names: Iterable[str]) -> Units:
+def map_units(m: _Mapper, names: Iterable[str], emissions: Emissions | None = None) -> Units:
     """The subjects each named unit emits, mapped alone (the same as in a full map: a
     unit's subjects do not depend on the units mapped before it); a unit the
-    resolution does not have is left out."""
+    resolution does not have is left out; with `emissions`, also what each emits."""
     r = m.r
     tables: dict[str, dict] = {
         "org": r.organizations,
@@ -928,7 +960,7 @@ def map_units(m: _Mapper, names: Iterable[str]) -> Units:
         if value is not None:
             found[name] = partial(methods[kind], value)
     units: Units = {}
-    _map_units(m, iter(found.items()), units)
+    _map_units(m, iter(found.items()), units, emissions)
     return units
 
 
@@ -959,12 +991,21 @@ def _every_unit(m: _Mapper) -> Iterator[tuple[str, Callable[[], None]]]:
             yield unit(kind, key), partial(methods[kind], value)
 
 
-def _map_units(m: _Mapper, calls: Iterator[tuple[str, Callable[[], None]]], units: Units) -> None:
+def _map_units(
+    m: _Mapper,
+    calls: Iterator[tuple[str, Callable[[], None]]],
+    units: Units,
+    emissions: Emissions | None = None,
+) -> None:
     """Run each unit, recording the subjects it emits (the graph's own terms: nothing
-    is copied)."""
+    is copied), and with `emissions` its triples and the sources it sets."""
     for name, call in calls:
         seen: set[URIRef] = set()
         m.seen = seen
+        if emissions is not None:
+            m.emitting, m.setting = [], []
         call()
         units[name] = tuple(seen)
-    m.seen = None
+        if emissions is not None:
+            emissions[name] = (tuple(m.emitting or ()), tuple(m.setting or ()))
+    m.seen = m.emitting = m.setting = None

@@ -39,7 +39,8 @@ class Triples:
         for triple in triples:
             self.add(triple)
 
-    def add(self, triple: Triple) -> None:
+    def add(self, triple: Triple) -> bool:
+        """Add `triple`; whether it was not there yet."""
         s, p, o = triple
         predicates = self._spo.get(s)
         if predicates is None:
@@ -48,7 +49,7 @@ class Triples:
         if objects is None:  # most predicates of a node have one object: a 1-tuple
             predicates[p] = (o,)
         elif o in objects:
-            return
+            return False
         elif isinstance(objects, dict):
             objects[o] = None
         else:
@@ -56,6 +57,48 @@ class Triples:
         self._size += 1
         if self._reverse is not None and isinstance(o, URIRef):
             self._reverse.setdefault(o, []).extend((s, p))
+        return True
+
+    def discard(self, triple: Triple) -> None:
+        """Remove `triple` if it is there (the reverse index is rebuilt on next use)."""
+        s, p, o = triple
+        predicates = self._spo.get(s)
+        objects = predicates.get(p) if predicates is not None else None
+        if objects is None or o not in objects:
+            return
+        if isinstance(objects, dict) and len(objects) > 1:
+            del objects[o]
+            if len(objects) == 1:
+                predicates[p] = (next(iter(objects)),)  # type: ignore[index]
+        else:
+            del predicates[p]  # type: ignore[union-attr]
+            if not predicates:
+                del self._spo[s]
+        self._size -= 1
+        self._reverse = None
+
+    def parts(self, size: int) -> list[dict[Node, dict[Node, Objects]]]:
+        """The subjects with their predicates, in pieces of about `size` triples (to
+        pickle a large graph in several entries; `from_parts` joins them)."""
+        found: list[dict[Node, dict[Node, Objects]]] = [{}]
+        count = 0
+        for s, predicates in self._spo.items():
+            if count >= size:
+                found.append({})
+                count = 0
+            found[-1][s] = predicates
+            count += len(predicates)
+        return found
+
+    @classmethod
+    def from_parts(cls, parts: Iterable[dict[Node, dict[Node, Objects]]], size: int) -> Triples:
+        """The graph of `size` triples whose `parts` these are (their dicts are taken,
+        not copied)."""
+        made = cls()
+        for part in parts:
+            made._spo.update(part)
+        made._size = size
+        return made
 
     def take(self, s: Node, predicates: dict[Node, Objects]) -> None:
         """Add every triple of `s` in `predicates` (another `Triples`' `describe(s)`),
