@@ -25,12 +25,11 @@ from __future__ import annotations
 import errno
 import hashlib
 import os
-import shutil
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TypeVar
 
-from kg.publish.export import TreeWriter, Written, _linked, _stamp
+from kg.publish.export import TreeWriter, Written, _stamp, linked_copies
 
 T = TypeVar("T")
 DIGEST_PREFIX = "chunks:"
@@ -117,10 +116,4 @@ def write_dump(
         stamp = _stamp(digest(made), os.fstat(fd))
     finally:
         os.close(fd)
-    stamps = {rels[0]: Written(stamp)}
-    for rel in rels[1:]:
-        other = writer._target(rel)
-        if not _linked(target, other):
-            shutil.copyfile(target, other)
-        stamps[rel] = Written(_stamp(stamp[0], other.stat()))
-    return stamps, made
+    return linked_copies(writer, target, rels, stamp), made

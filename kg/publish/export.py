@@ -883,13 +883,21 @@ def write_streamed(
         made = produce(sink)
         file.flush()
         stamp = _stamp(sink.hash.hexdigest(), os.fstat(fd))
+    return linked_copies(writer, target, rels, stamp), made
+
+
+def linked_copies(
+    writer: TreeWriter, target: Path, rels: tuple[str, ...], stamp: Stamp
+) -> dict[str, Written]:
+    """The stamps of a file written at `target` (`rels[0]`, stamped `stamp`) and of its
+    hard links (else copies) made at the other `rels` of the staging folder."""
     stamps = {rels[0]: Written(stamp)}
     for rel in rels[1:]:
         other = writer._target(rel)
         if not _linked(target, other):
             shutil.copyfile(target, other)
         stamps[rel] = Written(_stamp(stamp[0], other.stat()))
-    return stamps, made
+    return stamps
 
 
 class _DigestSink:
