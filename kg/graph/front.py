@@ -67,7 +67,7 @@ from kg.model import PartialDate, Profile
 from kg.resolve.identity import Resolution, mention_refs, project_papers
 from kg.resolve.kept import Kept, profile_file
 
-VERSION = "3"
+VERSION = "4"
 PROFILES = "data/profiles/"
 SHARDS = 256
 REBASE = 4096  # units named since the shards were written: then they are written anew
@@ -324,7 +324,8 @@ def _differing_subjects(was: Emissions, now: Emissions, mixed: set[URIRef]) -> s
     found: set[object] = set()
     for name, before in was.items():
         after = now[name]
-        found.update(t[0] for t in set(before[0]).symmetric_difference(after[0]))
+        differ = set(graphs.emission_triples(before[0])) ^ set(graphs.emission_triples(after[0]))
+        found.update(t[0] for t in differ)
         calls = (_calls_by_subject(before[1]), _calls_by_subject(after[1]))
         movable = name.startswith(unit("publication", ""))
         for s in calls[0].keys() | calls[1].keys():

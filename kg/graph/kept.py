@@ -37,7 +37,7 @@ from kg.graph.mapping import Emission, Emissions, Mapped
 from kg.graph.triples import Triples
 from kg.model import Source
 
-VERSION = "1"
+VERSION = "2"  # 2: emissions flat (s, p, o, ...)
 SHARDS = 256
 PART = 1_000_000  # triples per signed entry of the base graph: far under 512 MiB each
 
@@ -188,7 +188,7 @@ def patch(
     known."""
     counts = dict(base.counts)
     for _, (emitted, _) in old.items():
-        for t in emitted:
+        for t in emission_triples(emitted):
             n = counts.get(t)
             if n is None:
                 triples.discard(t)
@@ -197,7 +197,7 @@ def patch(
             else:
                 counts[t] = n - 1
     for _, (emitted, _) in new.items():
-        for t in emitted:
+        for t in emission_triples(emitted):
             if not triples.add(t):
                 counts[t] = counts.get(t, 1) + 1
     return _sources(base, old, new, rank)
@@ -274,6 +274,12 @@ def _simulated(calls: list[Call]) -> Call:
     return found  # type: ignore[return-value]
 
 
+def emission_triples(flat: tuple[Node, ...]) -> Iterator[Triple]:
+    """An emission's triples, from its flat terms (kg.graph.mapping.Emission)."""
+    terms = iter(flat)
+    return zip(terms, terms, terms, strict=True)
+
+
 def emission_subjects(emission: Emission) -> set[Node]:
     """The subjects of an emission's triples and of the sources it sets."""
-    return {t[0] for t in emission[0]} | {c[0] for c in emission[1]}
+    return set(emission[0][0::3]) | {c[0] for c in emission[1]}

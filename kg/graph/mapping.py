@@ -123,7 +123,7 @@ class _Mapper:
         # the current unit's triples and the sources it sets (emissions), each call as
         # if the unit were mapped alone; the triples added more than once, how often;
         # the subjects whose source is set more than once
-        self.emitting: list[tuple[Node, Node, Node]] | None = None
+        self.emitting: list[Node] | None = None  # s, p, o, s, p, o, ... (flat)
         self.setting: list[tuple[URIRef, Source, bool]] | None = None
         self.repeated: dict[tuple[Node, Node, Node], int] = {}
         self.shared: set[URIRef] = set()
@@ -160,7 +160,7 @@ class _Mapper:
             emitting = self.emitting
             if emitting is not None:
                 triple = (s, p, o)
-                emitting.append(triple)  # type: ignore[arg-type]
+                emitting += triple  # type: ignore[arg-type]  # flat: no tuple kept per triple (decision 0060)
                 if not self.graph.add(triple):  # type: ignore[arg-type]
                     repeated = self.repeated
                     repeated[triple] = repeated.get(triple, 1) + 1  # type: ignore[arg-type,index]
@@ -894,7 +894,9 @@ def _opt(value: URIRef | None) -> list[URIRef]:
 Units = dict[str, tuple[str, ...]]  # mapping unit -> the subjects it emits (their IRIs)
 # what a unit emits, as if mapped alone: each triple it adds and each source it sets
 # (subject, source, forced: a people registry entry's overrides), in order, repeats kept
-Emission = tuple[tuple[tuple[Node, Node, Node], ...], tuple[tuple[URIRef, Source, bool], ...]]
+# a unit's triples, flat (s, p, o, s, p, o, ...: a tuple per triple kept for every unit of
+# a full map left ~300 MiB of pymalloc arenas half used at 10k), and its source calls
+Emission = tuple[tuple[Node, ...], tuple[tuple[URIRef, Source, bool], ...]]
 Emissions = dict[str, Emission]
 
 
