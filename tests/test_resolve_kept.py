@@ -9,6 +9,7 @@ import pickle
 import re
 import shutil
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 from conftest import replace_first, seed_project
@@ -39,36 +40,30 @@ RESOLUTION_FIELDS = (
 
 
 class _Spy:
-    """Records what `kept.patched` answered (the real function does the work)."""
+    """Records whether `module.name` (a function giving None when it cannot patch)
+    patched, each time it is called; the real function does the work. By default
+    `kept.patched`, the resolution; `_graph_spy` the kept graph (decision 0060)."""
 
-    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+    def __init__(
+        self, monkeypatch: pytest.MonkeyPatch, module: ModuleType = kept, name: str = "patched"
+    ) -> None:
         self.answers: list[bool] = []
-        real = kept.patched
+        real = getattr(module, name)
 
         def patched(*args):  # type: ignore[no-untyped-def]
             found = real(*args)
             self.answers.append(found is not None)
             return found
 
-        monkeypatch.setattr(kept, "patched", patched)
+        monkeypatch.setattr(module, name, patched)
 
 
-class _GraphSpy:
-    """Records whether the front end patched the kept graph (decision 0060) or mapped
-    in full, in each build that compared with a last one (`front._patched`)."""
+def _graph_spy(monkeypatch: pytest.MonkeyPatch) -> _Spy:
+    """Whether the front end patched the kept graph or mapped in full, in each build
+    that compared with a last one (`front._patched`)."""
+    from kg.graph import front
 
-    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
-        from kg.graph import front
-
-        self.answers: list[bool] = []
-        real = front._patched
-
-        def patched(*args):  # type: ignore[no-untyped-def]
-            found = real(*args)
-            self.answers.append(found is not None)
-            return found
-
-        monkeypatch.setattr(front, "_patched", patched)
+    return _Spy(monkeypatch, front, "_patched")
 
 
 def _build(root: Path, cache: bool):  # type: ignore[no-untyped-def]
@@ -242,7 +237,7 @@ def corpus(tmp_path_factory) -> Path:
 def test_random_edits_give_what_a_full_run_gives(corpus, tmp_path_factory, monkeypatch, edits):
     root = tmp_path_factory.mktemp("edits") / "c"
     shutil.copytree(corpus, root)
-    spy, graphs = _Spy(monkeypatch), _GraphSpy(monkeypatch)
+    spy, graphs = _Spy(monkeypatch), _graph_spy(monkeypatch)
     last = _build(root, True)  # the kept resolution and front state are written
     assert not isinstance(last, list)
     cold = last[1].change  # nothing to compare with: only this build's token
@@ -517,7 +512,7 @@ def test_overlapping_units_removed_and_added_patch_the_kept_graph(corpus, tmp_pa
     topic's source moving to the next profile naming it and back."""
     root = tmp_path / "c"
     shutil.copytree(corpus, root)
-    graphs = _GraphSpy(monkeypatch)
+    graphs = _graph_spy(monkeypatch)
     first, second = _profile(root, 0), _profile(root, 1)
     texts = first.read_text(encoding="utf-8"), second.read_text(encoding="utf-8")
     _, before = _build(root, True)
@@ -551,7 +546,7 @@ def test_a_kept_graph_entry_gone_or_tampered_means_a_full_map(corpus, tmp_path, 
     shutil.copytree(corpus, root)
     folder = root / PARSE_CACHE_DIR
     _build(root, True)
-    graphs = _GraphSpy(monkeypatch)
+    graphs = _graph_spy(monkeypatch)
     for step, what in enumerate((("part0",), ("shard", "*"), ("base",))):
         last, files, token = _build(root, True), _files(root), _token(root)
         state = front.read(SignedCache(folder), load_config(root).data_dir)
