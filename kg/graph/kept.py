@@ -33,7 +33,7 @@ from rdflib import URIRef
 from rdflib.term import Node
 
 from kg.cache import SignedCache, digest
-from kg.graph.mapping import Emission, Emissions, Mapped
+from kg.graph.mapping import Emissions, Mapped
 from kg.graph.triples import Triples
 from kg.model import Source
 
@@ -278,8 +278,3 @@ def emission_triples(flat: tuple[Node, ...]) -> Iterator[Triple]:
     """An emission's triples, from its flat terms (kg.graph.mapping.Emission)."""
     terms = iter(flat)
     return zip(terms, terms, terms, strict=True)
-
-
-def emission_subjects(emission: Emission) -> set[Node]:
-    """The subjects of an emission's triples and of the sources it sets."""
-    return set(emission[0][0::3]) | {c[0] for c in emission[1]}
