@@ -70,6 +70,7 @@ from kg.publish.markup import (
     profile_script,
     script_tag,
 )
+from kg.publish.pageenv import PageEnvironment
 from kg.resolve.identity import PublicationEntity, Resolution
 
 STATUS_LABELS = {
@@ -131,7 +132,7 @@ def _environment(
         loaders.insert(0, DictLoader(sources))
     elif templates is not None and templates.is_dir():
         loaders.insert(0, FileSystemLoader(str(templates)))
-    env = Environment(
+    env = PageEnvironment(  # `{{ value }}` escaped and isolated in one call (kg.publish.pageenv)
         loader=ChoiceLoader(loaders),
         autoescape=select_autoescape(["html", "j2"], default=True),
         undefined=StrictUndefined,

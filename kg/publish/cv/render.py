@@ -18,6 +18,7 @@ from markupsafe import Markup
 
 from kg.display import isolate
 from kg.publish.cv.model import CV
+from kg.publish.pageenv import PageEnvironment
 
 TEMPLATES = {"md": "cv/cv.md.j2", "html": "cv/cv.html.j2", "tex": "cv/cv.tex.j2"}
 
@@ -88,7 +89,7 @@ def environment(
     if loader is not None:
         loaders = [loader]
     if fmt == "html":
-        return Environment(
+        return PageEnvironment(  # `{{ value }}` escaped and isolated in one call
             loader=ChoiceLoader(loaders),
             autoescape=True,
             finalize=isolate,
