@@ -1,0 +1,62 @@
+"""The pages' per-process memos (decision 0065) give the bytes a fresh render gives.
+
+On a generated corpus where works have several profiled authors: each person's BibTeX
+file, page and CV with the memos shared by every person, against the same made
+without them (`bibtex_entry` for each citable; a new `SiteBuilder` per page); a memo
+bounded to two entries gives the same files; a tampered memo shows in the output (the
+files do come from it); a pickled site starts with empty memos.
+"""
+
+from __future__ import annotations
+
+import pickle
+
+import pytest
+
+from kg.bench.synth import generate
+from kg.config import load_config
+from kg.pipeline import build_graph
+from kg.publish import citation
+from kg.publish.citation import Citations, bibtex_entry
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory):
+    root = tmp_path_factory.mktemp("memos")
+    generate(root, 30, seed=5)
+    config = load_config(root)
+    resolution, mapped = build_graph(config, cache=False)
+    return config, resolution, mapped
+
+
+def _fresh_bibtex(resolution, slug: str) -> str:
+    """A person's BibTeX file without the memo: each entry written again."""
+    fresh = Citations(resolution)
+    name = resolution.persons[slug].name if slug in resolution.persons else slug
+    head = f"% Publications of {name}, exported by kg (UTF-8).\n"
+    return head + "".join("\n" + bibtex_entry(c) for c in fresh.of(slug))
+
+
+def test_bibtex_files_from_the_memo_are_written_afresh(corpus, monkeypatch):
+    _, resolution, _ = corpus
+    profiles = resolution.dataset.profiles
+    shared = Citations(resolution)
+    files = {p.slug: shared.bibtex(p.slug) for p in profiles}
+    written = sum(len(shared.of(p.slug)) for p in profiles)
+    assert len(shared.entries) < written  # works shown in several files were written once
+    for p in profiles:
+        assert files[p.slug] == _fresh_bibtex(resolution, p.slug)
+    monkeypatch.setattr(citation, "ENTRIES_KEPT", 2)
+    small = Citations(resolution)
+    assert {p.slug: small.bibtex(p.slug) for p in profiles} == files
+    assert len(small.entries) <= 2
+
+
+def test_a_bibtex_file_takes_its_entries_from_the_memo(corpus):
+    _, resolution, _ = corpus
+    slug = max(resolution.dataset.profiles, key=lambda p: len(p.publications)).slug
+    shared = Citations(resolution)
+    first = shared.of(slug)[0]
+    shared.entries[first] = "@misc{tampered}\n"
+    assert "@misc{tampered}" in shared.bibtex(slug)
+    assert pickle.loads(pickle.dumps(shared)).entries == {}
