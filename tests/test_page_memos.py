@@ -18,6 +18,8 @@ from kg.config import load_config
 from kg.pipeline import build_graph
 from kg.publish import citation
 from kg.publish.citation import Citations, bibtex_entry
+from kg.publish.entries import KG_TEMPLATES
+from kg.publish.site import SiteBuilder, SiteSettings
 
 
 @pytest.fixture(scope="module")
@@ -60,3 +62,20 @@ def test_a_bibtex_file_takes_its_entries_from_the_memo(corpus):
     shared.entries[first] = "@misc{tampered}\n"
     assert "@misc{tampered}" in shared.bibtex(slug)
     assert pickle.loads(pickle.dumps(shared)).entries == {}
+
+
+def test_person_pages_with_kgs_entry_are_jinjas(corpus, tmp_path):
+    """kg's entry written in Python (kg.publish.entries) gives the pages Jinja gives
+    with the same template as a project's own; a project's changed entry is used."""
+    config, resolution, mapped = corpus
+    same, changed = tmp_path / "same", tmp_path / "changed"
+    same.mkdir(), changed.mkdir()
+    (same / "person-entry.html.j2").write_text((KG_TEMPLATES / "person-entry.html.j2").read_text())
+    (changed / "person-entry.html.j2").write_text("<li>{{ pub.title }} (mine)</li>\n")
+    ours = SiteBuilder(resolution, mapped.triples, config.base_iri)
+    jinja = SiteBuilder(resolution, mapped.triples, config.base_iri, SiteSettings(templates=same))
+    for profile in resolution.dataset.profiles:
+        assert ours.person_page(profile) == jinja.person_page(profile)
+    mine = SiteBuilder(resolution, mapped.triples, config.base_iri, SiteSettings(templates=changed))
+    profile = max(resolution.dataset.profiles, key=lambda p: len(p.publications))
+    assert "(mine)</li>" in mine.person_page(profile)

@@ -9,7 +9,10 @@ from jinja2 import DictLoader, Environment, StrictUndefined
 from markupsafe import Markup, escape
 
 from kg.display import BIDI_CONTROLS, isolate
+from kg.publish.entries import is_kg_template, person_entry
 from kg.publish.pageenv import PageEnvironment, _chain, page_text
+from kg.publish.site import AuthorView, LinkView, PublicationView
+from kg.publish.site import _environment as _site_environment
 
 # text the escape and the isolate act on, among plain letters and other scripts
 _TEXT = st.text(alphabet=st.sampled_from(list("aZ &<>'\"é名\u05d0\n") + list(BIDI_CONTROLS)))
@@ -70,3 +73,35 @@ def test_the_output_is_one_call_only_where_the_page_escapes() -> None:
     rendered = FAST.get_template("page.html").render(a="<a>", b="\u202eb", c=Markup("<i>"))
     assert "&lt;a&gt;" in rendered and "&#x2068;&#x202E;b&#x2069;" in rendered
     assert "<i>" in rendered and "<a>" in rendered  # the autoescape-off block
+
+
+_WORDS = st.one_of(st.none(), _TEXT, st.just(""))
+_AUTHOR = st.builds(AuthorView, _TEXT, _WORDS, st.booleans(), st.booleans(), _WORDS)
+_VIEW = st.builds(
+    PublicationView,
+    key=_TEXT,
+    title=_TEXT,
+    authors=st.lists(_AUTHOR, max_size=4).map(tuple),
+    venue=_TEXT,
+    year=st.one_of(st.none(), st.integers(1990, 2030)),
+    status=st.sampled_from(["", "Preprint", "Accepted"]),
+    notes=st.lists(_TEXT, max_size=2).map(tuple),
+    equal_note=_WORDS,
+    links=st.lists(st.builds(LinkView, _TEXT, _WORDS), max_size=2).map(tuple),
+)
+SITE = _site_environment()
+
+
+@settings(max_examples=80, deadline=None)
+@given(_VIEW)
+def test_the_person_entry_is_kgs_template(view) -> None:
+    template = SITE.get_template("person-entry.html.j2")
+    assert is_kg_template(template, "person-entry.html.j2")
+    assert person_entry(view) == template.render(pub=view)
+
+
+def test_a_projects_entry_template_is_rendered_by_jinja(tmp_path) -> None:
+    (tmp_path / "person-entry.html.j2").write_text("<li>{{ pub.title }} (mine)</li>\n")
+    template = _site_environment(tmp_path).get_template("person-entry.html.j2")
+    assert not is_kg_template(template, "person-entry.html.j2")
+    assert not is_kg_template(SITE.get_template("person.html.j2"), "person-entry.html.j2")

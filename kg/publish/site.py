@@ -51,6 +51,7 @@ from kg.model import (
 )
 from kg.publish.accounts import account_links
 from kg.publish.citation import Citations, publication_type
+from kg.publish.entries import is_kg_template, person_entry
 from kg.publish.fragments import Fragments
 from kg.publish.layout import (
     DATASET,
@@ -733,11 +734,15 @@ class SiteBuilder:
         `kept`, one the previous build rendered for an equal view is not rendered
         again (decision 0062)."""
         template = self.env.get_template("person-entry.html.j2")
+        own = is_kg_template(template, "person-entry.html.j2")  # kg's: its Python twin (0065)
+
+        def render(view: PublicationView) -> str:
+            return person_entry(view) if own else template.render(pub=view)
 
         def entry(view: PublicationView) -> Markup:
             if kept is None:
-                return Markup(template.render(pub=view))
-            return Markup(kept.text(view, partial(template.render, pub=view)))
+                return Markup(render(view))
+            return Markup(kept.text(view, partial(render, view)))
 
         return entry
 
