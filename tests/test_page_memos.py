@@ -10,13 +10,14 @@ files do come from it); a pickled site starts with empty memos.
 from __future__ import annotations
 
 import pickle
+from dataclasses import replace
 
 import pytest
 
 from kg.bench.synth import generate
 from kg.config import load_config
 from kg.pipeline import build_graph
-from kg.publish import citation
+from kg.publish import citation, site
 from kg.publish.citation import Citations, bibtex_entry
 from kg.publish.entries import KG_TEMPLATES
 from kg.publish.site import SiteBuilder, SiteSettings
@@ -79,3 +80,30 @@ def test_person_pages_with_kgs_entry_are_jinjas(corpus, tmp_path):
     mine = SiteBuilder(resolution, mapped.triples, config.base_iri, SiteSettings(templates=changed))
     profile = max(resolution.dataset.profiles, key=lambda p: len(p.publications))
     assert "(mine)</li>" in mine.person_page(profile)
+
+
+def test_views_from_the_memo_make_the_pages_made_afresh(corpus, monkeypatch):
+    """A work's view is made once per process; every person page and publication page
+    is the one a site without the memo makes (its views forgotten before each page), also with
+    a memo of one view; a tampered view shows (the pages come from the memo)."""
+    config, resolution, mapped = corpus
+    shared = SiteBuilder(resolution, mapped.triples, config.base_iri)
+    pubs = sorted(resolution.publications.values(), key=lambda p: p.key)
+
+    def pages(site_of) -> list[str]:
+        people = [site_of().person_page(p) for p in resolution.dataset.profiles]
+        return people + [site_of().publication_page(pub) for pub in pubs]
+
+    made = pages(lambda: shared)
+    assert 0 < len(shared.views) < sum(len(p.publications) for p in resolution.dataset.profiles)
+    fresh = SiteBuilder(resolution, mapped.triples, config.base_iri)
+    assert made == pages(lambda: fresh.views.clear() or fresh)  # no view kept between pages
+    monkeypatch.setattr(site, "VIEWS_KEPT", 1)
+    small = SiteBuilder(resolution, mapped.triples, config.base_iri)
+    assert made == pages(lambda: small)
+    assert len(small.views) == 1
+    pub = pubs[0]
+    view = shared._common_view(pub, "../")
+    shared.views[(pub.key, "../")] = replace(view, title="Tampered")
+    assert "Tampered" in shared.publication_page(pub)
+    assert pickle.loads(pickle.dumps(shared)).views == {}

@@ -71,7 +71,7 @@ from kg.publish.markup import (
     profile_script,
     script_tag,
 )
-from kg.publish.pageenv import PageEnvironment
+from kg.publish.pageenv import PageEnvironment, page_text
 from kg.resolve.identity import PublicationEntity, Resolution
 
 STATUS_LABELS = {
@@ -301,6 +301,11 @@ def within(url: str, base: str, root: str) -> str:
     return url
 
 
+# Works' views a process keeps (`SiteBuilder._common_view`), ~1-2 KB each: then the memo
+# starts again (a bound on a render worker's memory, decision 0065).
+VIEWS_KEPT = 5_000
+
+
 class SiteBuilder:
     def __init__(
         self,
@@ -317,6 +322,7 @@ class SiteBuilder:
         self.profiled = {p.slug for p in resolution.dataset.profiles}
         self.citations = Citations(resolution)  # keys, works per person: once, before forks
         self.referenced = Referenced()  # the markup's referenced nodes, once per process
+        self.views: dict[tuple[str, str], PublicationView] = {}  # `_common_view`'s
 
     def _environment(self, env: Environment) -> Environment:
         env.globals["site"] = self.settings
@@ -333,8 +339,8 @@ class SiteBuilder:
     def __getstate__(self) -> dict:
         """Pickled for a worker that may be on another machine (`kg build --executor
         dask`): the project's templates travel as text and the Jinja environment, which
-        cannot be pickled, is made again there; the markup memo starts empty there."""
-        state = {k: v for k, v in self.__dict__.items() if k not in ("env", "referenced")}
+        cannot be pickled, is made again there; the memos start empty there."""
+        state = {k: v for k, v in self.__dict__.items() if k not in ("env", "referenced", "views")}
         state["_templates"] = _template_sources(self.settings.templates)
         return state
 
@@ -343,6 +349,7 @@ class SiteBuilder:
         self.__dict__.update(state)
         self.env = self._environment(_environment(sources=sources))
         self.referenced = Referenced()
+        self.views = {}
 
     # ------------------------------------------------------------ views
 
@@ -363,18 +370,38 @@ class SiteBuilder:
         return self._merged_view(pub, me, prefix)
 
     def _merged_view(self, pub: PublicationEntity, me: str | None, prefix: str):
+        """The work as merged from every listing, `me`'s slots marked (`_common_view`'s
+        view has the slots of no profiled person marked: `slot.person == None`)."""
+        common = self._common_view(pub, prefix)
+        if me is None:
+            return common
+        authors = tuple(
+            AuthorView(a.name, a.href, a.equal, slot.person == me, a.annotation)
+            for a, slot in zip(common.authors, pub.authors, strict=True)
+        )
+        return replace(common, authors=authors)
+
+    def _common_view(self, pub: PublicationEntity, prefix: str) -> PublicationView:
+        """`_merged_view(pub, None, prefix)`, made once per process (`views`, at most
+        `VIEWS_KEPT`): a work is on the page of each of its authors and in their CVs'
+        and list pages' views, and the view is read-only (frozen)."""
+        found = self.views.get((pub.key, prefix))
+        if found is not None:
+            return found
+        if len(self.views) >= VIEWS_KEPT:
+            self.views.clear()
         authors = tuple(
             AuthorView(
                 slot.printed[0],
                 self.person_href(slot.person, prefix),
                 slot.equal_contribution,
-                slot.person == me,
+                slot.person is None,
                 slot.annotation,
             )
             for slot in pub.authors
         )
         venue, venue_group = self.venue_text(pub)
-        return PublicationView(
+        view = self.views[(pub.key, prefix)] = PublicationView(
             pub.key,
             pub.title,
             authors,
@@ -389,6 +416,7 @@ class SiteBuilder:
             any(listing.selected for _, listing in pub.listings),
             venue_group,
         )
+        return view
 
     def listing_view(
         self,
@@ -401,10 +429,12 @@ class SiteBuilder:
         """One document's version of a work: the merged view with that document's names
         as printed, marks, venue wording (cleaned like list text), notes and legend
         (`merged`: `_merged_view(pub, me, prefix)` when the caller has it)."""
-        merged = merged or self._merged_view(pub, me, prefix)
+        merged = merged or self._common_view(pub, prefix)  # `me`'s slots: marked here
         authors = tuple(
-            AuthorView(ref.name, view.href, ref.equal_contribution, view.is_self, ref.annotation)
-            for view, ref in zip(merged.authors, own.authors, strict=True)
+            AuthorView(
+                ref.name, view.href, ref.equal_contribution, slot.person == me, ref.annotation
+            )
+            for view, ref, slot in zip(merged.authors, own.authors, pub.authors, strict=True)
         )
         venue = clean_venue(own.venue_as_printed) if own.venue_as_printed else merged.venue
         return replace(
@@ -1008,15 +1038,16 @@ def coauthor_svg(name: str, coauthors: list[tuple[str, int]], limit: int = 15) -
     shown = coauthors[:limit]
     row, label_w, top = 24, 170, 8
     if not shown:
-        alone = Markup("{} has no co-authors").format(isolate(name))
+        alone = Markup(f"{page_text(name)} has no co-authors")
         return _svg_open(FIGURE_WIDTH, 40, "net-title", alone, "coauthors") + "</svg>"
     most = max(n for _, n in shown)
     height = top + row * len(shown) + 4
-    title = (
-        Markup("Co-authors of {}: {} people").format(isolate(name), len(coauthors))
+    # each name escaped and isolated as `Markup.format` does it (`page_text`), joined
+    title = Markup(
+        f"Co-authors of {page_text(name)}: {len(coauthors)} people"
         + (f", the {len(shown)} most frequent shown" if len(coauthors) > limit else "")
         + ". "
-        + Markup("; ").join(Markup("{}: {}").format(isolate(other), n) for other, n in shown)
+        + "; ".join(f"{page_text(other)}: {n}" for other, n in shown)
     )
     parts = [_svg_open(FIGURE_WIDTH, height, "net-title", title, "coauthors")]
     bar_room = FIGURE_WIDTH - label_w - 8 - text_width("99")
@@ -1025,7 +1056,7 @@ def coauthor_svg(name: str, coauthors: list[tuple[str, int]], limit: int = 15) -
         w = max(2.0, bar_room * shared / most)
         parts.append(
             f'<text x="{label_w - 6}" y="{y + 16}" text-anchor="end" font-size="{FONT}" '
-            f'fill="#1b1b1b">{escape(isolate(fit(other, label_w - 8)))}</text>'
+            f'fill="#1b1b1b">{page_text(fit(other, label_w - 8))}</text>'
             f'<rect x="{label_w}" y="{y + 4}" width="{w:.1f}" height="16" fill="#1f4e8c" />'
             f'<text x="{label_w + w + 4:.1f}" y="{y + 16}" font-size="{FONT}" '
             f'fill="#1b1b1b">{shared}</text>'
