@@ -15,7 +15,7 @@ from dataclasses import replace
 import pytest
 
 from kg.bench.synth import generate
-from kg.config import load_config
+from kg.config import SiteConfig, load_config
 from kg.pipeline import build_graph
 from kg.publish import citation, site
 from kg.publish.citation import Citations, bibtex_entry
@@ -107,3 +107,45 @@ def test_views_from_the_memo_make_the_pages_made_afresh(corpus, monkeypatch):
     shared.views[(pub.key, "../")] = replace(view, title="Tampered")
     assert "Tampered" in shared.publication_page(pub)
     assert pickle.loads(pickle.dumps(shared)).views == {}
+
+
+def _jinja_copy(folder, *names: str):
+    """A project's templates/ holding copies of kg's `names`: Jinja renders them."""
+    folder.mkdir()
+    for name in names:
+        (folder / name).write_text((KG_TEMPLATES / name).read_text("utf-8"), "utf-8")
+    return folder
+
+
+@pytest.mark.parametrize("which", ["seeds", "corpus"])
+def test_publication_pages_in_python_are_jinjas(which, corpus, seed_build, repo_config, tmp_path):
+    """kg's publication page written in Python (kg.publish.pubpage) is Jinja's page from
+    kg's templates, for every work, with the site's settings varied (a logo, dark mode
+    off, other navigation, text to escape); a project's own template is Jinja's."""
+    if which == "seeds":
+        (resolution, mapped), base = seed_build, repo_config.base_iri
+    else:
+        _, resolution, mapped = corpus
+        base = corpus[0].base_iri
+    copies = _jinja_copy(tmp_path / "t", "publication.html.j2", "base.html.j2")
+    looks = [
+        SiteSettings(),
+        SiteSettings(
+            title="A & B <lab> \u202eX",
+            description='"quoted" & more',
+            logo="static/logo.png",
+            look=SiteConfig(nav=("people", "search"), accent="#123456", dark_mode="off"),
+        ),
+    ]
+    pubs = sorted(resolution.publications.values(), key=lambda p: p.key)
+    for look in looks:
+        ours = SiteBuilder(resolution, mapped.triples, base, look)
+        jinja = SiteBuilder(resolution, mapped.triples, base, replace(look, templates=copies))
+        assert ours._kg_publication_page and not jinja._kg_publication_page
+        for pub in pubs:
+            assert ours.publication_page(pub) == jinja.publication_page(pub)
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "publication.html.j2").write_text('{% extends "base.html.j2" %}mine')
+    site = SiteBuilder(resolution, mapped.triples, base, SiteSettings(templates=mine))
+    assert not site._kg_publication_page

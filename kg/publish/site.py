@@ -15,7 +15,7 @@ import re
 import unicodedata
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from functools import cached_property, partial
 from json.encoder import encode_basestring as _string
 from pathlib import Path
@@ -49,6 +49,7 @@ from kg.model import (
     Profile,
     Publication,
 )
+from kg.publish import pubpage
 from kg.publish.accounts import account_links
 from kg.publish.citation import Citations, publication_type
 from kg.publish.entries import is_kg_template, person_entry
@@ -198,6 +199,32 @@ class PublicationView:
     abstract: str | None = None
     selected: bool = False  # `selected: true` in a listing
     venue_group: str = ""  # the venue without the year (publications by venue)
+
+
+def _view(
+    v: PublicationView,
+    authors: tuple[AuthorView, ...],
+    venue: str,
+    notes: tuple[str, ...],
+    equal_note: str | None,
+    selected: bool,
+) -> PublicationView:
+    """`replace(v, authors=..., ...)`, made directly (`replace` looks the fields up)."""
+    return PublicationView(
+        v.key,
+        v.title,
+        authors,
+        venue,
+        v.year,
+        v.status,
+        notes,
+        equal_note,
+        v.dated,
+        v.links,
+        v.abstract,
+        selected,
+        v.venue_group,
+    )
 
 
 _YEAR = re.compile(r"\b(?:19|20)\d\d\b")
@@ -379,7 +406,8 @@ class SiteBuilder:
             AuthorView(a.name, a.href, a.equal, slot.person == me, a.annotation)
             for a, slot in zip(common.authors, pub.authors, strict=True)
         )
-        return replace(common, authors=authors)
+        c = common
+        return _view(c, authors, c.venue, c.notes, c.equal_note, c.selected)
 
     def _common_view(self, pub: PublicationEntity, prefix: str) -> PublicationView:
         """`_merged_view(pub, None, prefix)`, made once per process (`views`, at most
@@ -437,14 +465,8 @@ class SiteBuilder:
             for view, ref, slot in zip(merged.authors, own.authors, pub.authors, strict=True)
         )
         venue = clean_venue(own.venue_as_printed) if own.venue_as_printed else merged.venue
-        return replace(
-            merged,
-            authors=authors,
-            venue=venue,
-            notes=tuple(own.notes),
-            equal_note=own.equal_contribution_note,
-            selected=own.selected,
-        )
+        notes = tuple(own.notes)
+        return _view(merged, authors, venue, notes, own.equal_contribution_note, own.selected)
 
     def versions(self, pub: PublicationEntity) -> list[tuple[str, str, PublicationView]]:
         """Each listing's own version, when several documents list the work (they may
@@ -546,7 +568,7 @@ class SiteBuilder:
         work = URIRef(scheme.publication(self.base, pub.key))
         markup = article_markup(self.graph, work, self.referenced)
         path = scheme.path(scheme.PUBLICATION, pub.key)
-        return self.env.get_template("publication.html.j2").render(
+        values = dict(
             pub=view,
             venue=venue,
             # Google Scholar: only a published or accepted work claims a venue, and only a
@@ -566,6 +588,18 @@ class SiteBuilder:
             cite_bibtex=bibtex,
             cite_text=plain,
             copy_script=Markup(COPY_SCRIPT),
+        )
+        template = self.env.get_template("publication.html.j2")
+        if self._kg_publication_page:  # kg's own templates: their Python twin (0065)
+            return pubpage.publication_page(self.env, values)
+        return template.render(values)
+
+    @cached_property
+    def _kg_publication_page(self) -> bool:
+        """Whether the publication page's templates are kg's files (`kg.publish.pubpage`)."""
+        return all(
+            is_kg_template(self.env.get_template(name), name)
+            for name in ("publication.html.j2", "base.html.j2")
         )
 
     def member_groups(self, profiles: Sequence[Profile]) -> list[tuple[str, list[MemberView]]]:
