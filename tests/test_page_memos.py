@@ -118,16 +118,18 @@ def _jinja_copy(folder, *names: str):
 
 
 @pytest.mark.parametrize("which", ["seeds", "corpus"])
-def test_publication_pages_in_python_are_jinjas(which, corpus, seed_build, repo_config, tmp_path):
-    """kg's publication page written in Python (kg.publish.pubpage) is Jinja's page from
-    kg's templates, for every work, with the site's settings varied (a logo, dark mode
-    off, other navigation, text to escape); a project's own template is Jinja's."""
+def test_pages_in_python_are_jinjas(which, corpus, seed_build, repo_config, tmp_path):
+    """kg's person and publication pages written in Python (kg.publish.personpage,
+    kg.publish.pubpage) are Jinja's pages from kg's templates, for every profile and
+    work, with the site's settings varied (a logo, dark mode off, other navigation,
+    text to escape); a project's own template is Jinja's."""
     if which == "seeds":
         (resolution, mapped), base = seed_build, repo_config.base_iri
     else:
         _, resolution, mapped = corpus
         base = corpus[0].base_iri
-    copies = _jinja_copy(tmp_path / "t", "publication.html.j2", "base.html.j2")
+    names = ("person.html.j2", "publication.html.j2", "base.html.j2")
+    copies = _jinja_copy(tmp_path / "t", *names)
     looks = [
         SiteSettings(),
         SiteSettings(
@@ -142,10 +144,16 @@ def test_publication_pages_in_python_are_jinjas(which, corpus, seed_build, repo_
         ours = SiteBuilder(resolution, mapped.triples, base, look)
         jinja = SiteBuilder(resolution, mapped.triples, base, replace(look, templates=copies))
         assert ours._kg_publication_page and not jinja._kg_publication_page
+        assert ours._kg_person_page and not jinja._kg_person_page
+        for profile in resolution.dataset.profiles:
+            assert ours.person_page(profile) == jinja.person_page(profile)
         for pub in pubs:
             assert ours.publication_page(pub) == jinja.publication_page(pub)
+        photo = replace(resolution.dataset.profiles[0], photo="https://example.org/a&b.jpg")
+        assert ours.person_page(photo) == jinja.person_page(photo)
+        assert 'class="photo"' in ours.person_page(photo)
     mine = tmp_path / "mine"
     mine.mkdir()
-    (mine / "publication.html.j2").write_text('{% extends "base.html.j2" %}mine')
+    (mine / "base.html.j2").write_text("mine")
     site = SiteBuilder(resolution, mapped.triples, base, SiteSettings(templates=mine))
-    assert not site._kg_publication_page
+    assert not site._kg_publication_page and not site._kg_person_page

@@ -49,7 +49,7 @@ from kg.model import (
     Profile,
     Publication,
 )
-from kg.publish import pubpage
+from kg.publish import personpage, pubpage
 from kg.publish.accounts import account_links
 from kg.publish.citation import Citations, publication_type
 from kg.publish.entries import is_kg_template, person_entry
@@ -542,7 +542,7 @@ class SiteBuilder:
         profile_iri = URIRef(scheme.profile(self.base, profile.slug))
         script = profile_script(self.graph, person, profile_iri, self.referenced)
         path = scheme.path(scheme.PERSON, profile.slug)
-        return self.env.get_template("person.html.j2").render(
+        values = dict(
             p=profile,
             accounts=account_links(profile),
             org=self.org_name,
@@ -559,6 +559,18 @@ class SiteBuilder:
             alternates=alternates(path),
             data=data_links(path, "../"),
             page_path=path,
+        )
+        template = self.env.get_template("person.html.j2")
+        if self._kg_person_page:  # kg's own templates: their Python twin (0065)
+            return personpage.person_page(self.env, values)
+        return template.render(values)
+
+    @cached_property
+    def _kg_person_page(self) -> bool:
+        """Whether the person page's templates are kg's files (`kg.publish.personpage`)."""
+        return all(
+            is_kg_template(self.env.get_template(name), name)
+            for name in ("person.html.j2", "base.html.j2")
         )
 
     def publication_page(self, pub: PublicationEntity) -> str:
