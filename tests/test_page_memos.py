@@ -19,6 +19,9 @@ from kg.config import SiteConfig, load_config
 from kg.pipeline import build_graph
 from kg.publish import citation, site
 from kg.publish.citation import Citations, bibtex_entry
+from kg.publish.cv.build import cv_of
+from kg.publish.cv.render import environment as cv_environment
+from kg.publish.cv.render import render_text
 from kg.publish.entries import KG_TEMPLATES
 from kg.publish.site import SiteBuilder, SiteSettings
 
@@ -119,10 +122,10 @@ def _jinja_copy(folder, *names: str):
 
 @pytest.mark.parametrize("which", ["seeds", "corpus"])
 def test_pages_in_python_are_jinjas(which, corpus, seed_build, repo_config, tmp_path):
-    """kg's person and publication pages written in Python (kg.publish.personpage,
-    kg.publish.pubpage) are Jinja's pages from kg's templates, for every profile and
-    work, with the site's settings varied (a logo, dark mode off, other navigation,
-    text to escape); a project's own template is Jinja's."""
+    """kg's person and publication pages and CVs written in Python (kg.publish.personpage,
+    kg.publish.pubpage, kg.publish.cv.html) are Jinja's pages from kg's templates, for
+    every profile and work, with the site's settings varied (a logo, dark mode off,
+    other navigation, text to escape); a project's own template is Jinja's."""
     if which == "seeds":
         (resolution, mapped), base = seed_build, repo_config.base_iri
     else:
@@ -152,6 +155,13 @@ def test_pages_in_python_are_jinjas(which, corpus, seed_build, repo_config, tmp_
         photo = replace(resolution.dataset.profiles[0], photo="https://example.org/a&b.jpg")
         assert ours.person_page(photo) == jinja.person_page(photo)
         assert 'class="photo"' in ours.person_page(photo)
+    (copies / "cv").mkdir()
+    (copies / "cv" / "cv.html.j2").write_text((KG_TEMPLATES / "cv/cv.html.j2").read_text())
+    cv_jinja = cv_environment("html", copies).get_template("cv/cv.html.j2")
+    for profile in resolution.dataset.profiles:
+        cv = cv_of(resolution, profile)
+        ours_cv = render_text(cv, "html", loader=ours.env.loader, back="../p&q.html")
+        assert ours_cv == cv_jinja.render(cv=cv, back="../p&q.html")
     mine = tmp_path / "mine"
     mine.mkdir()
     (mine / "base.html.j2").write_text("mine")

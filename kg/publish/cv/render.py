@@ -17,7 +17,9 @@ from jinja2 import BaseLoader, ChoiceLoader, Environment, FileSystemLoader, Pack
 from markupsafe import Markup
 
 from kg.display import isolate
+from kg.publish.cv.html import cv_html
 from kg.publish.cv.model import CV
+from kg.publish.entries import is_kg_template
 from kg.publish.pageenv import PageEnvironment
 
 TEMPLATES = {"md": "cv/cv.md.j2", "html": "cv/cv.html.j2", "tex": "cv/cv.tex.j2"}
@@ -119,7 +121,10 @@ def render_text(
         env = _loader_environment(fmt, loader)  # the site renders a CV per person
     else:
         env = environment(fmt, templates, loader)
-    return env.get_template(TEMPLATES[fmt]).render(cv=cv, **values)
+    template = env.get_template(TEMPLATES[fmt])
+    if fmt == "html" and set(values) <= {"back"} and is_kg_template(template, TEMPLATES[fmt]):
+        return cv_html(cv, **values)  # kg's own template: its Python twin (decision 0065)
+    return template.render(cv=cv, **values)
 
 
 @functools.lru_cache(maxsize=8)
