@@ -560,10 +560,9 @@ class SiteBuilder:
             data=data_links(path, "../"),
             page_path=path,
         )
-        template = self.env.get_template("person.html.j2")
         if self._kg_person_page:  # kg's own templates: their Python twin (0065)
             return personpage.person_page(self.env, values)
-        return template.render(values)
+        return self.env.get_template("person.html.j2").render(values)
 
     @cached_property
     def _kg_person_page(self) -> bool:
@@ -601,10 +600,9 @@ class SiteBuilder:
             cite_text=plain,
             copy_script=Markup(COPY_SCRIPT),
         )
-        template = self.env.get_template("publication.html.j2")
         if self._kg_publication_page:  # kg's own templates: their Python twin (0065)
             return pubpage.publication_page(self.env, values)
-        return template.render(values)
+        return self.env.get_template("publication.html.j2").render(values)
 
     @cached_property
     def _kg_publication_page(self) -> bool:
