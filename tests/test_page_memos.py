@@ -63,7 +63,7 @@ def test_a_bibtex_file_takes_its_entries_from_the_memo(corpus):
     slug = max(resolution.dataset.profiles, key=lambda p: len(p.publications)).slug
     shared = Citations(resolution)
     first = shared.of(slug)[0]
-    shared.entries[first] = "@misc{tampered}\n"
+    shared.entries[first.key] = (first, "@misc{tampered}\n")
     assert "@misc{tampered}" in shared.bibtex(slug)
     assert pickle.loads(pickle.dumps(shared)).entries == {}
 

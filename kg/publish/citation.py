@@ -392,7 +392,7 @@ def _extras(c: Citable) -> list[tuple[str, str]]:
     return fields
 
 
-# Each BibTeX entry a process wrote, by its `Citable`: a work is in the file of each of
+# Each BibTeX entry a process wrote, for its `Citable`: a work is in the file of each of
 # its authors, and their listings mostly give the same facts (at 1k, 11,394 entries of
 # 2,500 works are 2,500 distinct ones). At most this many (~1 KB each with its key),
 # then the memo starts again: a bound on a render worker's memory, not on the hits.
@@ -409,7 +409,7 @@ class Citations:
         self.keys = citation_keys(r)
         self.works = works_by_person(r)
         self.profiles = {p.slug: p for p in r.dataset.profiles}
-        self.entries: dict[Citable, str] = {}
+        self.entries: dict[str, tuple[Citable, str]] = {}
 
     def __getstate__(self) -> dict:
         return {**self.__dict__, "entries": {}}
@@ -418,12 +418,16 @@ class Citations:
         self.__dict__.update(state)
 
     def entry(self, c: Citable) -> str:
-        """`bibtex_entry(c)`, once per process for equal citables (`ENTRIES_KEPT`)."""
-        text = self.entries.get(c)
-        if text is None:
-            if len(self.entries) >= ENTRIES_KEPT:
-                self.entries.clear()
-            text = self.entries[c] = bibtex_entry(c)
+        """`bibtex_entry(c)`, once per process for equal citables (`ENTRIES_KEPT`): kept
+        by the work's citation key with the citable it was made for (a key's string
+        hash is kept by Python; a citable's is every field's, on every lookup)."""
+        found = self.entries.get(c.key)
+        if found is not None and found[0] == c:
+            return found[1]
+        if len(self.entries) >= ENTRIES_KEPT:
+            self.entries.clear()
+        text = bibtex_entry(c)
+        self.entries[c.key] = (c, text)
         return text
 
     def of(self, slug: str) -> list[Citable]:
