@@ -25,7 +25,7 @@ from typing import Any
 from jinja2 import Environment
 from jinja2.compiler import CodeGenerator, Frame
 from jinja2.nodes import Expr
-from markupsafe import escape
+from markupsafe import Markup, escape
 
 from kg.display import BIDI_CONTROLS, isolate
 
@@ -53,9 +53,12 @@ _BIDI = re.compile(f"[{BIDI_CONTROLS}]")
 
 def page_text(value: Any) -> str:
     """`escape(isolate(value))` as text: a string that holds no bidi control escaped by
-    markupsafe's own replacement of its five characters, anything else as before."""
+    markupsafe's own replacement of its five characters, a `Markup` as it is (what
+    `isolate` and `escape` leave of it), anything else as before."""
     if type(value) is str and (value.isascii() or not _BIDI.search(value)):
         return _escaped(value)
+    if type(value) is Markup:  # its own text (`escape` would copy it: a page's JSON-LD)
+        return value
     return escape(isolate(value))
 
 
