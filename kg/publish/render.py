@@ -128,6 +128,7 @@ class _State:
     reached: Reached | None = None  # the items of `before` an edit reaches, or may
     after: DirtyState | None = None  # this build's state, once its items are known
     made: Made | None = None  # the items this process rendered, for `after`
+    heavy: frozenset[Task] = frozenset()  # the tasks after which a process empties its memos
     writer: TreeWriter | None = None  # the task's writer of kept files (`_unreached`)
 
 
@@ -204,7 +205,9 @@ def render_parts(
         try:
             state.blocks.table = _block_table(state, pool, used)  # before the other tasks
             state.blocks.forget_terms()  # before the render workers fork (decision 0047)
-            results = pool.map(render_task, state, tasks, _heavy(tasks, state))
+            heavy = _heavy(tasks, state)
+            state.heavy = frozenset(tasks[i] for i in heavy)
+            results = pool.map(render_task, state, tasks, heavy)
             for done, (part, keys, pickled) in enumerate(results, start=1):
                 yield part
                 used.update(keys)
@@ -556,10 +559,23 @@ def render_task(state: _State, task: Task) -> tuple[Files, list[str], bytes]:
         if state.writer is not None:
             state.writer.close()
     made, state.made, state.writer = state.made, None, None
+    if task in state.heavy:
+        _forget_memos(state)
     entries = state.cache.take_pending() if state.cache is not None else {}
     if not (entries or made.items or made.views):
         return files, keys, b""
     return files, keys, pickle.dumps((entries, made.items, made.views), pickle.HIGHEST_PROTOCOL)
+
+
+def _forget_memos(state: _State) -> None:
+    """Empty this process's memos (term texts, markup, fingerprints' views) after one of
+    the heaviest tasks (decision 0067): a profile with thousands of works, or a page
+    listing thousands of things, fills them with entries few later tasks read, and
+    they would keep the arenas the task's transient objects left half used."""
+    state.blocks.forget_terms()
+    state.site.forget_memos()
+    if state.prints is not None:
+        state.prints.forget()
 
 
 def _task_files(state: _State, task: Task) -> tuple[Files, list[str]]:

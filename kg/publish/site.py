@@ -328,6 +328,10 @@ class SiteBuilder:
         thumb = dict(self.settings.thumbnails).get(url)
         return root + thumb if thumb else within(url, self.base, root)
 
+    def forget_memos(self) -> None:
+        """Empty the markup's memo of referenced nodes and articles (decision 0067)."""
+        self.referenced = Referenced()
+
     def __getstate__(self) -> dict:
         """Pickled for a worker that may be on another machine (`kg build --executor
         dask`): the project's templates travel as text and the Jinja environment, which
