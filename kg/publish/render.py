@@ -129,6 +129,7 @@ class _State:
     after: DirtyState | None = None  # this build's state, once its items are known
     made: Made | None = None  # the items this process rendered, for `after`
     heavy: frozenset[Task] = frozenset()  # the tasks after which a process empties its memos
+    runs: int = 0  # the tasks this process ran (each process counts in its own copy)
     writer: TreeWriter | None = None  # the task's writer of kept files (`_unreached`)
 
 
@@ -228,6 +229,7 @@ def render_parts(
     yield {f"site/{path}": data for path, data in static.items()}
 
 
+FORGET_EVERY = 8  # tasks: a process empties its memos this often (decision 0067)
 HEAVY_PEOPLE = 3  # the profiles with the most publications whose tasks one process runs
 HEAVY_THINGS = 3  # the things' tasks most linked into, likewise (decision 0054)
 
@@ -559,7 +561,8 @@ def render_task(state: _State, task: Task) -> tuple[Files, list[str], bytes]:
         if state.writer is not None:
             state.writer.close()
     made, state.made, state.writer = state.made, None, None
-    if task in state.heavy:
+    state.runs += 1
+    if task in state.heavy or state.runs % FORGET_EVERY == 0:
         _forget_memos(state)
     entries = state.cache.take_pending() if state.cache is not None else {}
     if not (entries or made.items or made.views):
@@ -569,9 +572,11 @@ def render_task(state: _State, task: Task) -> tuple[Files, list[str], bytes]:
 
 def _forget_memos(state: _State) -> None:
     """Empty this process's memos (term texts, markup, fingerprints' views) after one of
-    the heaviest tasks (decision 0067): a profile with thousands of works, or a page
-    listing thousands of things, fills them with entries few later tasks read, and
-    they would keep the arenas the task's transient objects left half used."""
+    the heaviest tasks and after every `FORGET_EVERY` tasks (decision 0067): a profile
+    with thousands of works, or a page listing thousands of things, fills them with
+    entries few later tasks read, they would keep the arenas the tasks' transient
+    objects left half used, and a forked worker's memos would grow to the whole graph's
+    by the end of the render."""
     state.blocks.forget_terms()
     state.site.forget_memos()
     if state.prints is not None:
