@@ -438,13 +438,15 @@ def _item_id(kind: str, name: str) -> str:
 
 def _block_table(state: _State, pool: Pool, used: set[str]) -> BlockTable:
     """The block table, its ranges formatted by the workers (written into a folder of
-    the staging folder when there is one); the cache keys used go to `used`."""
+    the staging folder when there is one); the cache keys used go to `used`. This
+    process formats none when it has helpers: the arenas the formatting leaves half
+    used would stay in it, and in the render workers forked from it (decision 0067)."""
     subjects = state.subjects or []
     ranges = [(i, start, stop) for i, (start, stop) in enumerate(cut(subjects))]
     _table_folder(state)
     made: list[Range] = []
     keys: list[str] = []
-    for found, key in pool.map(block_task, state, ranges):
+    for found, key in pool.map(block_task, state, ranges, apart=True):  # (decision 0067)
         made.append(found)
         keys.extend(key)
     used.update(keys)
