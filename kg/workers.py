@@ -64,12 +64,18 @@ def worker_count(jobs: int, profiles: int) -> int:
 
 
 def fork_map(
-    function: Callable[[T], R], items: Sequence[T], jobs: int, here: Collection[int] = ()
+    function: Callable[[T], R],
+    items: Sequence[T],
+    jobs: int,
+    here: Collection[int] = (),
+    apart: bool = False,
 ) -> Iterator[R]:
     """`map(function, items)` in order, on `jobs` processes when that can help: this one
     and `jobs - 1` forked helpers take the next item in turn; the items at the indexes
     `here` (those that need the most memory) are this process's alone, run first: only
-    one process's peak counts them (decision 0051).
+    one process's peak counts them (decision 0051). With `apart`, this process runs
+    none (but those `here`) and only collects: what the items leave in a process's
+    memory (freed objects holding arenas) goes away with the helpers (decision 0067).
 
     This process works too instead of waiting: a forked helper's resident size starts at
     its parent's (the page tables are copied), so every process added costs the parent's
@@ -89,7 +95,7 @@ def fork_map(
     ]
     _start_frozen(helpers)
     try:
-        yield from _gather(function, items, taken, results, helpers, here)
+        yield from _gather(function, items, taken, results, helpers, here, apart)
     finally:
         for helper in helpers:
             if helper.is_alive():
@@ -196,9 +202,10 @@ def _gather(
     results: Any,
     helpers: list,
     here: Collection[int] = (),
+    apart: bool = False,
 ) -> Iterator[R]:
-    """Run items here while any is left (those kept `here` first), collect the helpers'
-    results, yield in order."""
+    """Run items here while any is left (those kept `here` first; with `apart`, only
+    those), collect the helpers' results, yield in order."""
     import pickle
     import queue
 
@@ -206,7 +213,7 @@ def _gather(
     following = 0
     own = sorted(i for i in here if 0 <= i < len(items))[::-1]
     while following < len(items):
-        index = own.pop() if own else _take(taken, len(items), here)
+        index = own.pop() if own else None if apart else _take(taken, len(items), here)
         if index is not None:
             done[index] = function(items[index])
             if index in here:  # the largest transients: their free pages go back now
@@ -357,10 +364,12 @@ class Pool(Protocol):
         state: S,
         items: Sequence[T],
         here: Collection[int] = (),
+        apart: bool = False,
     ) -> Iterator[R]:
         """`function(state, item)` for every item, results in the items' order; `here`:
         the indexes of the items that need the most memory, which a pool that can runs
-        in one process (a hint: the results are the same)."""
+        in one process; `apart`: the calling process runs none of the others (hints:
+        the results are the same)."""
         ...
 
     def describe(self) -> str:
@@ -383,11 +392,12 @@ class ForkPool:
         state: S,
         items: Sequence[T],
         here: Collection[int] = (),
+        apart: bool = False,
     ) -> Iterator[R]:
         global _shared
         _shared = (function, state, items)
         try:
-            yield from fork_map(_apply_shared, range(len(items)), self.jobs, here)
+            yield from fork_map(_apply_shared, range(len(items)), self.jobs, here, apart)
         finally:
             _shared = None
 
@@ -479,6 +489,7 @@ class DaskPool:
         state: S,
         items: Sequence[T],
         here: Collection[int] = (),
+        apart: bool = False,
     ) -> Iterator[R]:
         from distributed.client import FutureCancelledError
         from distributed.comm.core import CommClosedError

@@ -14,7 +14,7 @@ KG = REPO / "kg"
 # Each stage may import the ones listed before it (and the foundation), never one after.
 ORDER = (
     "foundation",  # cache, change, config, errors, model, display, files, iri, scheme, formats,
-    # workers
+    # workers, spool
     "ingest",  # YAML -> typed model
     "resolve",  # one node per real thing
     "graph",  # namespaces, IRIs, mapping to triples, N-Triples
@@ -39,6 +39,7 @@ FOUNDATION = {
     "scheme",
     "formats",
     "workers",
+    "spool",
     "__init__",
 }
 

@@ -202,9 +202,13 @@ def test_a_build_formats_each_whole_node_once(mini_build, formatted):
 
 def test_a_render_formats_each_stub_once(mini_build, monkeypatch):
     """A node a file shows only the type, name and URL of (a co-author, a venue) is
-    formatted once per process, however many files show it."""
+    formatted once per process while it keeps its memos, however many files show it (a
+    process empties them after its heaviest tasks and every few tasks, decision 0067:
+    not done here)."""
+    from kg.publish import render
     from kg.publish.render import render_outputs
 
+    monkeypatch.setattr(render, "_forget_memos", lambda state: None)
     stubs: Counter = Counter()
     turtle_block = export._turtle_block
 
@@ -218,6 +222,23 @@ def test_a_render_formats_each_stub_once(mini_build, monkeypatch):
     files = render_outputs(load_config(MINI), resolution, mapped.triples)
     shown = [s for s in stubs if sum(str(s) in text for text in files.values()) > 2]
     assert shown and max(stubs.values()) == 1  # each formatted once, most shown often
+
+
+def test_memos_emptied_after_every_task_give_the_same_files(mini_build, monkeypatch):
+    """Decision 0067: a process's memos are pure: emptied after every task or never, the
+    files are the same."""
+    from kg.publish import render
+
+    resolution, mapped = mini_build
+    config = load_config(MINI)
+    forgets = Counter()
+    forget = render._forget_memos
+    monkeypatch.setattr(render, "_forget_memos", lambda state: forgets.update([1]) or forget(state))
+    monkeypatch.setattr(render, "FORGET_EVERY", 1)
+    emptied = render.render_outputs(config, resolution, mapped.triples)
+    assert forgets[1] > 3  # after every task
+    monkeypatch.setattr(render, "_forget_memos", lambda state: None)
+    assert render.render_outputs(config, resolution, mapped.triples) == emptied
 
 
 def test_a_subject_added_changes_one_range_of_the_table():

@@ -156,6 +156,14 @@ def test_the_items_kept_here_run_in_this_process_only_and_results_stay_in_order(
     assert len({pid for _, pid in found}) == 2  # the helper took the others' share
 
 
+def test_apart_this_process_runs_only_the_items_kept_here_and_results_stay_in_order():
+    """Decision 0067: with `apart`, this process collects; the helper runs the rest."""
+    found = list(fork_map(_pid_after_a_nap, range(12), 2, here={5}, apart=True))
+    assert [item for item, _ in found] == list(range(12))
+    assert {item for item, pid in found if pid == PARENT} == {5}
+    assert len({pid for _, pid in found}) == 2
+
+
 def test_a_new_interpreter_never_imports_from_the_current_folder(tmp_path, monkeypatch):
     """A project folder is hostile until checked: a module planted there (here one that
     shadows the standard library's `pickle`) is not what the new interpreter imports."""

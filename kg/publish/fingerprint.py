@@ -229,6 +229,12 @@ class Fingerprints:
                 reads.views[text] = views[node]
         return found
 
+    def forget(self) -> None:
+        """Empty this process's memos of views, reached lines, owners and publications
+        (pure memos: made again when read; decision 0067)."""
+        for memo in (self._views, self._reached, self._owners, self._pubs):
+            memo.clear()
+
     def links_in(self, own: list[Node], owned: set[Node]) -> tuple[bytes, set[Node]]:
         """The digest of the lines linking into the `owned` nodes (`own`: sorted) from
         outside, and the nodes they come from."""

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import pickle
 import shutil
 from array import array
 from collections.abc import Callable, Iterator, Mapping
@@ -86,6 +87,7 @@ from kg.publish.olddump import PreviousDump
 from kg.publish.site import SiteBuilder, SiteSettings
 from kg.publish.subjectset import subject_layout
 from kg.resolve.identity import Resolution
+from kg.spool import Spool
 from kg.workers import Pool, as_pool, return_large_blocks
 
 PEOPLE_PER_TASK = 50
@@ -126,6 +128,8 @@ class _State:
     reached: Reached | None = None  # the items of `before` an edit reaches, or may
     after: DirtyState | None = None  # this build's state, once its items are known
     made: Made | None = None  # the items this process rendered, for `after`
+    heavy: frozenset[Task] = frozenset()  # the tasks after which a process empties its memos
+    runs: int = 0  # the tasks this process ran (each process counts in its own copy)
     writer: TreeWriter | None = None  # the task's writer of kept files (`_unreached`)
 
 
@@ -195,28 +199,29 @@ def render_parts(
     state = _make_state(config, resolution, graph, cache, previous, staging, table)
     tasks = list(_tasks(resolution, len(state.things)))
     used: set[str] = set()
-    fresh: dict[str, bytes] = {}  # the entries the tasks made, packed at the end
     pool = as_pool(jobs)
     packing = _packing(state)
+    made = Spool(staging)  # what the parts made for the cache: read back after the render
     try:
-        state.blocks.table = _block_table(state, pool, used)  # before the other tasks
-        state.blocks.forget_terms()  # before the render workers fork (decision 0047)
-        results = pool.map(render_task, state, tasks, _heavy(tasks, state))
-        for done, (part, keys, entries, deps) in enumerate(results, start=1):
-            yield part
-            used.update(keys)
-            fresh.update(entries)
-            if packing is not None:  # packed as they come, not kept as text (0049)
-                packing.add_made(deps.items)
-                packing.add_views(deps.views)
-            if progress is not None:
-                progress(done, len(tasks))
+        try:
+            state.blocks.table = _block_table(state, pool, used)  # before the other tasks
+            state.blocks.forget_terms()  # before the render workers fork (decision 0047)
+            heavy = _heavy(tasks, state)
+            state.heavy = frozenset(tasks[i] for i in heavy)
+            results = pool.map(render_task, state, tasks, heavy)
+            for done, (part, keys, pickled) in enumerate(results, start=1):
+                yield part
+                used.update(keys)
+                if packing is not None and pickled:
+                    made.add_pickled(pickled)
+                if progress is not None:
+                    progress(done, len(tasks))
+        finally:
+            _drop_table(state)
+        if cache is not None and packing is not None:
+            _keep_made(state, packing, made, used)
     finally:
-        _drop_table(state)
-    if cache is not None and packing is not None:
-        _save_items(state, packing, used)
-        packs = cache.write_packs(fresh, used) if cache.enabled else set()
-        cache.prune(used | packs)
+        made.close()
     yield {"context.jsonld": json.dumps({"@context": jsonld_context()}, indent=2) + "\n"}
     yield deploy_files(config.base_iri)
     assets = scan(config.root)  # the project's static/ and the photos' thumbnails
@@ -224,6 +229,7 @@ def render_parts(
     yield {f"site/{path}": data for path, data in static.items()}
 
 
+FORGET_EVERY = 8  # tasks: a process empties its memos this often (decision 0067)
 HEAVY_PEOPLE = 3  # the profiles with the most publications whose tasks one process runs
 HEAVY_THINGS = 3  # the things' tasks most linked into, likewise (decision 0054)
 
@@ -399,6 +405,23 @@ def _packing(state: _State) -> dirty.Packing | None:
     return dirty.Packing(state.before, state.after)
 
 
+def _keep_made(state: _State, packing: dirty.Packing, made: Spool, used: set[str]) -> None:
+    """Pack this build's items and write the cache entries the parts made, read back
+    from `made` in the parts' order (decision 0067: held on disk while the render
+    workers lived, not in this process, whose pages each of them counts again); then
+    prune the cache to what this build used."""
+    cache = state.cache
+    assert cache is not None
+    fresh: dict[str, bytes] = {}
+    for entries, items, views in made.drain():
+        fresh.update(entries)
+        packing.add_made(items)  # packed as they come, not kept as text (0049)
+        packing.add_views(views)
+    _save_items(state, packing, used)
+    packs = cache.write_packs(fresh, used) if cache.enabled else set()
+    cache.prune(used | packs)
+
+
 def _save_items(state: _State, packing: dirty.Packing, used: set[str]) -> None:
     """Keep this build's items (`kg.publish.dirty`) in the render cache."""
     if state.cache is None:
@@ -415,13 +438,15 @@ def _item_id(kind: str, name: str) -> str:
 
 def _block_table(state: _State, pool: Pool, used: set[str]) -> BlockTable:
     """The block table, its ranges formatted by the workers (written into a folder of
-    the staging folder when there is one); the cache keys used go to `used`."""
+    the staging folder when there is one); the cache keys used go to `used`. This
+    process formats none when it has helpers: the arenas the formatting leaves half
+    used would stay in it, and in the render workers forked from it (decision 0067)."""
     subjects = state.subjects or []
     ranges = [(i, start, stop) for i, (start, stop) in enumerate(cut(subjects))]
     _table_folder(state)
     made: list[Range] = []
     keys: list[str] = []
-    for found, key in pool.map(block_task, state, ranges):
+    for found, key in pool.map(block_task, state, ranges, apart=True):  # (decision 0067)
         made.append(found)
         keys.extend(key)
     used.update(keys)
@@ -523,12 +548,14 @@ def _tasks(resolution: Resolution, things: int) -> Iterator[Task]:
         yield ("things", start, min(start + THINGS_PER_TASK, things))
 
 
-def render_task(state: _State, task: Task) -> tuple[Files, list[str], dict[str, bytes], Made]:
-    """The files of one task, the cache keys it used, the packed entries it made
-    (`SignedCache.put_packed`, written by the parent) and what the items it rendered
-    depend on (`kg.publish.dirty`): a pure function of the shared state and the task
-    (only the terms' texts of `state.blocks`, a cache that does not change the output,
-    and the render cache's files are written)."""
+def render_task(state: _State, task: Task) -> tuple[Files, list[str], bytes]:
+    """The files of one task, the cache keys it used, and pickled (b"" when there is
+    none) the packed entries it made (`SignedCache.put_packed`, written by the parent)
+    with what the items it rendered depend on (`kg.publish.dirty`): the parent keeps
+    these on disk as they come (`kg.spool`), never unpickled until the render is over.
+    A pure function of the shared state and the task (only the terms' texts of
+    `state.blocks`, a cache that does not change the output, and the render cache's
+    files are written)."""
     state.made, state.writer = Made(), None
     try:
         files, keys = _task_files(state, task)
@@ -536,7 +563,26 @@ def render_task(state: _State, task: Task) -> tuple[Files, list[str], dict[str, 
         if state.writer is not None:
             state.writer.close()
     made, state.made, state.writer = state.made, None, None
-    return files, keys, state.cache.take_pending() if state.cache is not None else {}, made
+    state.runs += 1
+    if task in state.heavy or state.runs % FORGET_EVERY == 0:
+        _forget_memos(state)
+    entries = state.cache.take_pending() if state.cache is not None else {}
+    if not (entries or made.items or made.views):
+        return files, keys, b""
+    return files, keys, pickle.dumps((entries, made.items, made.views), pickle.HIGHEST_PROTOCOL)
+
+
+def _forget_memos(state: _State) -> None:
+    """Empty this process's memos (term texts, markup, fingerprints' views) after one of
+    the heaviest tasks and after every `FORGET_EVERY` tasks (decision 0067): a profile
+    with thousands of works, or a page listing thousands of things, fills them with
+    entries few later tasks read, they would keep the arenas the tasks' transient
+    objects left half used, and a forked worker's memos would grow to the whole graph's
+    by the end of the render."""
+    state.blocks.forget_terms()
+    state.site.forget_memos()
+    if state.prints is not None:
+        state.prints.forget()
 
 
 def _task_files(state: _State, task: Task) -> tuple[Files, list[str]]:

@@ -363,6 +363,13 @@ class SiteBuilder:
         thumb = dict(self.settings.thumbnails).get(url)
         return root + thumb if thumb else within(url, self.base, root)
 
+    def forget_memos(self) -> None:
+        """Empty the markup's memo of referenced nodes and articles, the works' views and
+        the BibTeX entries (decision 0067)."""
+        self.referenced = Referenced()
+        self.views = {}
+        self.citations.entries = {}
+
     def __getstate__(self) -> dict:
         """Pickled for a worker that may be on another machine (`kg build --executor
         dask`): the project's templates travel as text and the Jinja environment, which
