@@ -56,23 +56,51 @@ from kg.cache import SignedCache, digest
 from kg.graph.delta import subject_node
 from kg.graph.ntriples import nt_object
 from kg.graph.triples import Triples
-from kg.publish.fingerprint import LINKER, OWNED, READ, RECORD, SUBTREE, VIEW, SubjectChunks
+from kg.publish.fingerprint import (
+    KINDS,
+    LINKER,
+    OWNED,
+    READ,
+    RECORD,
+    SUBTREE,
+    VIEW,
+    Reads,
+    SubjectChunks,
+    Views,
+)
 
 __all__ = ["RECORD", "Deps", "DirtyState"]
 
-STATE_KEY = digest("kg render: dirty items, version 4")  # its entry in the render cache
-KINDS = {kind: n for n, kind in enumerate((READ, OWNED, SUBTREE, RECORD, VIEW, LINKER))}
+STATE_KEY = digest("kg render: dirty items, version 5")  # its entry in the render cache
 
 
 class Deps(NamedTuple):
     """What one item's files were made of, as a worker reports it: its key, its files'
-    digests, its atoms (`kg.publish.fingerprint.Reads`), the digest of the lines
-    linking into its owned nodes."""
+    digests, its atoms (`kg.publish.fingerprint.Reads`): those the worker numbered
+    (`DirtyState.known`: an array("I") of atom numbers) and the others as text, the
+    digest of the lines linking into its owned nodes."""
 
     key: str
     files: dict[str, str]
     atoms: frozenset[str]
     links: bytes
+    numbers: bytes = b""
+
+
+def deps(key: str, files: dict[str, str], reads: Reads) -> Deps:
+    """An item's `Deps` from what its key read: the numbered atoms packed."""
+    atoms = reads.atoms
+    numbers = array("I", [a for a in atoms if type(a) is int]).tobytes()
+    return Deps(key, files, frozenset([a for a in atoms if type(a) is str]), reads.links, numbers)
+
+
+def number_all(state: DirtyState, chunks: SubjectChunks, graph: Triples) -> None:
+    """Number every term an atom of this build may name (`DirtyState.number_all`): the
+    subjects (`chunks.texts`, in the dump's order), then the other IRIs linked to and
+    the records, sorted."""
+    term, subjects = chunks.term, chunks.digest
+    others = [term(o) for o in graph.reverse() if o not in subjects]
+    state.number_all(chunks.texts, sorted([*others, *(atom[1:] for atom in state.records)]))
 
 
 class Item(NamedTuple):
@@ -106,15 +134,40 @@ class DirtyState:
     sizes: bytes = b""  # array("Q"): each subject's chunk size in the N-Triples dump
     dump: str = ""  # the dump's digest (its stamp's: `kg.publish.dumpfile`), for `olddump`
     saved: Saved | None = field(default=None, repr=False)  # as kept (`save`); not kept
+    # not kept: `terms[:split]` and `terms[split:base]` are sorted and not in `ids` (a
+    # cold build's: `number_all`)
+    split: int = field(default=0, repr=False)
+    base: int = field(default=0, repr=False)
 
     def __getstate__(self) -> dict[str, Any]:
-        return {k: v for k, v in self.__dict__.items() if k not in ("ids", "numbers", "saved")}
+        skip = ("ids", "numbers", "saved", "split", "base")
+        return {k: v for k, v in self.__dict__.items() if k not in skip}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
-        self.saved = None
+        self.saved, self.split, self.base = None, 0, 0
         self.ids = {t: n for n, t in enumerate(self.terms)}
         self.numbers = {name: n for n, name in enumerate(self.names)}
+
+    def number_all(self, subjects: list[str], others: list[str]) -> None:
+        """Number these terms first, before any atom comes in (each list sorted, the
+        two disjoint): a subject's number is its place in the dump's order. A cold
+        build's workers then number their atoms themselves (`known`, decision 0064), by
+        bisection: no table of the numbers is made, nor forked."""
+        assert not self.terms, "numbered already"
+        self.terms = [*subjects, *others]
+        self.split, self.base = len(subjects), len(self.terms)
+
+    def known(self, term: str) -> int | None:
+        """A term's number, when it has one (None: the parent numbers it, `_number`)."""
+        found = self.ids.get(term)
+        if found is None and self.base:
+            terms = self.terms
+            for start, stop in ((0, self.split), (self.split, self.base)):
+                at = bisect.bisect_left(terms, term, start, stop)
+                if at < stop and terms[at] == term:
+                    return at
+        return found
 
     def atom(self, text: str) -> int | None:
         """An atom's number (None: no item read it)."""
@@ -122,7 +175,7 @@ class DirtyState:
         return None if found is None else found * 8 + KINDS[text[0]]
 
     def _number(self, text: str) -> int:
-        found = self.ids.get(text[1:])
+        found = self.known(text[1:])
         if found is None:
             found = self.ids[text[1:]] = len(self.terms)
             self.terms.append(text[1:])
@@ -146,10 +199,11 @@ class DirtyState:
 
 @dataclass
 class Made:
-    """What the items a process made read (`Deps`), and the views they read."""
+    """What the items a process made read (`Deps`), and the views they read that it
+    did not report before (`kg.publish.fingerprint.Views`)."""
 
     items: dict[str, Deps] = field(default_factory=dict)
-    views: dict[str, bytes] = field(default_factory=dict)
+    views: Views = field(default_factory=Views)
 
 
 def load(cache: SignedCache, tree: str | None, globals: str) -> DirtyState | None:
@@ -318,21 +372,31 @@ class Packing:
             if name not in new.numbers:
                 new.numbers[name] = len(new.names)
                 new.names.append(name)
-            atoms = array("I", sorted(new._number(a) for a in deps.atoms))
-            self._made.append((new.numbers[name], atoms.tobytes()))
+            atoms = deps.numbers
+            if deps.atoms:  # those the worker could not number (each atom once)
+                found = set(array("I", atoms))
+                found.update(map(new._number, deps.atoms))
+                atoms = array("I", sorted(found)).tobytes()
+            self._made.append((new.numbers[name], atoms))
             paths = tuple(deps.files)
             digests = b"".join(bytes.fromhex(deps.files[p]) for p in paths)
             new.items[name] = Item(deps.key, paths, digests, deps.links)
 
-    def add_views(self, views: dict[str, bytes]) -> None:
-        """The views the items of a part read (the last one read is kept)."""
-        number, found, kept = self.state._number, self._views, self.state.views
-        touched = self.state.saved.views if self.state.saved is not None else set()
-        for text, value in views.items():
-            n = number(READ + text) // 8
-            found[n] = value
-            if kept.get(n) != value:  # (a delta keeps the views that changed only)
-                touched.add(n)
+    def add_views(self, views: dict[str, bytes] | Views) -> None:
+        """The views the items of a part read (the last one read is kept): by the
+        node's N-Triples text, or as a worker reports them (`Views`)."""
+        number = self.state._number
+        if isinstance(views, Views):
+            self._add_views(views.numbered)
+            views = views.texts
+        self._add_views({number(READ + text) // 8: value for text, value in views.items()})
+
+    def _add_views(self, views: dict[int, bytes]) -> None:
+        self._views.update(views)
+        if self.state.saved is None:  # a new base: no delta to keep the changed ones in
+            return
+        kept, touched = self.state.views, self.state.saved.views
+        touched.update(n for n, value in views.items() if kept.get(n) != value)
 
     def _readers(self) -> Iterator[tuple[int, array]]:
         """Each atom read now with the items that read it, in the order they came; by

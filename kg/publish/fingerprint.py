@@ -25,7 +25,7 @@ import bisect
 import hashlib
 import pickle
 from array import array
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from itertools import filterfalse
 from typing import NamedTuple, Protocol
@@ -190,9 +190,14 @@ class Fingerprints:
         self.chunks = chunks
         self.href = href
         self._views: dict[Node, bytes] = {}
-        self._reached: dict[Node, bytes] = {}
-        self._pubs: dict[str, tuple[bytes, tuple[str, ...]]] = {}
-        self._owners: dict[Node, Node] = {}  # each reached node's link owner
+        # each reached node's line and the `VIEW` atoms of it and its owner (`_reached_line`)
+        self._reached: dict[Node, tuple[bytes, Atom, Atom]] = {}
+        # a term's number, when the build's state numbered it before the workers forked
+        # (`kg.publish.dirty.DirtyState.known`); None: the parent numbers its atoms
+        self.number: Callable[[str], int | None] = _unknown
+        self.ordered = False  # a subject's number is its place in `chunks.order`
+        self.fresh = Views()  # the views this process read and has not reported yet
+        self._pubs: dict[str, tuple[bytes, tuple[Atom, ...]]] = {}
         self.citation_keys = citation_keys
         # once, before any fork: every worker would otherwise make its own
         self.settings = settings or settings_digest(config, resolution)
@@ -204,30 +209,58 @@ class Fingerprints:
         whole-graph digests, the links into them, and the reached nodes' lines. What was
         read goes to `reads` (`kg.publish.dirty`): the owned nodes' triples, the nodes
         linking in (as candidates: their lines are in `reads.links`), the views of the
-        reached nodes and of their owners (a page shows a linked node's view only)."""
-        term, graph, facts = self.chunks.term, self.graph, self.chunks.digest
+        reached nodes and of their owners (a page shows a linked node's view only; the
+        views themselves go to `fresh`, once per node and process)."""
+        graph, facts = self.graph, self.chunks.digest
         own = sorted(owned, key=str)
         links, linkers = self.links_in(own, owned)
         reached: set[Node] = set(owned) | linkers
         for s in own:
             reached.update(o for _, o in graph.predicate_objects(s) if isinstance(o, URIRef))
-        lines = self._reached
+        memo = self._reached
+        lines = [memo.get(n) or self._reached_line(n) for n in sorted(reached, key=str)]
         found = (
             b"".join([facts.get(s, _NONE) for s in own]),
             links,
-            b"".join([lines.get(n) or self._reached_line(n) for n in sorted(reached, key=str)]),
+            b"".join([line[0] for line in lines]),
         )
-        owners, views, atoms = self._owners, self._views, reads.atoms
         reads.links = links
-        atoms.update([OWNED + term(s) for s in own])
-        atoms.update([READ + term(s) for s in own])
-        atoms.update([LINKER + term(s) for s in linkers])
-        for n in reached:
-            for node in (n, owners[n]):
-                text = term(node)
-                atoms.add(VIEW + text)
-                reads.views[text] = views[node]
+        atoms = reads.atoms
+        self._add_atoms(own, (OWNED, READ), atoms)
+        self._add_atoms(linkers, (LINKER,), atoms)
+        for _, seen, kept in lines:
+            atoms.add(seen)
+            atoms.add(kept)
         return found
+
+    def numbered(self, number: Callable[[str], int | None], ordered: bool) -> None:
+        """Number atoms with `number` from now on (`kg.publish.dirty.DirtyState.known`);
+        `ordered`: it numbers each subject by its place in `chunks.order`."""
+        self.number, self.ordered = number, ordered
+
+    def _atoms(self, node: Node, *kinds: str) -> list[Atom]:
+        """`node`'s atoms of these kinds: numbered (`number`) when its term has a number."""
+        found: set[Atom] = set()
+        self._add_atoms((node,), kinds, found)
+        return list(found)
+
+    def _add_atoms(self, nodes: Iterable[Node], kinds: tuple[str, ...], atoms: set[Atom]) -> None:
+        """The atoms of these kinds of `nodes` go to `atoms` (see `_atoms`)."""
+        term, number, texts = self.chunks.term, self.number, self.chunks.texts
+        codes = [KINDS[kind] for kind in kinds]
+        last = len(texts) - 1
+        for node in nodes:
+            text = term(node)
+            if self.ordered:  # a subject: found in the dump's order, else by `number`
+                n: int | None = bisect.bisect_left(texts, text)
+                if n > last or texts[n] != text:  # type: ignore[operator]
+                    n = number(text)
+            else:
+                n = number(text)
+            if n is None:
+                atoms.update([kind + text for kind in kinds])
+            else:
+                atoms.update([8 * n + code for code in codes])
 
     def links_in(self, own: list[Node], owned: set[Node]) -> tuple[bytes, set[Node]]:
         """The digest of the lines linking into the `owned` nodes (`own`: sorted) from
@@ -242,16 +275,27 @@ class Fingerprints:
                     linkers.add(s2)
         return _text_digest("\n".join(sorted(links))), linkers
 
-    def _reached_line(self, node: Node) -> bytes:
+    def _reached_line(self, node: Node) -> tuple[bytes, Atom, Atom]:
         """What a description shows of a node it reaches: its view, where it links to
-        (the node itself, or the page of its owner) and that owner's view; once per
-        node (an organization or a venue is reached from thousands of pages)."""
+        (the node itself, or the page of its owner) and that owner's view; and the
+        `VIEW` atoms of the two. Once per node and process (an organization or a venue
+        is reached from thousands of pages); the views go to `fresh` then."""
         link = self.href(str(node))
         owner = URIRef(scheme.mint(self.config.base_iri, link)) if link != str(node) else node
-        line = f"{node}\t{self.view(node).hex()}\t{link}\t{self.view(owner).hex()}"
-        self._owners[node] = owner
-        found = self._reached[node] = _text_digest(line)
+        seen, kept = self.view(node), self.view(owner)
+        line = f"{node}\t{seen.hex()}\t{link}\t{kept.hex()}"
+        atoms = self._view_atom(node, seen), self._view_atom(owner, kept)
+        found = self._reached[node] = (_text_digest(line), *atoms)
         return found
+
+    def _view_atom(self, node: Node, view: bytes) -> Atom:
+        """`node`'s `VIEW` atom; its view goes to `fresh`."""
+        [atom] = self._atoms(node, VIEW)
+        if isinstance(atom, int):
+            self.fresh.numbered[atom // 8] = view
+        else:
+            self.fresh.texts[atom[1:]] = view
+        return atom
 
     def view(self, node: Node) -> bytes:
         """The facts of `node` that a page linking to it may show."""
@@ -264,12 +308,14 @@ class Fingerprints:
 
     def _subtree(self, node: Node, reads: Reads) -> bytes:
         """The whole-graph digests of `node` and of every node minted under it."""
-        digests, term, atoms = self.chunks.digest, self.chunks.term, reads.atoms
+        digests, atoms = self.chunks.digest, reads.atoms
         first, last = self.chunks.under(node)
         under = self.chunks.order[first:last]
-        atoms.add(SUBTREE + term(node))
-        atoms.add(READ + term(node))
-        atoms.update([READ + term(s) for s in under])
+        self._add_atoms((node,), (SUBTREE, READ), atoms)
+        if self.ordered:  # their numbers are their places
+            atoms.update(range(8 * first + KINDS[READ], 8 * last, 8))
+        else:
+            self._add_atoms(under, (READ,), atoms)
         return b"".join([digests.get(node, _NONE), *(digests[s] for s in under)])
 
     def _publication(self, pub: PublicationEntity, reads: Reads) -> bytes:
@@ -292,9 +338,14 @@ class Fingerprints:
             read = [record_atom("publication", pub.key), record_atom("cite", pub.key)]
             read += [record_atom(kind, p) for p in people for kind in ("name", "profile")]
             made = _text_digest(digest(record, key, *authors))
-            found = self._pubs[pub.key] = (made, tuple(read))
+            found = self._pubs[pub.key] = (made, tuple(map(self._record, read)))
         reads.atoms.update(found[1])
         return found[0]
+
+    def _record(self, atom: str) -> Atom:
+        """A `RECORD` atom, numbered when its term has a number."""
+        n = self.number(atom[1:])
+        return atom if n is None else 8 * n + KINDS[RECORD]
 
     def thing(
         self,
@@ -326,14 +377,9 @@ class Fingerprints:
         source = profile.source.file if profile.source else ""
         person = URIRef(scheme.person(self.config.base_iri, profile.slug))
         records = self._records
-        reads.atoms.update(
-            [
-                record_atom("profile", profile.slug),
-                record_atom("name", profile.slug),
-                record_atom("refs", source),
-                SUBTREE + self.chunks.term(person),
-            ]
-        )
+        read = ("profile", profile.slug), ("name", profile.slug), ("refs", source)
+        reads.atoms.update([self._record(record_atom(*r)) for r in read])
+        reads.atoms.update(self._atoms(person, SUBTREE))
         return digest(
             self.settings,
             "person",
@@ -378,17 +424,38 @@ def settings_digest(c: Config, r: Resolution) -> str:
 # Finer (decision 0049): the view of a node a page links (`view`), and a node linking
 # into an owned node (a candidate only: its item is made when its `Reads.links` differ).
 READ, OWNED, SUBTREE, RECORD, VIEW, LINKER = "s", "o", "u", "r", "v", "l"
+KINDS = {kind: n for n, kind in enumerate((READ, OWNED, SUBTREE, RECORD, VIEW, LINKER))}
+# An atom as a key reads it: its text (kind + term), or, when the term has a number
+# (`Fingerprints.number`: decision 0064), that number * 8 + its kind's (`KINDS`).
+Atom = int | str
 
 
 @dataclass
 class Reads:
-    """What one key read (`kg.publish.dirty` keeps it): its atoms, the view digest of
-    each node whose view it read (by the node's N-Triples text), and the digest of the
+    """What one key read (`kg.publish.dirty` keeps it): its atoms, and the digest of the
     lines linking into its owned nodes."""
 
-    atoms: set[str] = field(default_factory=set)
-    views: dict[str, bytes] = field(default_factory=dict)
+    atoms: set[Atom] = field(default_factory=set)
     links: bytes = b""
+
+
+@dataclass
+class Views:
+    """The view digests a process read and has not reported yet, by the node's term
+    number, or by its N-Triples text when it has none."""
+
+    numbered: dict[int, bytes] = field(default_factory=dict)
+    texts: dict[str, bytes] = field(default_factory=dict)
+
+    def take(self) -> Views:
+        """These views; this one is emptied."""
+        found = Views(self.numbered, self.texts)
+        self.numbered, self.texts = {}, {}
+        return found
+
+
+def _unknown(text: str) -> int | None:
+    return None
 
 
 def record_atom(kind: str, key: str) -> str:
