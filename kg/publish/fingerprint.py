@@ -211,14 +211,15 @@ class Fingerprints:
         linking in (as candidates: their lines are in `reads.links`), the views of the
         reached nodes and of their owners (a page shows a linked node's view only; the
         views themselves go to `fresh`, once per node and process)."""
-        graph, facts = self.graph, self.chunks.digest
-        own = sorted(owned, key=str)
+        graph, facts, term = self.graph, self.chunks.digest, self.chunks.term
+        own = sorted(owned, key=term)  # by their N-Triples texts: no string made
         links, linkers = self.links_in(own, owned)
         reached: set[Node] = set(owned) | linkers
         for s in own:
-            reached.update(o for _, o in graph.predicate_objects(s) if isinstance(o, URIRef))
+            for objects in graph.describe(s).values():
+                reached.update([o for o in objects if type(o) is URIRef])
         memo = self._reached
-        lines = [memo.get(n) or self._reached_line(n) for n in sorted(reached, key=str)]
+        lines = [memo.get(n) or self._reached_line(n) for n in sorted(reached, key=term)]
         found = (
             b"".join([facts.get(s, _NONE) for s in own]),
             links,
@@ -226,11 +227,11 @@ class Fingerprints:
         )
         reads.links = links
         atoms = reads.atoms
-        self._add_atoms(own, (OWNED, READ), atoms)
-        self._add_atoms(linkers, (LINKER,), atoms)
         for _, seen, kept in lines:
             atoms.add(seen)
             atoms.add(kept)
+        _same_node(own, (OWNED, READ), memo, atoms)  # each reached: its VIEW atom says how
+        _same_node(linkers, (LINKER,), memo, atoms)
         return found
 
     def numbered(self, number: Callable[[str], int | None], ordered: bool) -> None:
@@ -251,11 +252,11 @@ class Fingerprints:
         last = len(texts) - 1
         for node in nodes:
             text = term(node)
+            n: int | None = None
             if self.ordered:  # a subject: found in the dump's order, else by `number`
-                n: int | None = bisect.bisect_left(texts, text)
-                if n > last or texts[n] != text:  # type: ignore[operator]
-                    n = number(text)
-            else:
+                at = bisect.bisect_left(texts, text)
+                n = at if at <= last and texts[at] == text else None
+            if n is None:
                 n = number(text)
             if n is None:
                 atoms.update([kind + text for kind in kinds])
@@ -281,28 +282,41 @@ class Fingerprints:
         `VIEW` atoms of the two. Once per node and process (an organization or a venue
         is reached from thousands of pages); the views go to `fresh` then."""
         link = self.href(str(node))
-        owner = URIRef(scheme.mint(self.config.base_iri, link)) if link != str(node) else node
-        seen, kept = self.view(node), self.view(owner)
+        seen = self.view(node)
+        atom = self._view_atom(node, seen)
+        if link == str(node):
+            owner, kept, owned = node, seen, atom
+        else:
+            owner = URIRef(scheme.mint(self.config.base_iri, link))
+            kept = self.view(owner)
+            owned = self._view_atom(owner, kept)
         line = f"{node}\t{seen.hex()}\t{link}\t{kept.hex()}"
-        atoms = self._view_atom(node, seen), self._view_atom(owner, kept)
-        found = self._reached[node] = (_text_digest(line), *atoms)
+        found = self._reached[node] = (_text_digest(line), atom, owned)
         return found
 
     def _view_atom(self, node: Node, view: bytes) -> Atom:
         """`node`'s `VIEW` atom; its view goes to `fresh`."""
-        [atom] = self._atoms(node, VIEW)
-        if isinstance(atom, int):
-            self.fresh.numbered[atom // 8] = view
-        else:
-            self.fresh.texts[atom[1:]] = view
-        return atom
+        text = self.chunks.term(node)
+        n = None
+        if self.ordered:  # a subject: found in the dump's order, else by `number`
+            texts = self.chunks.texts
+            at = bisect.bisect_left(texts, text)
+            n = at if at < len(texts) and texts[at] == text else None
+        if n is None:
+            n = self.number(text)
+        if n is None:
+            self.fresh.texts[text] = view
+            return VIEW + text
+        self.fresh.numbered[n] = view
+        return 8 * n + KINDS[VIEW]
 
     def view(self, node: Node) -> bytes:
         """The facts of `node` that a page linking to it may show."""
         found = self._views.get(node)
         if found is None:
-            facts = self.graph.describe(node)
-            lines = sorted(f"{p}\t{nt_object(o)}" for p in LINK_FACTS for o in facts.get(p, ()))
+            facts, term = self.graph.describe(node), self.chunks.term
+            lines = [f"{p}\t{term(o)}" for p in LINK_FACTS if p in facts for o in facts[p]]
+            lines.sort()
             found = self._views[node] = _text_digest("\n".join(lines))
         return found
 
@@ -452,6 +466,23 @@ class Views:
         found = Views(self.numbered, self.texts)
         self.numbered, self.texts = {}, {}
         return found
+
+
+def _same_node(
+    nodes: Iterable[Node],
+    kinds: tuple[str, ...],
+    reached: dict[Node, tuple[bytes, Atom, Atom]],
+    atoms: set[Atom],
+) -> None:
+    """The atoms of these kinds of `nodes` (reached nodes) go to `atoms`, numbered as
+    their `VIEW` atoms are (`Fingerprints._reached_line`)."""
+    shifts = [KINDS[kind] - KINDS[VIEW] for kind in kinds]
+    for node in nodes:
+        view = reached[node][1]
+        if type(view) is int:
+            atoms.update([view + shift for shift in shifts])
+        else:
+            atoms.update([kind + view[1:] for kind in kinds])  # type: ignore[index]
 
 
 def _unknown(text: str) -> int | None:
