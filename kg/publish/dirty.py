@@ -44,6 +44,7 @@ import os
 import pickle
 import zlib
 from array import array
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from itertools import accumulate
@@ -398,7 +399,7 @@ class Packing:
         kept, touched = self.state.views, self.state.saved.views
         touched.update(n for n, value in views.items() if kept.get(n) != value)
 
-    def _readers(self) -> Iterator[tuple[int, array]]:
+    def _readers(self) -> Iterator[tuple[int, Numbers]]:
         """Each atom read now with the items that read it, in the order they came; by
         atom. After an edit (few pairs for many atoms) grouped by atom; else laid out in
         one flat array by each atom's count of readers."""
@@ -411,7 +412,7 @@ class Packing:
     def finish(self, items: set[str]) -> DirtyState:
         """The state: without the items that are gone, with the views read."""
         new = self.state
-        touched = new.saved.atoms if new.saved is not None else set()
+        touched = new.saved.atoms if new.saved is not None else None
         _reindex(new.index, self._readers(), touched)
         for name in [i for i in new.items if i not in items]:
             del new.items[name]
@@ -437,29 +438,41 @@ def _grouped(made: list[tuple[int, bytes]]) -> Iterator[tuple[int, array]]:
         yield atom, groups[atom]
 
 
-def _laid_out(made: list[tuple[int, bytes]], atoms: int) -> Iterator[tuple[int, array]]:
+def _laid_out(made: list[tuple[int, bytes]], atoms: int) -> Iterator[tuple[int, Numbers]]:
     """`Packing._readers` for many pairs: counted, then laid out in one flat array."""
+    counts: Counter[int] = Counter()
+    for _, read in made:  # each atom's count of readers (counted in C)
+        counts.update(array("I", read))
     ends = array("I", bytes(4 * atoms))
-    for _, read in made:  # each atom's count of readers
-        for atom in array("I", read):
-            ends[atom] += 1
+    for atom, count in counts.items():
+        ends[atom] = count
     starts = array("I", accumulate(ends, initial=0))  # where each atom's readers start
     readers = array("I", bytes(4 * starts[-1]))
     for number, read in made:  # ... and, once filled, where they end
         for atom in array("I", read):
             readers[starts[atom]] = number
             starts[atom] += 1
-    start = 0
+    start, view = 0, memoryview(readers)
     for atom, end in enumerate(starts[:-1]):
         if end > start:
-            yield atom, readers[start:end]
+            yield atom, view[start:end]
         start = end
 
 
-def _reindex(index: dict[int, bytes], add: Iterable[tuple[int, array]], touched: set[int]) -> None:
+Numbers = array | memoryview  # an atom's readers: item numbers, format "I"
+
+
+def _reindex(
+    index: dict[int, bytes], add: Iterable[tuple[int, Numbers]], touched: set[int] | None
+) -> None:
     """Add each atom's new readers (`add`: each item once) to its packed array, those
     it holds already left out (a set: an organization's view has thousands of readers);
-    the atoms whose array changed go to `touched`."""
+    the atoms whose array changed go to `touched` (None: into an empty index, none
+    kept)."""
+    if touched is None and not index:  # a new base (a cold build): every atom is new
+        index.update((atom, numbers.tobytes()) for atom, numbers in add)
+        return
+    touched = set() if touched is None else touched
     for atom, numbers in add:
         old = index.get(atom)
         if old:

@@ -198,6 +198,7 @@ class Fingerprints:
         self.ordered = False  # a subject's number is its place in `chunks.order`
         self.fresh = Views()  # the views this process read and has not reported yet
         self._pubs: dict[str, tuple[bytes, tuple[Atom, ...]]] = {}
+        self._subtrees: dict[Node, tuple[bytes, list[Atom], Iterable[Atom]]] = {}
         self.citation_keys = citation_keys
         # once, before any fork: every worker would otherwise make its own
         self.settings = settings or settings_digest(config, resolution)
@@ -241,8 +242,11 @@ class Fingerprints:
 
     def _atoms(self, node: Node, *kinds: str) -> list[Atom]:
         """`node`'s atoms of these kinds: numbered (`number`) when its term has a number."""
+        return self._atoms_of((node,), *kinds)
+
+    def _atoms_of(self, nodes: Iterable[Node], *kinds: str) -> list[Atom]:
         found: set[Atom] = set()
-        self._add_atoms((node,), kinds, found)
+        self._add_atoms(nodes, kinds, found)
         return list(found)
 
     def _add_atoms(self, nodes: Iterable[Node], kinds: tuple[str, ...], atoms: set[Atom]) -> None:
@@ -321,16 +325,27 @@ class Fingerprints:
         return found
 
     def _subtree(self, node: Node, reads: Reads) -> bytes:
-        """The whole-graph digests of `node` and of every node minted under it."""
-        digests, atoms = self.chunks.digest, reads.atoms
+        """The whole-graph digests of `node` and of every node minted under it (once
+        per node and process: a work's subtree is read by each of its authors)."""
+        found = self._subtrees.get(node)
+        if found is None:
+            found = self._subtrees[node] = self._made_subtree(node)
+        for atoms in found[1:]:
+            reads.atoms.update(atoms)
+        return found[0]
+
+    def _made_subtree(self, node: Node) -> tuple[bytes, list[Atom], Iterable[Atom]]:
+        """`_subtree`'s digests, and its atoms: `node`'s, those of the nodes under it."""
+        digests = self.chunks.digest
         first, last = self.chunks.under(node)
         under = self.chunks.order[first:last]
-        self._add_atoms((node,), (SUBTREE, READ), atoms)
+        read: Iterable[Atom]
         if self.ordered:  # their numbers are their places
-            atoms.update(range(8 * first + KINDS[READ], 8 * last, 8))
+            read = range(8 * first + KINDS[READ], 8 * last, 8)
         else:
-            self._add_atoms(under, (READ,), atoms)
-        return b"".join([digests.get(node, _NONE), *(digests[s] for s in under)])
+            read = self._atoms_of(under, READ)
+        found = b"".join([digests.get(node, _NONE), *(digests[s] for s in under)])
+        return found, self._atoms(node, SUBTREE, READ), read
 
     def _publication(self, pub: PublicationEntity, reads: Reads) -> bytes:
         """The resolved record, its citation key and its authors' records (once per
