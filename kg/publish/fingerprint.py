@@ -24,6 +24,7 @@ from __future__ import annotations
 import bisect
 import hashlib
 import pickle
+import sys
 from array import array
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -190,8 +191,10 @@ class Fingerprints:
         self.chunks = chunks
         self.href = href
         self._views: dict[Node, bytes] = {}
-        # each reached node's line and the `VIEW` atoms of it and its owner (`_reached_line`)
-        self._reached: dict[Node, tuple[bytes, Atom, Atom]] = {}
+        # each reached node's line digest, then the `VIEW` atoms of it and of its owner
+        # (`_reached_line`): 24 bytes, where a tuple would cost ~100 more per node
+        self._reached: dict[Node, bytes] = {}
+        self._unnumbered: dict[Node, tuple[Atom, Atom]] = {}  # ... those with a text atom
         # a term's number, when the build's state numbered it before the workers forked
         # (`kg.publish.dirty.DirtyState.known`); None: the parent numbers its atoms
         self.number: Callable[[str], int | None] = _unknown
@@ -224,16 +227,35 @@ class Fingerprints:
         found = (
             b"".join([facts.get(s, _NONE) for s in own]),
             links,
-            b"".join([line[0] for line in lines]),
+            b"".join([line[:16] for line in lines]),
         )
         reads.links = links
         atoms = reads.atoms
-        for _, seen, kept in lines:
-            atoms.add(seen)
-            atoms.add(kept)
-        _same_node(own, (OWNED, READ), memo, atoms)  # each reached: its VIEW atom says how
-        _same_node(linkers, (LINKER,), memo, atoms)
+        views = array("I", b"".join([line[16:] for line in lines]))
+        atoms.update(views)
+        if NO_NUMBER in atoms:
+            atoms.discard(NO_NUMBER)
+            for n in reached & self._unnumbered.keys():
+                atoms.update(self._unnumbered[n])
+        self._same_node(own, (OWNED, READ), atoms)  # each reached: its VIEW atom says how
+        self._same_node(linkers, (LINKER,), atoms)
         return found
+
+    def _same_node(self, nodes: Iterable[Node], kinds: tuple[str, ...], atoms: set[Atom]) -> None:
+        """The atoms of these kinds of `nodes` (reached nodes) go to `atoms`, numbered as
+        their `VIEW` atoms are (`_reached_line`)."""
+        shifts = [KINDS[kind] - KINDS[VIEW] for kind in kinds]
+        reached, unnumbered = self._reached, self._unnumbered
+        for node in nodes:
+            view = int.from_bytes(reached[node][16:20], sys.byteorder)
+            if view != NO_NUMBER:
+                atoms.update([view + shift for shift in shifts])
+                continue
+            text = unnumbered[node][0]
+            if isinstance(text, int):
+                atoms.update([text + shift for shift in shifts])
+            else:
+                atoms.update([kind + text[1:] for kind in kinds])
 
     def numbered(self, number: Callable[[str], int | None], ordered: bool) -> None:
         """Number atoms with `number` from now on (`kg.publish.dirty.DirtyState.known`);
@@ -280,7 +302,7 @@ class Fingerprints:
                     linkers.add(s2)
         return _text_digest("\n".join(sorted(links))), linkers
 
-    def _reached_line(self, node: Node) -> tuple[bytes, Atom, Atom]:
+    def _reached_line(self, node: Node) -> bytes:
         """What a description shows of a node it reaches: its view, where it links to
         (the node itself, or the page of its owner) and that owner's view; and the
         `VIEW` atoms of the two. Once per node and process (an organization or a venue
@@ -295,7 +317,12 @@ class Fingerprints:
             kept = self.view(owner)
             owned = self._view_atom(owner, kept)
         line = f"{node}\t{seen.hex()}\t{link}\t{kept.hex()}"
-        found = self._reached[node] = (_text_digest(line), atom, owned)
+        if isinstance(atom, str) or isinstance(owned, str):
+            self._unnumbered[node] = atom, owned
+            numbers = array("I", (NO_NUMBER, NO_NUMBER))
+        else:
+            numbers = array("I", (atom, owned))
+        found = self._reached[node] = _text_digest(line) + numbers.tobytes()
         return found
 
     def _view_atom(self, node: Node, view: bytes) -> Atom:
@@ -457,6 +484,7 @@ KINDS = {kind: n for n, kind in enumerate((READ, OWNED, SUBTREE, RECORD, VIEW, L
 # An atom as a key reads it: its text (kind + term), or, when the term has a number
 # (`Fingerprints.number`: decision 0064), that number * 8 + its kind's (`KINDS`).
 Atom = int | str
+NO_NUMBER = 0xFFFFFFFF  # in `Fingerprints._reached`: the atoms are in `_unnumbered`
 
 
 @dataclass
@@ -481,23 +509,6 @@ class Views:
         found = Views(self.numbered, self.texts)
         self.numbered, self.texts = {}, {}
         return found
-
-
-def _same_node(
-    nodes: Iterable[Node],
-    kinds: tuple[str, ...],
-    reached: dict[Node, tuple[bytes, Atom, Atom]],
-    atoms: set[Atom],
-) -> None:
-    """The atoms of these kinds of `nodes` (reached nodes) go to `atoms`, numbered as
-    their `VIEW` atoms are (`Fingerprints._reached_line`)."""
-    shifts = [KINDS[kind] - KINDS[VIEW] for kind in kinds]
-    for node in nodes:
-        view = reached[node][1]
-        if type(view) is int:
-            atoms.update([view + shift for shift in shifts])
-        else:
-            atoms.update([kind + view[1:] for kind in kinds])  # type: ignore[index]
 
 
 def _unknown(text: str) -> int | None:
