@@ -31,7 +31,12 @@ views' and records' digests to compare with the next build's, and the token of t
 build's subject digest table (kg/graph/delta.py, decision 0057): the next build uses
 the state only when its table was compared with that one, and reads what changed from
 the table's `edits`. Atoms are small ints (a term's number and a kind), the index and
-each item's atoms packed arrays, so the state pickles small and loads fast. It is kept
+each item's atoms packed arrays, so the state pickles small and loads fast. The terms
+known before the render's workers fork keep their numbers in every process
+(`DirtyState.known`, decision 0064): a worker sends its atoms as numbers, and only the
+others as text, which the parent numbers after every term known before; a cold build
+first numbers every term an atom may name (the subjects by their place in the dump's
+order, then the other IRIs and the records), so its workers send numbers only. It is kept
 as a base and the deltas of the builds since (decision 0057: `save`), so a build after
 a small change writes what it changed, not the whole state.
 """
@@ -453,9 +458,9 @@ def _laid_out(made: list[tuple[int, bytes]], atoms: int) -> Iterator[tuple[int, 
             readers[starts[atom]] = number
             starts[atom] += 1
     start, view = 0, memoryview(readers)
-    for atom, end in enumerate(starts[:-1]):
-        if end > start:
-            yield atom, view[start:end]
+    for atom in sorted(counts):  # the atoms read only (most numbers name none)
+        end = start + counts[atom]
+        yield atom, view[start:end]
         start = end
 
 

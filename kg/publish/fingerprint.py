@@ -172,7 +172,9 @@ class Fingerprints:
     once per process or once per build: each subject's triples (`SubjectChunks.digest`),
     each reached node's line, each resolved record (made here, in the parent, before
     the render's workers fork), so the key of an item costs about one hash of
-    16 bytes per node it depends on."""
+    16 bytes per node it depends on. What a key read (`Reads`) is numbered as the
+    build's state numbers it (`number`, decision 0064): a reached node's line is kept
+    with its view atoms, a subtree with its atoms, once per process."""
 
     def __init__(
         self,
