@@ -294,13 +294,14 @@ class Fingerprints:
     def links_in(self, own: list[Node], owned: set[Node]) -> tuple[bytes, set[Node]]:
         """The digest of the lines linking into the `owned` nodes (`own`: sorted) from
         outside, and the nodes they come from."""
-        term, graph = self.chunks.term, self.graph
+        term, known, graph = self.chunks.term, self.chunks.memo.get, self.graph
         links = []
         linkers: set[Node] = set()
         for s in own:
+            text = term(s)
             for s2, p in graph.subject_predicates(s):
                 if s2 not in owned:
-                    links.append(f"{term(s2)} {term(p)} {term(s)}")
+                    links.append(f"{known(s2) or term(s2)} {known(p) or term(p)} {text}")
                     linkers.add(s2)
         return _text_digest("\n".join(sorted(links))), linkers
 
@@ -396,11 +397,11 @@ class Fingerprints:
             read = [record_atom("publication", pub.key), record_atom("cite", pub.key)]
             read += [record_atom(kind, p) for p in people for kind in ("name", "profile")]
             made = _text_digest(digest(record, key, *authors))
-            found = self._pubs[pub.key] = (made, tuple(map(self._record, read)))
+            found = self._pubs[pub.key] = (made, tuple(map(self.record, read)))
         reads.atoms.update(found[1])
         return found[0]
 
-    def _record(self, atom: str) -> Atom:
+    def record(self, atom: str) -> Atom:
         """A `RECORD` atom, numbered when its term has a number."""
         n = self.number(atom[1:])
         return atom if n is None else 8 * n + KINDS[RECORD]
@@ -436,7 +437,7 @@ class Fingerprints:
         person = URIRef(scheme.person(self.config.base_iri, profile.slug))
         records = self._records
         read = ("profile", profile.slug), ("name", profile.slug), ("refs", source)
-        reads.atoms.update([self._record(record_atom(*r)) for r in read])
+        reads.atoms.update([self.record(record_atom(*r)) for r in read])
         reads.atoms.update(self._atoms(person, SUBTREE))
         return digest(
             self.settings,

@@ -763,7 +763,7 @@ def _thing(state: _State, thing: URIRef, keys: list[str]) -> Rendered:
         return files
 
     def key(reads: Reads) -> str:  # an organization's or venue's page shows what refers to it
-        reads.atoms.add(f"{dirty.RECORD}summary\t{path}")
+        reads.atoms.add(_keys(state).record(f"{dirty.RECORD}summary\t{path}"))
         made = _keys(state).thing(thing, owned(), pub, reads)
         return digest(made, repr(state.site.summary(path)))
 
