@@ -16,7 +16,7 @@ from test_incremental import _assert_same_tree, _profiles
 from kg.config import load_config
 from kg.errors import InputError
 from kg.pipeline import build
-from kg.publish import olddump, render
+from kg.publish import dirty, olddump, render
 
 
 @pytest.fixture(scope="module")
@@ -176,3 +176,21 @@ def test_the_dump_after_an_edit_copies_unchanged_chunks_unless_the_old_one_chang
         build(config, cold, cache=False)
         _assert_same_tree(root / "dist", cold)
     assert opened == [True, False]
+
+
+def test_a_cold_builds_items_come_with_their_atoms_numbered(tmp_path, monkeypatch) -> None:
+    """Decision 0064: a cold build numbers every term an atom may name before the render's
+    workers fork, so no item's atoms of a term it has reach the parent as text."""
+    root = seed_project(tmp_path / "project")
+    texts: list[str] = []
+    real = dirty.Packing.add_made
+
+    def spy(self: dirty.Packing, fresh: dict[str, dirty.Deps]) -> None:
+        texts.extend(atom for deps in fresh.values() for atom in deps.atoms)
+        assert all(deps.numbers for deps in fresh.values())
+        real(self, fresh)
+
+    monkeypatch.setattr(dirty.Packing, "add_made", spy)
+    assert build(load_config(root), root / "dist").published
+    # as text: only records no build has made yet (a co-author's profile, a page's summary)
+    assert texts and {atom.split("\t")[0] for atom in texts} == {"rprofile", "rsummary"}

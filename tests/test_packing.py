@@ -9,6 +9,7 @@ from array import array
 from kg.cache import SignedCache
 from kg.publish import dirty
 from kg.publish.dirty import Deps, DirtyState, Packing
+from kg.publish.fingerprint import Views
 
 A, B, C = "<http://x/a>", "<http://x/b>", "<http://x/c>"
 
@@ -146,3 +147,37 @@ def test_a_delta_as_large_as_a_tenth_of_the_index_writes_a_new_base(tmp_path) ->
     assert keys[1] != base and cache.get(dirty.STATE_KEY).deltas == ()
     loaded = dirty.load(cache, "t2", "g")
     assert loaded is not None and all(getattr(loaded, f) == getattr(state, f) for f in FIELDS)
+
+
+def test_atoms_numbered_by_the_workers_index_as_the_parents_do() -> None:
+    """Decision 0064: a cold build numbers every term first; what a worker numbers
+    (`known`) and what the parent numbers as text give the state a text-only one has,
+    and it loads back with the same readers and views."""
+    by_text = Packing(None, _state())
+    by_text.add_made({"pa": _deps("ka", "s" + A, "o" + A, "s" + B)})
+    by_text.add_made({"tb": _deps("kb", "v" + C, "o" + C)})
+    by_text.add_views({A: b"view-a", B: b"view-b"})
+    expected = by_text.finish({"pa", "tb"})
+
+    numbered = _state()
+    numbered.number_all([A, C], ["p"])  # the subjects in the dump's order, then the others
+    known = numbered.known
+    assert (known(A), known(C), known("p"), known(B)) == (0, 1, 2, None)  # B: not a term yet
+    packing = Packing(None, numbered)
+    kinds = dirty.KINDS
+    a, c = 8 * known(A), 8 * known(C)
+    made = array("I", [a + kinds["s"], a + kinds["o"]]).tobytes()
+    pa = Deps("ka", _deps("ka").files, frozenset({"s" + B}), b"L", made)
+    tb_made = array("I", [c + kinds["v"]]).tobytes()  # and one of a known term as text:
+    tb = Deps("kb", _deps("kb").files, frozenset({"o" + C}), b"L", tb_made)
+    packing.add_made({"pa": pa})
+    packing.add_made({"tb": tb})
+    packing.add_views(Views({known(A): b"view-a"}, {B: b"view-b"}))
+    state = packing.finish({"pa", "tb"})
+    assert _readers(state) == _readers(expected)
+    loaded = dirty._unpacked(dirty._packed(state))
+    assert isinstance(loaded, DirtyState)
+    assert _readers(loaded) == _readers(expected)
+    assert loaded.holders(["s" + B]) == {"pa"} and loaded.holders(["v" + C, "o" + C]) == {"tb"}
+    assert len(loaded.terms) == 4  # A, C, p and B: no term twice
+    assert (loaded.view(A), loaded.view(B)) == (b"view-a", b"view-b")

@@ -31,7 +31,12 @@ views' and records' digests to compare with the next build's, and the token of t
 build's subject digest table (kg/graph/delta.py, decision 0057): the next build uses
 the state only when its table was compared with that one, and reads what changed from
 the table's `edits`. Atoms are small ints (a term's number and a kind), the index and
-each item's atoms packed arrays, so the state pickles small and loads fast. It is kept
+each item's atoms packed arrays, so the state pickles small and loads fast. The terms
+known before the render's workers fork keep their numbers in every process
+(`DirtyState.known`, decision 0064): a worker sends its atoms as numbers, and only the
+others as text, which the parent numbers after every term known before; a cold build
+first numbers every term an atom may name (the subjects by their place in the dump's
+order, then the other IRIs and the records), so its workers send numbers only. It is kept
 as a base and the deltas of the builds since (decision 0057: `save`), so a build after
 a small change writes what it changed, not the whole state.
 """
@@ -44,6 +49,7 @@ import os
 import pickle
 import zlib
 from array import array
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from itertools import accumulate
@@ -56,23 +62,51 @@ from kg.cache import SignedCache, digest
 from kg.graph.delta import subject_node
 from kg.graph.ntriples import nt_object
 from kg.graph.triples import Triples
-from kg.publish.fingerprint import LINKER, OWNED, READ, RECORD, SUBTREE, VIEW, SubjectChunks
+from kg.publish.fingerprint import (
+    KINDS,
+    LINKER,
+    OWNED,
+    READ,
+    RECORD,
+    SUBTREE,
+    VIEW,
+    Reads,
+    SubjectChunks,
+    Views,
+)
 
 __all__ = ["RECORD", "Deps", "DirtyState"]
 
-STATE_KEY = digest("kg render: dirty items, version 4")  # its entry in the render cache
-KINDS = {kind: n for n, kind in enumerate((READ, OWNED, SUBTREE, RECORD, VIEW, LINKER))}
+STATE_KEY = digest("kg render: dirty items, version 5")  # its entry in the render cache
 
 
 class Deps(NamedTuple):
     """What one item's files were made of, as a worker reports it: its key, its files'
-    digests, its atoms (`kg.publish.fingerprint.Reads`), the digest of the lines
-    linking into its owned nodes."""
+    digests, its atoms (`kg.publish.fingerprint.Reads`): those the worker numbered
+    (`DirtyState.known`: an array("I") of atom numbers) and the others as text, the
+    digest of the lines linking into its owned nodes."""
 
     key: str
     files: dict[str, str]
     atoms: frozenset[str]
     links: bytes
+    numbers: bytes = b""
+
+
+def deps(key: str, files: dict[str, str], reads: Reads) -> Deps:
+    """An item's `Deps` from what its key read: the numbered atoms packed."""
+    atoms = reads.atoms
+    numbers = array("I", [a for a in atoms if type(a) is int]).tobytes()
+    return Deps(key, files, frozenset([a for a in atoms if type(a) is str]), reads.links, numbers)
+
+
+def number_all(state: DirtyState, chunks: SubjectChunks, graph: Triples) -> None:
+    """Number every term an atom of this build may name (`DirtyState.number_all`): the
+    subjects (`chunks.texts`, in the dump's order), then the other IRIs linked to and
+    the records, sorted."""
+    term, subjects = chunks.term, chunks.digest
+    others = [term(o) for o in graph.reverse() if o not in subjects]
+    state.number_all(chunks.texts, sorted([*others, *(atom[1:] for atom in state.records)]))
 
 
 class Item(NamedTuple):
@@ -106,15 +140,40 @@ class DirtyState:
     sizes: bytes = b""  # array("Q"): each subject's chunk size in the N-Triples dump
     dump: str = ""  # the dump's digest (its stamp's: `kg.publish.dumpfile`), for `olddump`
     saved: Saved | None = field(default=None, repr=False)  # as kept (`save`); not kept
+    # not kept: `terms[:split]` and `terms[split:base]` are sorted and not in `ids` (a
+    # cold build's: `number_all`)
+    split: int = field(default=0, repr=False)
+    base: int = field(default=0, repr=False)
 
     def __getstate__(self) -> dict[str, Any]:
-        return {k: v for k, v in self.__dict__.items() if k not in ("ids", "numbers", "saved")}
+        skip = ("ids", "numbers", "saved", "split", "base")
+        return {k: v for k, v in self.__dict__.items() if k not in skip}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
-        self.saved = None
+        self.saved, self.split, self.base = None, 0, 0
         self.ids = {t: n for n, t in enumerate(self.terms)}
         self.numbers = {name: n for n, name in enumerate(self.names)}
+
+    def number_all(self, subjects: list[str], others: list[str]) -> None:
+        """Number these terms first, before any atom comes in (each list sorted, the
+        two disjoint): a subject's number is its place in the dump's order. A cold
+        build's workers then number their atoms themselves (`known`, decision 0064), by
+        bisection: no table of the numbers is made, nor forked."""
+        assert not self.terms, "numbered already"
+        self.terms = [*subjects, *others]
+        self.split, self.base = len(subjects), len(self.terms)
+
+    def known(self, term: str) -> int | None:
+        """A term's number, when it has one (None: the parent numbers it, `_number`)."""
+        found = self.ids.get(term)
+        if found is None and self.base:
+            terms = self.terms
+            for start, stop in ((0, self.split), (self.split, self.base)):
+                at = bisect.bisect_left(terms, term, start, stop)
+                if at < stop and terms[at] == term:
+                    return at
+        return found
 
     def atom(self, text: str) -> int | None:
         """An atom's number (None: no item read it)."""
@@ -122,7 +181,7 @@ class DirtyState:
         return None if found is None else found * 8 + KINDS[text[0]]
 
     def _number(self, text: str) -> int:
-        found = self.ids.get(text[1:])
+        found = self.known(text[1:])
         if found is None:
             found = self.ids[text[1:]] = len(self.terms)
             self.terms.append(text[1:])
@@ -146,10 +205,11 @@ class DirtyState:
 
 @dataclass
 class Made:
-    """What the items a process made read (`Deps`), and the views they read."""
+    """What the items a process made read (`Deps`), and the views they read that it
+    did not report before (`kg.publish.fingerprint.Views`)."""
 
     items: dict[str, Deps] = field(default_factory=dict)
-    views: dict[str, bytes] = field(default_factory=dict)
+    views: Views = field(default_factory=Views)
 
 
 def load(cache: SignedCache, tree: str | None, globals: str) -> DirtyState | None:
@@ -318,23 +378,33 @@ class Packing:
             if name not in new.numbers:
                 new.numbers[name] = len(new.names)
                 new.names.append(name)
-            atoms = array("I", sorted(new._number(a) for a in deps.atoms))
-            self._made.append((new.numbers[name], atoms.tobytes()))
+            atoms = deps.numbers
+            if deps.atoms:  # those the worker could not number (each atom once)
+                found = set(array("I", atoms))
+                found.update(map(new._number, deps.atoms))
+                atoms = array("I", sorted(found)).tobytes()
+            self._made.append((new.numbers[name], atoms))
             paths = tuple(deps.files)
             digests = b"".join(bytes.fromhex(deps.files[p]) for p in paths)
             new.items[name] = Item(deps.key, paths, digests, deps.links)
 
-    def add_views(self, views: dict[str, bytes]) -> None:
-        """The views the items of a part read (the last one read is kept)."""
-        number, found, kept = self.state._number, self._views, self.state.views
-        touched = self.state.saved.views if self.state.saved is not None else set()
-        for text, value in views.items():
-            n = number(READ + text) // 8
-            found[n] = value
-            if kept.get(n) != value:  # (a delta keeps the views that changed only)
-                touched.add(n)
+    def add_views(self, views: dict[str, bytes] | Views) -> None:
+        """The views the items of a part read (the last one read is kept): by the
+        node's N-Triples text, or as a worker reports them (`Views`)."""
+        number = self.state._number
+        if isinstance(views, Views):
+            self._add_views(views.numbered)
+            views = views.texts
+        self._add_views({number(READ + text) // 8: value for text, value in views.items()})
 
-    def _readers(self) -> Iterator[tuple[int, array]]:
+    def _add_views(self, views: dict[int, bytes]) -> None:
+        self._views.update(views)
+        if self.state.saved is None:  # a new base: no delta to keep the changed ones in
+            return
+        kept, touched = self.state.views, self.state.saved.views
+        touched.update(n for n, value in views.items() if kept.get(n) != value)
+
+    def _readers(self) -> Iterator[tuple[int, Numbers]]:
         """Each atom read now with the items that read it, in the order they came; by
         atom. After an edit (few pairs for many atoms) grouped by atom; else laid out in
         one flat array by each atom's count of readers."""
@@ -347,7 +417,7 @@ class Packing:
     def finish(self, items: set[str]) -> DirtyState:
         """The state: without the items that are gone, with the views read."""
         new = self.state
-        touched = new.saved.atoms if new.saved is not None else set()
+        touched = new.saved.atoms if new.saved is not None else None
         _reindex(new.index, self._readers(), touched)
         for name in [i for i in new.items if i not in items]:
             del new.items[name]
@@ -373,29 +443,41 @@ def _grouped(made: list[tuple[int, bytes]]) -> Iterator[tuple[int, array]]:
         yield atom, groups[atom]
 
 
-def _laid_out(made: list[tuple[int, bytes]], atoms: int) -> Iterator[tuple[int, array]]:
+def _laid_out(made: list[tuple[int, bytes]], atoms: int) -> Iterator[tuple[int, Numbers]]:
     """`Packing._readers` for many pairs: counted, then laid out in one flat array."""
+    counts: Counter[int] = Counter()
+    for _, read in made:  # each atom's count of readers (counted in C)
+        counts.update(array("I", read))
     ends = array("I", bytes(4 * atoms))
-    for _, read in made:  # each atom's count of readers
-        for atom in array("I", read):
-            ends[atom] += 1
+    for atom, count in counts.items():
+        ends[atom] = count
     starts = array("I", accumulate(ends, initial=0))  # where each atom's readers start
     readers = array("I", bytes(4 * starts[-1]))
     for number, read in made:  # ... and, once filled, where they end
         for atom in array("I", read):
             readers[starts[atom]] = number
             starts[atom] += 1
-    start = 0
-    for atom, end in enumerate(starts[:-1]):
-        if end > start:
-            yield atom, readers[start:end]
+    start, view = 0, memoryview(readers)
+    for atom in sorted(counts):  # the atoms read only (most numbers name none)
+        end = start + counts[atom]
+        yield atom, view[start:end]
         start = end
 
 
-def _reindex(index: dict[int, bytes], add: Iterable[tuple[int, array]], touched: set[int]) -> None:
+Numbers = array | memoryview  # an atom's readers: item numbers, format "I"
+
+
+def _reindex(
+    index: dict[int, bytes], add: Iterable[tuple[int, Numbers]], touched: set[int] | None
+) -> None:
     """Add each atom's new readers (`add`: each item once) to its packed array, those
     it holds already left out (a set: an organization's view has thousands of readers);
-    the atoms whose array changed go to `touched`."""
+    the atoms whose array changed go to `touched` (None: into an empty index, none
+    kept)."""
+    if touched is None and not index:  # a new base (a cold build): every atom is new
+        index.update((atom, numbers.tobytes()) for atom, numbers in add)
+        return
+    touched = set() if touched is None else touched
     for atom, numbers in add:
         old = index.get(atom)
         if old:

@@ -24,8 +24,9 @@ from __future__ import annotations
 import bisect
 import hashlib
 import pickle
+import sys
 from array import array
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from itertools import filterfalse
 from typing import NamedTuple, Protocol
@@ -171,7 +172,9 @@ class Fingerprints:
     once per process or once per build: each subject's triples (`SubjectChunks.digest`),
     each reached node's line, each resolved record (made here, in the parent, before
     the render's workers fork), so the key of an item costs about one hash of
-    16 bytes per node it depends on."""
+    16 bytes per node it depends on. What a key read (`Reads`) is numbered as the
+    build's state numbers it (`number`, decision 0064): a reached node's line is kept
+    with its view atoms, a subtree with its atoms, once per process."""
 
     def __init__(
         self,
@@ -190,9 +193,17 @@ class Fingerprints:
         self.chunks = chunks
         self.href = href
         self._views: dict[Node, bytes] = {}
+        # each reached node's line digest, then the `VIEW` atoms of it and of its owner
+        # (`_reached_line`): 24 bytes, where a tuple would cost ~100 more per node
         self._reached: dict[Node, bytes] = {}
-        self._pubs: dict[str, tuple[bytes, tuple[str, ...]]] = {}
-        self._owners: dict[Node, Node] = {}  # each reached node's link owner
+        self._unnumbered: dict[Node, tuple[Atom, Atom]] = {}  # ... those with a text atom
+        # a term's number, when the build's state numbered it before the workers forked
+        # (`kg.publish.dirty.DirtyState.known`); None: the parent numbers its atoms
+        self.number: Callable[[str], int | None] = _unknown
+        self.ordered = False  # a subject's number is its place in `chunks.order`
+        self.fresh = Views()  # the views this process read and has not reported yet
+        self._pubs: dict[str, tuple[bytes, tuple[Atom, ...]]] = {}
+        self._subtrees: dict[Node, tuple[bytes, list[Atom], Iterable[Atom]]] = {}
         self.citation_keys = citation_keys
         # once, before any fork: every worker would otherwise make its own
         self.settings = settings or settings_digest(config, resolution)
@@ -204,79 +215,174 @@ class Fingerprints:
         whole-graph digests, the links into them, and the reached nodes' lines. What was
         read goes to `reads` (`kg.publish.dirty`): the owned nodes' triples, the nodes
         linking in (as candidates: their lines are in `reads.links`), the views of the
-        reached nodes and of their owners (a page shows a linked node's view only)."""
-        term, graph, facts = self.chunks.term, self.graph, self.chunks.digest
-        own = sorted(owned, key=str)
+        reached nodes and of their owners (a page shows a linked node's view only; the
+        views themselves go to `fresh`, once per node and process)."""
+        graph, facts, term = self.graph, self.chunks.digest, self.chunks.term
+        own = sorted(owned, key=term)  # by their N-Triples texts: no string made
         links, linkers = self.links_in(own, owned)
         reached: set[Node] = set(owned) | linkers
         for s in own:
-            reached.update(o for _, o in graph.predicate_objects(s) if isinstance(o, URIRef))
-        lines = self._reached
+            for objects in graph.describe(s).values():
+                reached.update([o for o in objects if type(o) is URIRef])
+        memo = self._reached
+        lines = [memo.get(n) or self._reached_line(n) for n in sorted(reached, key=term)]
         found = (
             b"".join([facts.get(s, _NONE) for s in own]),
             links,
-            b"".join([lines.get(n) or self._reached_line(n) for n in sorted(reached, key=str)]),
+            b"".join([line[:16] for line in lines]),
         )
-        owners, views, atoms = self._owners, self._views, reads.atoms
         reads.links = links
-        atoms.update([OWNED + term(s) for s in own])
-        atoms.update([READ + term(s) for s in own])
-        atoms.update([LINKER + term(s) for s in linkers])
-        for n in reached:
-            for node in (n, owners[n]):
-                text = term(node)
-                atoms.add(VIEW + text)
-                reads.views[text] = views[node]
+        atoms = reads.atoms
+        views = array("I", b"".join([line[16:] for line in lines]))
+        atoms.update(views)
+        if NO_NUMBER in atoms:
+            atoms.discard(NO_NUMBER)
+            for n in reached & self._unnumbered.keys():
+                atoms.update(self._unnumbered[n])
+        self._same_node(own, (OWNED, READ), atoms)  # each reached: its VIEW atom says how
+        self._same_node(linkers, (LINKER,), atoms)
         return found
 
     def forget(self) -> None:
-        """Empty this process's memos of views, reached lines, owners and publications
-        (pure memos: made again when read; decision 0067)."""
-        for memo in (self._views, self._reached, self._owners, self._pubs):
+        """Empty this process's memos of views, reached lines (with their atoms), works
+        and subtrees (pure memos: made again when read; decision 0067). The views read
+        and not reported yet (`fresh`) stay."""
+        for memo in (self._views, self._reached, self._unnumbered, self._pubs, self._subtrees):
             memo.clear()
+
+    def _same_node(self, nodes: Iterable[Node], kinds: tuple[str, ...], atoms: set[Atom]) -> None:
+        """The atoms of these kinds of `nodes` (reached nodes) go to `atoms`, numbered as
+        their `VIEW` atoms are (`_reached_line`)."""
+        shifts = [KINDS[kind] - KINDS[VIEW] for kind in kinds]
+        reached, unnumbered = self._reached, self._unnumbered
+        for node in nodes:
+            view = int.from_bytes(reached[node][16:20], sys.byteorder)
+            if view != NO_NUMBER:
+                atoms.update([view + shift for shift in shifts])
+                continue
+            text = unnumbered[node][0]
+            if isinstance(text, int):
+                atoms.update([text + shift for shift in shifts])
+            else:
+                atoms.update([kind + text[1:] for kind in kinds])
+
+    def numbered(self, number: Callable[[str], int | None], ordered: bool) -> None:
+        """Number atoms with `number` from now on (`kg.publish.dirty.DirtyState.known`);
+        `ordered`: it numbers each subject by its place in `chunks.order`."""
+        self.number, self.ordered = number, ordered
+
+    def _atoms(self, node: Node, *kinds: str) -> list[Atom]:
+        """`node`'s atoms of these kinds: numbered (`number`) when its term has a number."""
+        return self._atoms_of((node,), *kinds)
+
+    def _atoms_of(self, nodes: Iterable[Node], *kinds: str) -> list[Atom]:
+        found: set[Atom] = set()
+        self._add_atoms(nodes, kinds, found)
+        return list(found)
+
+    def _add_atoms(self, nodes: Iterable[Node], kinds: tuple[str, ...], atoms: set[Atom]) -> None:
+        """The atoms of these kinds of `nodes` go to `atoms` (see `_atoms`)."""
+        term, number, texts = self.chunks.term, self.number, self.chunks.texts
+        codes = [KINDS[kind] for kind in kinds]
+        last = len(texts) - 1
+        for node in nodes:
+            text = term(node)
+            n: int | None = None
+            if self.ordered:  # a subject: found in the dump's order, else by `number`
+                at = bisect.bisect_left(texts, text)
+                n = at if at <= last and texts[at] == text else None
+            if n is None:
+                n = number(text)
+            if n is None:
+                atoms.update([kind + text for kind in kinds])
+            else:
+                atoms.update([8 * n + code for code in codes])
 
     def links_in(self, own: list[Node], owned: set[Node]) -> tuple[bytes, set[Node]]:
         """The digest of the lines linking into the `owned` nodes (`own`: sorted) from
         outside, and the nodes they come from."""
-        term, graph = self.chunks.term, self.graph
+        term, known, graph = self.chunks.term, self.chunks.memo.get, self.graph
         links = []
         linkers: set[Node] = set()
         for s in own:
+            text = term(s)
             for s2, p in graph.subject_predicates(s):
                 if s2 not in owned:
-                    links.append(f"{term(s2)} {term(p)} {term(s)}")
+                    links.append(f"{known(s2) or term(s2)} {known(p) or term(p)} {text}")
                     linkers.add(s2)
         return _text_digest("\n".join(sorted(links))), linkers
 
     def _reached_line(self, node: Node) -> bytes:
         """What a description shows of a node it reaches: its view, where it links to
-        (the node itself, or the page of its owner) and that owner's view; once per
-        node (an organization or a venue is reached from thousands of pages)."""
+        (the node itself, or the page of its owner) and that owner's view; and the
+        `VIEW` atoms of the two. Once per node and process (an organization or a venue
+        is reached from thousands of pages); the views go to `fresh` then."""
         link = self.href(str(node))
-        owner = URIRef(scheme.mint(self.config.base_iri, link)) if link != str(node) else node
-        line = f"{node}\t{self.view(node).hex()}\t{link}\t{self.view(owner).hex()}"
-        self._owners[node] = owner
-        found = self._reached[node] = _text_digest(line)
+        seen = self.view(node)
+        atom = self._view_atom(node, seen)
+        if link == str(node):
+            owner, kept, owned = node, seen, atom
+        else:
+            owner = URIRef(scheme.mint(self.config.base_iri, link))
+            kept = self.view(owner)
+            owned = self._view_atom(owner, kept)
+        line = f"{node}\t{seen.hex()}\t{link}\t{kept.hex()}"
+        if isinstance(atom, str) or isinstance(owned, str):
+            self._unnumbered[node] = atom, owned
+            numbers = array("I", (NO_NUMBER, NO_NUMBER))
+        else:
+            numbers = array("I", (atom, owned))
+        found = self._reached[node] = _text_digest(line) + numbers.tobytes()
         return found
+
+    def _view_atom(self, node: Node, view: bytes) -> Atom:
+        """`node`'s `VIEW` atom; its view goes to `fresh`."""
+        text = self.chunks.term(node)
+        n = None
+        if self.ordered:  # a subject: found in the dump's order, else by `number`
+            texts = self.chunks.texts
+            at = bisect.bisect_left(texts, text)
+            n = at if at < len(texts) and texts[at] == text else None
+        if n is None:
+            n = self.number(text)
+        if n is None:
+            self.fresh.texts[text] = view
+            return VIEW + text
+        self.fresh.numbered[n] = view
+        return 8 * n + KINDS[VIEW]
 
     def view(self, node: Node) -> bytes:
         """The facts of `node` that a page linking to it may show."""
         found = self._views.get(node)
         if found is None:
-            facts = self.graph.describe(node)
-            lines = sorted(f"{p}\t{nt_object(o)}" for p in LINK_FACTS for o in facts.get(p, ()))
+            facts, term = self.graph.describe(node), self.chunks.term
+            lines = [f"{p}\t{term(o)}" for p in LINK_FACTS if p in facts for o in facts[p]]
+            lines.sort()
             found = self._views[node] = _text_digest("\n".join(lines))
         return found
 
     def _subtree(self, node: Node, reads: Reads) -> bytes:
-        """The whole-graph digests of `node` and of every node minted under it."""
-        digests, term, atoms = self.chunks.digest, self.chunks.term, reads.atoms
+        """The whole-graph digests of `node` and of every node minted under it (once
+        per node and process: a work's subtree is read by each of its authors)."""
+        found = self._subtrees.get(node)
+        if found is None:
+            found = self._subtrees[node] = self._made_subtree(node)
+        for atoms in found[1:]:
+            reads.atoms.update(atoms)
+        return found[0]
+
+    def _made_subtree(self, node: Node) -> tuple[bytes, list[Atom], Iterable[Atom]]:
+        """`_subtree`'s digests, and its atoms: `node`'s, those of the nodes under it."""
+        digests = self.chunks.digest
         first, last = self.chunks.under(node)
         under = self.chunks.order[first:last]
-        atoms.add(SUBTREE + term(node))
-        atoms.add(READ + term(node))
-        atoms.update([READ + term(s) for s in under])
-        return b"".join([digests.get(node, _NONE), *(digests[s] for s in under)])
+        read: Iterable[Atom]
+        if self.ordered:  # their numbers are their places
+            read = range(8 * first + KINDS[READ], 8 * last, 8)
+        else:
+            read = self._atoms_of(under, READ)
+        found = b"".join([digests.get(node, _NONE), *(digests[s] for s in under)])
+        return found, self._atoms(node, SUBTREE, READ), read
 
     def _publication(self, pub: PublicationEntity, reads: Reads) -> bytes:
         """The resolved record, its citation key and its authors' records (once per
@@ -298,9 +404,14 @@ class Fingerprints:
             read = [record_atom("publication", pub.key), record_atom("cite", pub.key)]
             read += [record_atom(kind, p) for p in people for kind in ("name", "profile")]
             made = _text_digest(digest(record, key, *authors))
-            found = self._pubs[pub.key] = (made, tuple(read))
+            found = self._pubs[pub.key] = (made, tuple(map(self.record, read)))
         reads.atoms.update(found[1])
         return found[0]
+
+    def record(self, atom: str) -> Atom:
+        """A `RECORD` atom, numbered when its term has a number."""
+        n = self.number(atom[1:])
+        return atom if n is None else 8 * n + KINDS[RECORD]
 
     def thing(
         self,
@@ -332,14 +443,9 @@ class Fingerprints:
         source = profile.source.file if profile.source else ""
         person = URIRef(scheme.person(self.config.base_iri, profile.slug))
         records = self._records
-        reads.atoms.update(
-            [
-                record_atom("profile", profile.slug),
-                record_atom("name", profile.slug),
-                record_atom("refs", source),
-                SUBTREE + self.chunks.term(person),
-            ]
-        )
+        read = ("profile", profile.slug), ("name", profile.slug), ("refs", source)
+        reads.atoms.update([self.record(record_atom(*r)) for r in read])
+        reads.atoms.update(self._atoms(person, SUBTREE))
         return digest(
             self.settings,
             "person",
@@ -384,17 +490,39 @@ def settings_digest(c: Config, r: Resolution) -> str:
 # Finer (decision 0049): the view of a node a page links (`view`), and a node linking
 # into an owned node (a candidate only: its item is made when its `Reads.links` differ).
 READ, OWNED, SUBTREE, RECORD, VIEW, LINKER = "s", "o", "u", "r", "v", "l"
+KINDS = {kind: n for n, kind in enumerate((READ, OWNED, SUBTREE, RECORD, VIEW, LINKER))}
+# An atom as a key reads it: its text (kind + term), or, when the term has a number
+# (`Fingerprints.number`: decision 0064), that number * 8 + its kind's (`KINDS`).
+Atom = int | str
+NO_NUMBER = 0xFFFFFFFF  # in `Fingerprints._reached`: the atoms are in `_unnumbered`
 
 
 @dataclass
 class Reads:
-    """What one key read (`kg.publish.dirty` keeps it): its atoms, the view digest of
-    each node whose view it read (by the node's N-Triples text), and the digest of the
+    """What one key read (`kg.publish.dirty` keeps it): its atoms, and the digest of the
     lines linking into its owned nodes."""
 
-    atoms: set[str] = field(default_factory=set)
-    views: dict[str, bytes] = field(default_factory=dict)
+    atoms: set[Atom] = field(default_factory=set)
     links: bytes = b""
+
+
+@dataclass
+class Views:
+    """The view digests a process read and has not reported yet, by the node's term
+    number, or by its N-Triples text when it has none."""
+
+    numbered: dict[int, bytes] = field(default_factory=dict)
+    texts: dict[str, bytes] = field(default_factory=dict)
+
+    def take(self) -> Views:
+        """These views; this one is emptied."""
+        found = Views(self.numbered, self.texts)
+        self.numbered, self.texts = {}, {}
+        return found
+
+
+def _unknown(text: str) -> int | None:
+    return None
 
 
 def record_atom(kind: str, key: str) -> str:

@@ -49,7 +49,7 @@ from kg.publish.blocks import (
     write_range,
 )
 from kg.publish.deploy import deploy_files
-from kg.publish.dirty import Deps, DirtyState, Made, Reached
+from kg.publish.dirty import DirtyState, Made, Reached
 from kg.publish.dumpfile import chunks_digest, write_dump
 from kg.publish.export import (
     Encoded,
@@ -399,10 +399,16 @@ def _dirty(
 
 
 def _packing(state: _State) -> dirty.Packing | None:
-    """Where this build's items are packed as their parts come in (`kg.publish.dirty`)."""
+    """Where this build's items are packed as their parts come in (`kg.publish.dirty`).
+    Before the workers fork: without a previous state, every term an atom may name is
+    numbered first, and the workers number their atoms (decision 0064)."""
     if state.after is None or state.cache is None:
         return None
-    return dirty.Packing(state.before, state.after)
+    packing = dirty.Packing(state.before, state.after)
+    if state.before is None:
+        dirty.number_all(packing.state, state.chunks, state.graph)
+    _keys(state).numbered(packing.state.known, state.before is None)
+    return packing
 
 
 def _keep_made(state: _State, packing: dirty.Packing, made: Spool, used: set[str]) -> None:
@@ -707,8 +713,10 @@ def _item(
     files = _cached(state, found, render, keys)
     if state.made is not None and state.after is not None:
         digests = {rel: file.digest for rel, file in files.items()}
-        state.made.items[item] = Deps(found, digests, frozenset(reads.atoms), reads.links)
-        state.made.views.update(reads.views)
+        state.made.items[item] = dirty.deps(found, digests, reads)
+        fresh = _keys(state).fresh.take()  # the views no item of this process read before
+        state.made.views.numbered.update(fresh.numbered)
+        state.made.views.texts.update(fresh.texts)
     return files
 
 
@@ -801,7 +809,7 @@ def _thing(state: _State, thing: URIRef, keys: list[str]) -> Rendered:
         return files
 
     def key(reads: Reads) -> str:  # an organization's or venue's page shows what refers to it
-        reads.atoms.add(f"{dirty.RECORD}summary\t{path}")
+        reads.atoms.add(_keys(state).record(f"{dirty.RECORD}summary\t{path}"))
         made = _keys(state).thing(thing, owned(), pub, reads)
         return digest(made, repr(state.site.summary(path)))
 
