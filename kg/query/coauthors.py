@@ -26,8 +26,9 @@ COAUTHORS = "urn:kg:coauthors"
 COAUTHOR = "urn:kg:coauthor"
 _AUTHOR = f"<{SCHEMA.author}>".encode()
 _AUTHOR_NODE = ox.NamedNode(str(SCHEMA.author))
-# A line `<s> <schema:author> <o> .` whose subject and object are IRIs: (`<s>`, `<o>`).
-_AUTHOR_LINE = re.compile(rb"^(<[^ \n]*>) " + re.escape(_AUTHOR) + rb" (<[^>\n]*>)", re.MULTILINE)
+# The end of a line's subject, its predicate schema:author and its object, an IRI: a
+# literal to search for (a pattern from the line's start is tried at every byte).
+_AUTHOR_OBJECT = re.compile(rb"> " + re.escape(_AUTHOR) + rb" (<[^>\n]*>)")
 
 # The stored query that has a faster text on a store with the index, and that text: the
 # same parameters, the same projection, grouping and order; only where the co-authors of
@@ -104,9 +105,13 @@ class Collector:
 
     def see_block(self, block: bytes) -> None:
         """The authors that the lines of `block` (whole N-Triples lines) give their
-        subjects: one regular expression over the block, not a Python step per line."""
-        for subject, author in _AUTHOR_LINE.findall(block):
-            self.authors.setdefault(subject, set()).add(author)
+        subjects (`<s> <schema:author> <o> .`, s and o IRIs): found by a search for the
+        predicate, not a Python step per line."""
+        for found in _AUTHOR_OBJECT.finditer(block):
+            end = found.start() + 1
+            subject = block[block.rfind(b"\n", 0, end) + 1 : end]
+            if subject.startswith(b"<") and b" " not in subject:  # the line's subject
+                self.authors.setdefault(subject, set()).add(found.group(1))
 
     def quads(self) -> Iterator[bytes]:
         """The index as N-Quads lines (each pair once per direction)."""
@@ -166,6 +171,6 @@ def _share_a_subject(store: ox.Store, x: ox.NamedNode, y: ox.NamedNode) -> bool:
     of_x = {
         q.subject
         for q in store.quads_for_pattern(None, _AUTHOR_NODE, x, default)
-        if isinstance(q.subject, ox.NamedNode)  # as the index is written (_AUTHOR_LINE)
+        if isinstance(q.subject, ox.NamedNode)  # as the index is written (see_block)
     }
     return any(q.subject in of_x for q in store.quads_for_pattern(None, _AUTHOR_NODE, y, default))

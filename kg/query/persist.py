@@ -63,9 +63,11 @@ _HEX = frozenset("0123456789abcdef")
 _OWNERS, _OWNER = OWNERS.encode(), OWNER.encode()
 _CHUNK = 50_000  # quads per call of pyoxigraph's bulk loader: its buffers grow with it (0051)
 _BLOCK = 8 << 20  # bytes of graph.nt per call (about 50,000 lines at 10k people)
-# The subject IRI of each line of graph.nt (kg writes no blank nodes): up to the first
-# `> `, as N-Triples writes a subject.
-_SUBJECT = re.compile(rb"^<(.*?)> ", re.MULTILINE)
+# The subject IRI of a run of lines of graph.nt with that subject (kg writes no blank
+# nodes; an IRI holds no `>`), over a block with a newline put before it: one match a
+# subject, not one a line (graph.nt is sorted: 0.7 CPU-s at 10k people, against 3.5
+# for a match per line)
+_SUBJECTS = re.compile(rb"\n<([^>\n]*)> [^\n]*(?:\n<\1> [^\n]*)*")
 
 
 def open_built_store(config: Config, out_dir: Path | None = None) -> QueryStore | None:
@@ -447,7 +449,7 @@ def write_store(graph_nt: Path, path: Path, base: str) -> bool:
         coauthors = Collector()
         for block in _blocks(graph_nt):
             _load(store, block)
-            subjects.update(_SUBJECT.findall(block))
+            subjects.update(_SUBJECTS.findall(b"\n" + block))
             coauthors.see_block(block)
         for chunk in _joined(_owner_quads(subjects, base.encode())):
             _load(store, chunk)
