@@ -348,14 +348,15 @@ def run_text(store: QueryStore | None, query: StoredQuery) -> str:
 
 
 def _from_raw(form: str, raw: bytes) -> Answer:
-    """The answer `run_embedded` gives, read back from `_raw`'s bytes."""
+    """The answer `run_embedded` gives, read back from `_raw`'s bytes, for its renderings
+    and size (a graph's triples as `AnswerTriples`, not an rdflib Graph)."""
     import pyoxigraph as ox
 
-    from kg.query.store import solutions, triples_graph
+    from kg.query.store import AnswerTriples, solutions
 
-    if form in ("CONSTRUCT", "DESCRIBE"):
-        triples = ox.parse(raw, format=ox.RdfFormat.N_TRIPLES)
-        return Answer(form, graph=triples_graph(cast("ox.QueryTriples", triples)))
+    if form in ("CONSTRUCT", "DESCRIBE"):  # what the writers read of a Graph (no index)
+        triples = AnswerTriples(ox.parse(raw, format=ox.RdfFormat.N_TRIPLES))
+        return Answer(form, graph=cast("Graph", triples))
     parsed = ox.parse_query_results(raw, format=ox.QueryResultsFormat.JSON)
     variables, rows = solutions(cast("ox.QuerySolutions", parsed))
     return Answer("SELECT", variables, tuple(rows))

@@ -15,6 +15,7 @@ never a row of the query. kg's graph has no blank nodes (kg.query.persist).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Iterator
 
 import pyoxigraph as ox
@@ -24,8 +25,10 @@ from kg.graph.namespaces import SCHEMA
 COAUTHORS = "urn:kg:coauthors"
 COAUTHOR = "urn:kg:coauthor"
 _AUTHOR = f"<{SCHEMA.author}>".encode()
-_AUTHOR_IN_LINE = b"> " + _AUTHOR + b" <"
 _AUTHOR_NODE = ox.NamedNode(str(SCHEMA.author))
+# The end of a line's subject, its predicate schema:author and its object, an IRI: a
+# literal to search for (a pattern from the line's start is tried at every byte).
+_AUTHOR_OBJECT = re.compile(rb"> " + re.escape(_AUTHOR) + rb" (<[^>\n]*>)")
 
 # The stored query that has a faster text on a store with the index, and that text: the
 # same parameters, the same projection, grouping and order; only where the co-authors of
@@ -94,31 +97,21 @@ def _fewer_coauthors(store: ox.Store, x: ox.NamedNode, y: ox.NamedNode) -> bool:
             return False
 
 
-def author_of(line: bytes) -> tuple[bytes, bytes] | None:
-    """(subject, author) of an N-Triples line `<s> <schema:author> <o> .` whose subject and
-    object are IRIs (written as `<...>`), else None."""
-    parts = line.split(b" ", 2)
-    if len(parts) < 3 or parts[1] != _AUTHOR:
-        return None
-    subject, rest = parts[0], parts[2]
-    end = rest.find(b">")
-    if not subject.startswith(b"<") or not rest.startswith(b"<") or end < 0:
-        return None
-    return subject, rest[: end + 1]
-
-
 class Collector:
-    """The authors of every subject, gathered line by line while a store is written."""
+    """The authors of every subject, gathered block by block while a store is written."""
 
     def __init__(self) -> None:
         self.authors: dict[bytes, set[bytes]] = {}
 
-    def see(self, line: bytes) -> None:
-        if _AUTHOR_IN_LINE not in line:  # most lines: one substring test, no split
-            return
-        found = author_of(line)
-        if found is not None:
-            self.authors.setdefault(found[0], set()).add(found[1])
+    def see_block(self, block: bytes) -> None:
+        """The authors that the lines of `block` (whole N-Triples lines) give their
+        subjects (`<s> <schema:author> <o> .`, s and o IRIs): found by a search for the
+        predicate, not a Python step per line."""
+        for found in _AUTHOR_OBJECT.finditer(block):
+            end = found.start() + 1
+            subject = block[block.rfind(b"\n", 0, end) + 1 : end]
+            if subject.startswith(b"<") and b" " not in subject:  # the line's subject
+                self.authors.setdefault(subject, set()).add(found.group(1))
 
     def quads(self) -> Iterator[bytes]:
         """The index as N-Quads lines (each pair once per direction)."""
@@ -178,6 +171,6 @@ def _share_a_subject(store: ox.Store, x: ox.NamedNode, y: ox.NamedNode) -> bool:
     of_x = {
         q.subject
         for q in store.quads_for_pattern(None, _AUTHOR_NODE, x, default)
-        if isinstance(q.subject, ox.NamedNode)  # as the index is written (`author_of`)
+        if isinstance(q.subject, ox.NamedNode)  # as the index is written (see_block)
     }
     return any(q.subject in of_x for q in store.quads_for_pattern(None, _AUTHOR_NODE, y, default))

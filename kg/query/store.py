@@ -10,7 +10,7 @@ no `xsd:string` datatype.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -148,6 +148,33 @@ def solutions(result: ox.QuerySolutions) -> tuple[tuple[str, ...], list[tuple[No
 def triples_graph(result: ox.QueryTriples) -> Graph:
     """The triples of a CONSTRUCT or DESCRIBE answer as an rdflib Graph (kg's prefixes)."""
     return _graph_of(result)
+
+
+class AnswerTriples:
+    """The triples of a CONSTRUCT or DESCRIBE answer, each once, as rdflib terms with kg's
+    prefixes bound: what kg.publish.export's writers read of the rdflib Graph that
+    `triples_graph` makes (iteration, `namespaces()`; `len`), without making one (its
+    index was 3.4 of the 6 CPU-s of precomputing coauthor-network at 10k people)."""
+
+    def __init__(self, triples: Iterable) -> None:
+        convert = _Converter()
+        self._triples = list(
+            dict.fromkeys(
+                (convert.term(t.subject), convert.term(t.predicate), convert.term(t.object))
+                for t in triples
+            )
+        )
+        self._namespaces = list(_graph_of(()).namespaces())
+
+    def __iter__(self) -> Iterator[tuple[Node, Node, Node]]:
+        return iter(self._triples)
+
+    def __len__(self) -> int:
+        return len(self._triples)
+
+    def namespaces(self) -> Iterator[tuple[str, URIRef]]:
+        """The prefixes an rdflib Graph of `triples_graph` has bound."""
+        return iter(self._namespaces)
 
 
 class _Converter:
