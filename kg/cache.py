@@ -69,17 +69,46 @@ def user_secret() -> bytes | None:
             pass
         except OSError:
             return None
-        try:
-            path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        except FileExistsError:
-            continue  # another process made it first: read theirs
-        except OSError:
-            return None
-        with os.fdopen(fd, "wb") as out:
-            out.write(secret := os.urandom(DIGEST))
-        return secret
+        made = _new_secret(path)
+        if made is not None:
+            return made
     return None
+
+
+def _new_secret(path: Path) -> bytes | None:
+    """A new secret at `path`, which appears there whole: written to a file of its own
+    first, then linked to `path` (never replacing one), so that a process starting at
+    the same moment never reads it empty (it used to: that process then ran without a
+    cache). None when another process made it first (read theirs) or none can be kept."""
+    secret = os.urandom(DIGEST)
+    try:
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        draft = path.with_name(f".secret-{os.getpid()}-{secret[:4].hex()}")
+        fd = os.open(draft, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+    except OSError:
+        return None
+    try:
+        with os.fdopen(fd, "wb") as out:
+            out.write(secret)
+        os.link(draft, path, follow_symlinks=False)
+    except FileExistsError:  # another process made it first
+        return None
+    except OSError:  # no hard links here: written in place, as before
+        return _written_in_place(path, secret)
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(draft)
+    return secret
+
+
+def _written_in_place(path: Path, secret: bytes) -> bytes | None:
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+    except OSError:
+        return None
+    with os.fdopen(fd, "wb") as out:
+        out.write(secret)
+    return secret
 
 
 class SignedCache:

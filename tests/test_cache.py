@@ -1,0 +1,48 @@
+"""kg/cache.py: the user's signing secret, made once, whole, by whichever process is first."""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import stat
+
+from kg import cache
+
+
+def _secret_after(barrier, folder: str, out) -> None:  # in a forked process
+    os.environ["XDG_CACHE_HOME"] = folder
+    os.environ.pop("KG_CACHE_SECRET", None)
+    barrier.wait()
+    out.put(cache.user_secret())
+
+
+def test_processes_starting_together_all_get_the_one_whole_secret(tmp_path) -> None:
+    """Before, the first process created the file and then wrote it: one starting at the
+    same moment read it empty and ran without a cache (tests flaked on it)."""
+    fork = multiprocessing.get_context("fork")
+    many = 8
+    for round_ in range(3):
+        folder = tmp_path / f"home{round_}"
+        barrier, out = fork.Barrier(many), fork.Queue()
+        workers = [
+            fork.Process(target=_secret_after, args=(barrier, str(folder), out))
+            for _ in range(many)
+        ]
+        for w in workers:
+            w.start()
+        found = [out.get(timeout=30) for _ in workers]
+        for w in workers:
+            w.join(timeout=30)
+        path = folder / "kg" / "secret"
+        assert all(s is not None and len(s) >= cache.DIGEST for s in found), found
+        assert set(found) == {path.read_bytes()}
+        assert stat.S_IMODE(path.stat().st_mode) == 0o600
+        assert sorted(p.name for p in path.parent.iterdir()) == ["secret"]  # no drafts left
+
+
+def test_a_secret_made_earlier_is_read_not_replaced(tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    monkeypatch.delenv("KG_CACHE_SECRET", raising=False)
+    first = cache.user_secret()
+    assert first is not None
+    assert cache.user_secret() == first == (tmp_path / "kg" / "secret").read_bytes()
