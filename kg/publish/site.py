@@ -574,10 +574,12 @@ class SiteBuilder:
     @cached_property
     def _kg_person_page(self) -> bool:
         """Whether the person page's templates are kg's files (`kg.publish.personpage`)."""
-        return all(
-            is_kg_template(self.env.get_template(name), name)
-            for name in ("person.html.j2", "base.html.j2")
-        )
+        return self._kg_templates("person.html.j2", "base.html.j2")
+
+    def _kg_templates(self, *names: str) -> bool:
+        """Whether the environment loads kg's own file for each of `names` (a page they
+        render may take its Python twin, decision 0065)."""
+        return all(is_kg_template(self.env.get_template(name), name) for name in names)
 
     def publication_page(self, pub: PublicationEntity) -> str:
         view = self.publication_view(pub, None, "../")
@@ -614,10 +616,7 @@ class SiteBuilder:
     @cached_property
     def _kg_publication_page(self) -> bool:
         """Whether the publication page's templates are kg's files (`kg.publish.pubpage`)."""
-        return all(
-            is_kg_template(self.env.get_template(name), name)
-            for name in ("publication.html.j2", "base.html.j2")
-        )
+        return self._kg_templates("publication.html.j2", "base.html.j2")
 
     def member_groups(self, profiles: Sequence[Profile]) -> list[tuple[str, list[MemberView]]]:
         """The members by their place in the group (`lab_role`), each group by name."""
