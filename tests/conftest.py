@@ -57,6 +57,24 @@ def mini_build():
     return build_graph(load_config(MINI), cache=False)  # the fixture folder is not written
 
 
+@pytest.fixture(scope="session", autouse=True)
+def fixtures_stay_untouched():
+    """No test writes into tests/fixtures/mini (a cache or an output there would make every
+    later copy of it a warm project, and each copy slower): a test that builds the mini
+    project works on `mini_copy`. Checked when each test process ends."""
+    before = {p.name for p in MINI.iterdir()}
+    yield
+    after = {p.name for p in MINI.iterdir()}
+    assert after == before, f"a test wrote {sorted(after - before)} into {MINI}"
+
+
+def mini_copy(parent: Path) -> Path:
+    """A writable copy of the mini fixture project in `parent` (made)."""
+    target = parent / "mini"
+    shutil.copytree(MINI, target)
+    return target
+
+
 @pytest.fixture(scope="session")
 def chromium():
     """One headless Chromium for every browser test of the run (a launch costs seconds)."""

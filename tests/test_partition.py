@@ -30,7 +30,7 @@ from kg.validate.shacl import validate, validate_in_parts
 @pytest.fixture(scope="module")
 def mini():
     config = load_config(MINI)
-    return config, build_graph(config)[1]
+    return config, build_graph(config, cache=False)[1]  # the fixture folder is not written
 
 
 @pytest.fixture

@@ -7,7 +7,7 @@ import socket
 import subprocess
 
 import pytest
-from conftest import MINI, REPO, write
+from conftest import MINI, REPO, mini_copy, write
 from rdflib import Graph
 
 from kg.cli import main
@@ -114,7 +114,7 @@ def test_every_jsonld_we_emit_parses_without_network(no_network, private_project
 
 
 def test_building_and_validating_never_touches_the_network(no_network, tmp_path):
-    build(load_config(MINI), out=tmp_path / "dist")
+    build(load_config(mini_copy(tmp_path)), out=tmp_path / "dist")
     assert (tmp_path / "dist" / "graph.jsonld").is_file()
 
 

@@ -16,7 +16,7 @@ import time
 import urllib.parse
 
 import pytest
-from conftest import MINI
+from conftest import mini_copy
 from test_serve import Client, running
 
 from kg.config import load_config
@@ -37,8 +37,9 @@ def _blowup() -> str:
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
-    out = tmp_path_factory.mktemp("hostile") / "dist"
-    config = dataclasses.replace(load_config(MINI), out=str(out))
+    where = tmp_path_factory.mktemp("hostile")
+    out = where / "dist"
+    config = dataclasses.replace(load_config(mini_copy(where)), out=str(out))
     live = open_live(config, lambda _: None, rebuild=True, limits=LIMITS, http=HTTP)
     with running(app_for(config, live, False, lambda _: None)) as url:
         yield url, live

@@ -10,7 +10,7 @@ import re
 import urllib.parse
 
 import pytest
-from conftest import MINI
+from conftest import mini_copy
 from conneg_cases import CONNEG_CASES, MEDIA
 from rdflib import Graph, URIRef
 from test_serve import Client, running
@@ -23,8 +23,9 @@ BASE = "https://kg.example.org/"
 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory):
-    out = tmp_path_factory.mktemp("interop") / "dist"
-    config = dataclasses.replace(load_config(MINI), out=str(out))
+    where = tmp_path_factory.mktemp("interop")
+    out = where / "dist"
+    config = dataclasses.replace(load_config(mini_copy(where)), out=str(out))
     live = open_live(config, lambda _: None, rebuild=True)
     with running(app_for(config, live, False, lambda _: None)) as url:
         yield url, out

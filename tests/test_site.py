@@ -10,7 +10,7 @@ from pathlib import Path
 import html5lib
 import pytest
 from browser import serve, visitor
-from conftest import MINI, REPO, VOCAB, write
+from conftest import MINI, REPO, VOCAB, mini_copy, write
 from rdflib import Graph, Literal, URIRef
 
 from kg.cli import main
@@ -52,8 +52,9 @@ def expand_offline(document: dict) -> Graph:
 
 @pytest.fixture(scope="module", params=["seeds", "mini"])
 def built(request, tmp_path_factory):
-    root = REPO if request.param == "seeds" else MINI
-    out = tmp_path_factory.mktemp(request.param) / "dist"
+    where = tmp_path_factory.mktemp(request.param)
+    root = REPO if request.param == "seeds" else mini_copy(where)
+    out = where / "dist"
     result = build(load_config(root), out=out)
     return request.param, out, Graph().parse(out / "graph.nt", format="nt"), result
 
@@ -316,7 +317,7 @@ def test_embed_snippet_is_in_the_graph_and_its_works_are_linked_from_the_downloa
     links every work the snippet lists (by IRI: decision 0027's lean person files)."""
     name, out, _, result = built
     whole = set(Graph().parse(out / "graph.nt", format="nt"))
-    config = load_config(REPO if name == "seeds" else MINI)
+    config = load_config(REPO if name == "seeds" else out.parent / "mini")
     for profile in result.resolution.dataset.profiles:
         # the snippet's ProfilePage is the person's homepage (where it is pasted), which
         # stands for kg's profile page of the person

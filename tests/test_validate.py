@@ -196,7 +196,7 @@ def config():
 
 @pytest.fixture(scope="module")
 def mini(config):
-    return build_graph(config)[1]
+    return build_graph(config, cache=False)[1]  # the fixture folder is not written
 
 
 def test_every_constraint_has_a_case(config):
