@@ -199,7 +199,7 @@ def render_parts(
     state = _make_state(config, resolution, graph, cache, previous, staging, table)
     tasks = list(_tasks(resolution, len(state.things)))
     used: set[str] = set()
-    pool = _pool(state, jobs)
+    pool = _pool(state.reached, jobs)
     packing = _packing(state)
     made = Spool(staging)  # what the parts made for the cache: read back after the render
     try:
@@ -233,13 +233,12 @@ FORGET_EVERY = 8  # tasks: a process empties its memos this often (decision 0067
 ALONE_UP_TO = 500  # items an edit reaches: up to this many, the render forks no worker (0069)
 
 
-def _pool(state: _State, jobs: int | Pool) -> Pool:
-    """The pool; after an edit that reaches at most `ALONE_UP_TO` items, this process
+def _pool(reached: Reached | None, jobs: int | Pool) -> Pool:
+    """The pool; after an edit that `reached` at most `ALONE_UP_TO` items, this process
     alone (decision 0069): a forked worker counts every page of this process again,
     which after an edit also holds what the kept states left, for a few seconds of
     work that is mostly linking kept files."""
     pool = as_pool(jobs)
-    reached = state.reached
     if isinstance(pool, ForkPool) and reached is not None and len(reached.items) <= ALONE_UP_TO:
         return as_pool(1)
     return pool
@@ -253,7 +252,7 @@ def _results(
     own before the workers fork (decision 0069): their transient texts (hundreds of MB
     for a profile listing thousands of works) leave with the child, instead of staying
     in this process's peak, counted beside the workers', and in its arenas after."""
-    alone = _alone(pool, state, tasks, heavy)
+    alone = _alone(pool, tasks, heavy)
     early = {i: in_child(partial(render_task, state, tasks[i])) for i in alone}
     rest = [i for i in range(len(tasks)) if i not in early]
     here = frozenset(n for n, i in enumerate(rest) if i in heavy)
@@ -267,7 +266,7 @@ def _results(
             close()  # the workers are stopped now, not when collected
 
 
-def _alone(pool: Pool, state: _State, tasks: list[Task], heavy: frozenset[int]) -> list[int]:
+def _alone(pool: Pool, tasks: list[Task], heavy: frozenset[int]) -> list[int]:
     """The heavy tasks of people that run in children of their own (`_results`): with
     more than one forked process only (with one, a child would count this process twice)."""
     if not isinstance(pool, ForkPool) or pool.jobs <= 1:
