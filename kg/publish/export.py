@@ -770,6 +770,7 @@ def write_outputs(
     files: Part | Iterable[Part] | Callable[[Path], Iterable[Part]],
     manifest: Path | None = None,
     inside: Path | None = None,
+    previous: Previous | None = None,
 ) -> list[str]:
     """Write `files` (relative path -> text), or a stream of such parts, as the new
     content of `out_dir`, atomically (`kg.publish.outdir`: complete old or complete new tree,
@@ -784,7 +785,9 @@ def write_outputs(
 
     `files` may also be a function of the staging folder that gives the parts: the
     renderer's workers then write their files there themselves (`write_part`) and the
-    parts carry only their stamps (`Written`).
+    parts carry only their stamps (`Written`). `previous`: the tree being replaced as
+    the caller read it (`previous_tree`) for the parts it made: not read again (after
+    an edit, the stamps of every file, decision 0069).
     """
 
     def fill(staging: Path) -> list[str]:
@@ -793,7 +796,7 @@ def write_outputs(
             parts: Iterable[Part] = files(staging)
         else:
             parts = [files] if isinstance(files, Mapping) else files
-        writer = TreeWriter(staging, previous_tree(out_dir, manifest))
+        writer = TreeWriter(staging, previous or previous_tree(out_dir, manifest))
         names: list[str] = []
         for part in parts:
             writer.write(part)

@@ -88,7 +88,7 @@ from kg.publish.site import SiteBuilder, SiteSettings
 from kg.publish.subjectset import subject_layout
 from kg.resolve.identity import Resolution
 from kg.spool import Spool
-from kg.workers import Pool, as_pool, return_large_blocks
+from kg.workers import ForkPool, Pool, as_pool, in_child, return_large_blocks
 
 PEOPLE_PER_TASK = 50
 BLOCKS_FOLDER = ".kg-blocks"  # the block table's files in the staging folder, removed after
@@ -199,7 +199,7 @@ def render_parts(
     state = _make_state(config, resolution, graph, cache, previous, staging, table)
     tasks = list(_tasks(resolution, len(state.things)))
     used: set[str] = set()
-    pool = as_pool(jobs)
+    pool = _pool(state.reached, jobs)
     packing = _packing(state)
     made = Spool(staging)  # what the parts made for the cache: read back after the render
     try:
@@ -208,7 +208,7 @@ def render_parts(
             state.blocks.forget_terms()  # before the render workers fork (decision 0047)
             heavy = _heavy(tasks, state)
             state.heavy = frozenset(tasks[i] for i in heavy)
-            results = pool.map(render_task, state, tasks, heavy)
+            results = _results(pool, state, tasks, heavy)
             for done, (part, keys, pickled) in enumerate(results, start=1):
                 yield part
                 used.update(keys)
@@ -230,6 +230,50 @@ def render_parts(
 
 
 FORGET_EVERY = 8  # tasks: a process empties its memos this often (decision 0067)
+ALONE_UP_TO = 500  # items an edit reaches: up to this many, the render forks no worker (0069)
+
+
+def _pool(reached: Reached | None, jobs: int | Pool) -> Pool:
+    """The pool; after an edit that `reached` at most `ALONE_UP_TO` items, this process
+    alone (decision 0069): a forked worker counts every page of this process again,
+    which after an edit also holds what the kept states left, for a few seconds of
+    work that is mostly linking kept files."""
+    pool = as_pool(jobs)
+    if isinstance(pool, ForkPool) and reached is not None and len(reached.items) <= ALONE_UP_TO:
+        return as_pool(1)
+    return pool
+
+
+def _results(
+    pool: Pool, state: _State, tasks: list[Task], heavy: frozenset[int]
+) -> Iterator[tuple[Files, list[str], bytes]]:
+    """`render_task` of every task, in order. With forked workers, the tasks of the
+    profiles with the most publications run first, each in a short-lived child of its
+    own before the workers fork (decision 0069): their transient texts (hundreds of MB
+    for a profile listing thousands of works) leave with the child, instead of staying
+    in this process's peak, counted beside the workers', and in its arenas after."""
+    alone = _alone(pool, tasks, heavy)
+    early = {i: in_child(partial(render_task, state, tasks[i])) for i in alone}
+    rest = [i for i in range(len(tasks)) if i not in early]
+    here = frozenset(n for n, i in enumerate(rest) if i in heavy)
+    found = iter(pool.map(render_task, state, [tasks[i] for i in rest], here))
+    try:
+        for i in range(len(tasks)):
+            yield early.pop(i) if i in early else next(found)
+    finally:
+        close = getattr(found, "close", None)
+        if close is not None:
+            close()  # the workers are stopped now, not when collected
+
+
+def _alone(pool: Pool, tasks: list[Task], heavy: frozenset[int]) -> list[int]:
+    """The heavy tasks of people that run in children of their own (`_results`): with
+    more than one forked process only (with one, a child would count this process twice)."""
+    if not isinstance(pool, ForkPool) or pool.jobs <= 1:
+        return []
+    return sorted(i for i in heavy if tasks[i][0] == "people")
+
+
 HEAVY_PEOPLE = 3  # the profiles with the most publications whose tasks one process runs
 HEAVY_THINGS = 3  # the things' tasks most linked into, likewise (decision 0054)
 
