@@ -1,6 +1,6 @@
 """The render's state in proportion to the change (decision 0057), driven by a `Change`
 made by an oracle: a full diff of the two builds' subject tables and of their records'
-pickles, plus names that did not change (a superset is legal). After each edit the
+digests, plus names that did not change (a superset is legal). After each edit the
 build gives a cold build's bytes, and it took the proportional paths: the kept table
 patched, the records kept, the dirty items and the dump from the table's edits. A
 Change from another token is the whole work, with the same bytes. Without the oracle,
@@ -8,7 +8,6 @@ the front end's own Change (decision 0056) drives the same paths."""
 
 from __future__ import annotations
 
-import pickle
 import shutil
 from pathlib import Path
 
@@ -30,6 +29,7 @@ from kg.config import load_config
 from kg.graph import delta
 from kg.graph.delta import changed, table
 from kg.publish import fingerprint, olddump, render
+from kg.publish.fingerprint import record_digest
 from kg.resolve.identity import Resolution
 
 
@@ -75,7 +75,7 @@ class Oracle:
 
 
 def _pickles(r: Resolution) -> dict[str, bytes]:
-    return {k: pickle.dumps(p) for k, p in r.publications.items()}
+    return {k: record_digest(p) for k, p in r.publications.items()}
 
 
 class Spies:
@@ -211,4 +211,4 @@ def test_kept_record_digests_equal_a_whole_run_after_each_edit(tmp_path) -> None
 
 
 def _profile_pickles(r: Resolution) -> dict[str, bytes]:
-    return {p.slug: pickle.dumps(p) for p in r.dataset.profiles}
+    return {p.slug: record_digest(p) for p in r.dataset.profiles}

@@ -399,7 +399,7 @@ class Fingerprints:
                     records.get(record_atom("profile", person), _NONE),
                 )
             ]
-            record = records.get(record_atom("publication", pub.key)) or _pickled(pub)
+            record = records.get(record_atom("publication", pub.key)) or record_digest(pub)
             key = self.citation_keys.get(pub.key, "").encode()
             read = [record_atom("publication", pub.key), record_atom("cite", pub.key)]
             read += [record_atom(kind, p) for p in people for kind in ("name", "profile")]
@@ -480,7 +480,7 @@ def settings_digest(c: Config, r: Resolution) -> str:
         repr((c.title, c.description, c.sparql_endpoint, c.license, c.site)),
         *_logo(c),
         *(part for f in files if f.is_file() for part in (str(f), f.read_bytes())),
-        _pickled((d.organizations, d.venues, d.people)),
+        record_digest((d.organizations, d.venues, d.people)),
     )
 
 
@@ -549,8 +549,8 @@ def _record_digests(r: Resolution, kept: KeptRecords | None = None) -> dict[str,
     records the change does not name keep their digests (the others are texts: made)."""
     found = _kept_pickles(r, kept) if kept is not None else None
     if found is None:
-        found = {record_atom("publication", k): _pickled(p) for k, p in r.publications.items()}
-        found.update((record_atom("profile", p.slug), _pickled(p)) for p in r.dataset.profiles)
+        found = {record_atom("publication", k): record_digest(p) for k, p in r.publications.items()}
+        found.update((record_atom("profile", p.slug), record_digest(p)) for p in r.dataset.profiles)
     for key, person in r.persons.items():
         found[record_atom("name", key)] = _text_digest(person.name)
     refs: dict[str, list[str]] = {}
@@ -573,12 +573,12 @@ def _kept_pickles(r: Resolution, kept: KeptRecords) -> dict[str, bytes] | None:
         pub = r.publications.get(key)
         found.pop(record_atom("publication", key), None)
         if pub is not None:
-            found[record_atom("publication", key)] = _pickled(pub)
+            found[record_atom("publication", key)] = record_digest(pub)
     by_slug = {p.slug: p for p in r.dataset.profiles} if change.profiles else {}
     for slug in change.profiles:
         found.pop(record_atom("profile", slug), None)
         if slug in by_slug:
-            found[record_atom("profile", slug)] = _pickled(by_slug[slug])
+            found[record_atom("profile", slug)] = record_digest(by_slug[slug])
     return found
 
 
@@ -586,11 +586,24 @@ def _text_digest(text: str) -> bytes:
     return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
 
 
-def _pickled(value: object) -> bytes:
-    """A digest of a record's pickle: equal records give equal digests (a record made
-    another way may pickle differently, which only costs a render)."""
-    data = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
-    return hashlib.blake2b(data, digest_size=16).digest()
+def record_digest(value: object) -> bytes:
+    """A digest of a record's pickle, written without the pickler's memo: equal records
+    give equal digests however they were made. (With the memo, a string shared by two
+    fields is written once and referred to after; a record resolved again from kept
+    states holds equal strings that are not shared, and pickled to other bytes: a
+    render for nothing, decided by the hash seed.) Records hold no cycles."""
+    hasher = hashlib.blake2b(digest_size=16)
+    pickler = pickle.Pickler(_Hashing(hasher), protocol=pickle.HIGHEST_PROTOCOL)
+    pickler.fast = True  # no memo: a shared object is written each time it appears
+    pickler.dump(value)
+    return hasher.digest()
+
+
+class _Hashing:
+    """A file that hashes what is written to it."""
+
+    def __init__(self, hasher: hashlib.blake2b) -> None:
+        self.write = hasher.update
 
 
 def _logo(config: Config) -> list[bytes]:
