@@ -66,3 +66,14 @@ def test_a_big_pickle_is_unpickled_with_the_collector_paused_then_moved_to_its_o
     small = pickle.dumps([["x"]])
     made = cache.unpickled(small)
     assert made == [["x"]] and id(made) in {id(x) for x in gc.get_objects(0)}
+
+
+def test_a_big_unpickle_in_a_frozen_process_leaves_its_frozen_objects_frozen():
+    payload = pickle.dumps([[str(i)] for i in range(120_000)], protocol=pickle.HIGHEST_PROTOCOL)
+    gc.freeze()  # as a forked worker starts (kg.workers._start_frozen)
+    try:
+        frozen = gc.get_freeze_count()
+        found = cache.unpickled(payload)
+        assert gc.get_freeze_count() >= frozen + len(found)  # the inherited ones, and these
+    finally:
+        gc.unfreeze()
