@@ -434,7 +434,7 @@ def _build(
 
     # --out (or an absolute `out` set through the API) may name any folder; kg.toml's may not
     inside = None if out or Path(config.out).is_absolute() else config.root
-    files = write_outputs(out_dir, parts, manifest, inside, previous)  # read once (0069)
+    files = write_outputs(out_dir, parts, manifest, inside, previous)  # read once (0068)
     if cache and out is None:  # the project's own output: kg query and kg serve open it
         from kg.query.persist import save_built_store
 

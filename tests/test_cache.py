@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import gc
 import multiprocessing
 import os
+import pickle
 import stat
 
 from kg import cache
@@ -46,3 +48,32 @@ def test_a_secret_made_earlier_is_read_not_replaced(tmp_path, monkeypatch) -> No
     first = cache.user_secret()
     assert first is not None
     assert cache.user_secret() == first == (tmp_path / "kg" / "secret").read_bytes()
+
+
+def test_a_big_pickle_is_unpickled_with_the_collector_paused_then_moved_to_its_oldest_generation():
+    value = [[str(i)] for i in range(120_000)]
+    payload = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+    assert len(payload) >= cache.BIG_PICKLE
+    found = cache.unpickled(payload)
+    assert found == value and gc.isenabled()
+    young = {id(x) for generation in (0, 1) for x in gc.get_objects(generation)}
+    assert id(found[-1]) not in young  # not walked again by the young collections
+    gc.disable()
+    try:
+        assert cache.unpickled(payload) == value and not gc.isenabled()  # left as it was
+    finally:
+        gc.enable()
+    small = pickle.dumps([["x"]])
+    made = cache.unpickled(small)
+    assert made == [["x"]] and id(made) in {id(x) for x in gc.get_objects(0)}
+
+
+def test_a_big_unpickle_in_a_frozen_process_leaves_its_frozen_objects_frozen():
+    payload = pickle.dumps([[str(i)] for i in range(120_000)], protocol=pickle.HIGHEST_PROTOCOL)
+    gc.freeze()  # as a forked worker starts (kg.workers._start_frozen)
+    try:
+        frozen = gc.get_freeze_count()
+        found = cache.unpickled(payload)
+        assert gc.get_freeze_count() >= frozen + len(found)  # the inherited ones, and these
+    finally:
+        gc.unfreeze()

@@ -9,6 +9,7 @@ from conftest import REPO
 from rdflib import Graph, URIRef
 from rdflib.compare import graph_diff, isomorphic, to_isomorphic
 
+from kg.cache import digest
 from kg.config import load_config
 from kg.errors import ProjectError
 from kg.graph.namespaces import VOID
@@ -18,6 +19,7 @@ from kg.publish.export import (
     NodeBlocks,
     owned_nodes,
     person_subset,
+    previous_tree,
     to_jsonld,
     to_jsonld_document,
     to_turtle,
@@ -166,6 +168,24 @@ def test_equal_texts_from_different_strings_are_separate_files(tmp_path):
     assert (out / "a.ttl").stat().st_ino == (out / "c.ttl").stat().st_ino
     assert (out / "b.ttl").stat().st_ino != (out / "a.ttl").stat().st_ino
     assert {p.read_text() for p in out.glob("*.ttl")} == {"same\n"}
+
+
+def test_the_previous_tree_the_caller_read_is_not_read_again_while_it_is_shown(tmp_path):
+    out, manifest = tmp_path / "dist", tmp_path / "outputs" / digest("dist")
+    write_outputs(out, {"a.ttl": "a\n", "b.ttl": "b\n"}, manifest)
+    known = previous_tree(out, manifest)
+    assert known is not None and known[0] == out.resolve()
+    kept = (out / "a.ttl").stat().st_ino
+    for entry in manifest.parent.rglob("*"):  # only `known` says what the tree holds now
+        if entry.is_file():
+            entry.unlink()
+    write_outputs(out, {"a.ttl": "a\n", "b.ttl": "B\n"}, manifest, known=known)
+    assert (out / "a.ttl").stat().st_ino == kept  # linked by `known`'s stamps
+    assert (out / "b.ttl").read_text() == "B\n"
+    shown = previous_tree(out, manifest)
+    assert shown is not None and shown[0] != known[0]
+    write_outputs(out, {"a.ttl": "a\n", "b.ttl": "B\n"}, manifest, known=known)  # stale
+    assert {p.name: p.read_text() for p in out.glob("*.ttl")} == {"a.ttl": "a\n", "b.ttl": "B\n"}
 
 
 def test_void_description_counts_the_graph(built):

@@ -49,7 +49,7 @@ from typing import Any
 from rdflib import URIRef
 
 from kg import scheme
-from kg.cache import SignedCache, digest, package_digest
+from kg.cache import SignedCache, digest, package_digest, paused_collector
 from kg.change import Change
 from kg.graph import kept as graphs
 from kg.graph.mapping import (
@@ -279,7 +279,7 @@ def _in_full(shelf: Shelf, m: Any, given: Inputs, units: Units) -> tuple[Mapped,
     """A full map (before drop_unused) with each unit's emission, kept as the base of
     the kept graph (kg.graph.kept)."""
     emissions: Emissions = {}
-    with graphs.paused_collector():
+    with paused_collector():
         full = map_graph(m.r, given.base, m=m, units=units, emissions=emissions)
         base = graphs.base_of(token(given), full, emissions, m.repeated, m.shared)
         shelf.keeper.write(base, full.triples, emissions)

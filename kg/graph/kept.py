@@ -21,18 +21,16 @@ in full. Nothing is read through a link or unsigned: entries are the parse cache
 from __future__ import annotations
 
 import copyreg
-import gc
 import io
 import pickle
 import zlib
 from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 
 from rdflib import URIRef
 from rdflib.term import Node
 
-from kg.cache import SignedCache, digest
+from kg.cache import SignedCache, digest, unpickled
 from kg.graph.mapping import Emissions, Mapped
 from kg.graph.triples import Triples
 from kg.model import Source
@@ -57,21 +55,6 @@ class Base:
     counts: dict[Triple, int]  # a triple emitted more than once -> how often
     setters: dict[URIRef, tuple[Call, ...]]  # a subject whose source is set more than once
     forced: frozenset[URIRef]  # the subjects whose source a people registry entry sets
-
-
-@contextmanager
-def paused_collector() -> Iterator[None]:
-    """The cyclic collector paused while millions of acyclic tuples are made, then
-    those moved to its oldest generation (as kg.ingest.snapshot does)."""
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.freeze()
-        gc.unfreeze()
-        if was:
-            gc.enable()
 
 
 def _uri(text: str) -> URIRef:
@@ -99,7 +82,7 @@ def dumps(value: object) -> bytes:
 
 def _loaded(value: object) -> object | None:
     """The value of an entry `dumps` made (None: not such an entry)."""
-    return pickle.loads(value) if isinstance(value, bytes) else None
+    return unpickled(value) if isinstance(value, bytes) else None
 
 
 class Keeper:

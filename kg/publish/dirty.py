@@ -58,7 +58,7 @@ from typing import Any, NamedTuple
 from rdflib import URIRef
 from rdflib.term import Node
 
-from kg.cache import SignedCache, digest
+from kg.cache import SignedCache, digest, unpickled
 from kg.graph.delta import subject_node
 from kg.graph.ntriples import nt_object
 from kg.graph.triples import Triples
@@ -628,7 +628,7 @@ def _unpacked(found: object) -> object:
     if not isinstance(found, bytes):
         return None
     try:
-        return pickle.loads(zlib.decompress(found))
+        return unpickled(zlib.decompress(found))  # the collector paused: a big state
     except (zlib.error, pickle.UnpicklingError, EOFError, AttributeError, TypeError):
         return None
 
