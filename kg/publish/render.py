@@ -141,9 +141,11 @@ def _ntriples_dump(
     build's digest `table` and the `old` dump, unchanged chunks copied from it."""
     made = table.table if table is not None else None
     if staging is None:
+        if old is not None:
+            old.close()
         return SubjectChunks(graph, None, made), None
     kind = scheme.file_path(DUMP, NTRIPLES.ext)
-    make = partial(SubjectChunks, graph, table=made, old=old)
+    make = partial(SubjectChunks, graph, table=made, old=old, kept=table and table.chunks)
     try:
         stamps, chunks = write_dump(staging, (kind, f"site/{kind}"), make, _chunks_digest)
     finally:
@@ -353,7 +355,11 @@ def _previous_items(
 def _old_dump(
     before: DirtyState | None, previous: Previous | None, table: KeptTable | None
 ) -> PreviousDump | None:
-    """The previous tree's N-Triples dump, to copy unchanged chunks from (decision 0049)."""
+    """The previous tree's N-Triples dump, to copy unchanged chunks from (decision 0049);
+    the chunks the build's digest walk kept, when it walked the whole graph (0071)."""
+    chunks = table.chunks if table is not None else None
+    if chunks is not None:
+        return PreviousDump.of_chunks(chunks)
     if before is None or previous is None or not before.dump or table is None:
         return None
     if table.edits is None or before.table != table.before:
