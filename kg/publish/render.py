@@ -19,6 +19,7 @@ from array import array
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from functools import partial
+from itertools import accumulate
 from pathlib import Path
 from typing import cast
 
@@ -131,6 +132,7 @@ class _State:
     heavy: frozenset[Task] = frozenset()  # the tasks after which a process empties its memos
     runs: int = 0  # the tasks this process ran (each process counts in its own copy)
     writer: TreeWriter | None = None  # the task's writer of kept files (`_unreached`)
+    at: array | None = None  # each row's chunk's place in the N-Triples dump (0071)
 
 
 def _ntriples_dump(
@@ -330,6 +332,7 @@ def _make_state(
         before=before if reached is not None else None,
         reached=reached,
         after=after,
+        at=layout.at,
     )
 
 
@@ -466,7 +469,19 @@ def _block_table(state: _State, pool: Pool, used: set[str]) -> BlockTable:
         state.kept = keys  # the files to keep in .kg-cache/blocks
     prefixes = [prefix for _, prefix in state.blocks.turtle_terms.order]
     starts = [start for _, start, _ in ranges]
-    return BlockTable(subjects, made, prefixes, starts, state.table_fd)
+    table = BlockTable(subjects, made, prefixes, starts, state.table_fd)
+    _read_dump(state, table)
+    return table
+
+
+def _read_dump(state: _State, table: BlockTable) -> None:
+    """Let the files take the N-Triples of the nodes they hold whole from the dump
+    written into the staging folder (decision 0071), opened before the workers fork."""
+    rel = scheme.file_path(DUMP, NTRIPLES.ext)
+    if state.staging is None or state.ntriples is None or state.at is None:
+        return
+    fd = os.open(state.staging / rel, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    table.read_ntriples(fd, state.at, array("Q", accumulate(state.chunks.sizes, initial=0)))
 
 
 def _table_folder(state: _State) -> None:
@@ -526,6 +541,9 @@ def _drop_table(state: _State) -> None:
     a build that made them all), or remove the staging folder's table."""
     if isinstance(state.blocks.table, BlockTable):
         state.blocks.table.close()
+        if state.blocks.table.nt_dump is not None:
+            os.close(state.blocks.table.nt_dump[0])
+            state.blocks.table.nt_dump = None
     if state.table_fd is not None:
         if state.kept:
             prune_kept(state.table_fd, state.kept)
