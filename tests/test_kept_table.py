@@ -203,3 +203,19 @@ def test_a_whole_walk_keeps_the_dumps_chunks_and_a_patch_none(tmp_path) -> None:
     os.close(fd)
     change = Change(first.token, "t2", subjects=frozenset({f"<{EX}p3>"}))
     assert kept_table(graph, cache, change, SCHEMES).chunks is None
+
+
+def test_chunks_a_file_cannot_take_are_given_up(tmp_path, monkeypatch) -> None:
+    """A temporary file that refuses the chunks (no room), or none at all: the walk
+    digests the same and keeps no chunks (the dump formats them again)."""
+    from kg.graph import delta
+
+    refusing = lambda: open(os.devnull, "rb")  # noqa: E731, SIM115 (a write fails: EBADF)
+    for made in (refusing, _no_temporary_folder):
+        monkeypatch.setattr(delta.tempfile, "TemporaryFile", made)
+        found = kept_table(_graph(), _cache(tmp_path), None, SCHEMES)
+        assert found.chunks is None and found.table.digests == table(_graph()).digests
+
+
+def _no_temporary_folder() -> object:
+    raise FileNotFoundError(2, "No usable temporary directory found")

@@ -71,11 +71,15 @@ class Chunks:
         self.order = order  # the subjects, sorted by their texts
         self.texts = texts
         self.sizes = array("Q")  # each chunk's size in bytes, in that order
-        file = tempfile.TemporaryFile()  # noqa: SIM115 (an unnamed file: nothing to follow)
-        self.fd: int | None = os.dup(file.fileno())
-        file.close()
         self._pending: list[bytes] = []
         self._size = 0
+        self.fd: int | None = None
+        try:
+            file = tempfile.TemporaryFile()  # noqa: SIM115 (an unnamed file: nothing to follow)
+        except OSError:  # no temporary folder to write in: the dump formats its chunks
+            return
+        self.fd = os.dup(file.fileno())
+        file.close()
 
     def add(self, chunk: bytes) -> None:
         self.sizes.append(len(chunk))
@@ -85,11 +89,17 @@ class Chunks:
             self.flush()
 
     def flush(self) -> None:
-        assert self.fd is not None
-        view = memoryview(b"".join(self._pending))
-        while view:
-            view = view[os.write(self.fd, view) :]
-        self._pending, self._size = [], 0
+        """Write what was gathered; a file that cannot take it (no room) is given up:
+        the dump formats the chunks again, as without it."""
+        pending, self._pending, self._size = self._pending, [], 0
+        if self.fd is None:
+            return
+        view = memoryview(b"".join(pending))
+        try:
+            while view:
+                view = view[os.write(self.fd, view) :]
+        except OSError:
+            self.close()
 
     def take(self) -> int | None:
         """The file's descriptor, now the caller's to close (None: taken already)."""
@@ -124,9 +134,9 @@ def table(graph: Triples) -> Table:
     return Table(digests, memo, tuple(memo))
 
 
-def kept_chunks(graph: Triples, memo: dict[Node, str]) -> tuple[Digests, Chunks]:
+def kept_chunks(graph: Triples, memo: dict[Node, str]) -> tuple[Digests, Chunks | None]:
     """`subject_digests`, walked in the order of the subjects' texts, each chunk
-    written to a `Chunks` file as it is digested."""
+    written to a `Chunks` file as it is digested (None: the file could not take them)."""
     term = memo_terms(memo)
     subjects = list(graph.subjects())
     for s in subjects:
@@ -144,7 +154,7 @@ def kept_chunks(graph: Triples, memo: dict[Node, str]) -> tuple[Digests, Chunks]
     except BaseException:
         chunks.close()
         raise
-    return found, chunks
+    return found, chunks if chunks.fd is not None else None
 
 
 def changed(before: Mapping[str, bytes], after: Mapping[str, bytes]) -> set[str]:
