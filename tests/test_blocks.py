@@ -3,8 +3,13 @@ formats each whole node once."""
 
 from __future__ import annotations
 
+import contextlib
 import os
+import tempfile
+from array import array
 from collections import Counter
+from collections.abc import Iterator
+from itertools import accumulate
 
 import pytest
 from conftest import MINI
@@ -17,7 +22,7 @@ from kg.graph.namespaces import FOAF, KG, RDF, SCHEMA, XSD
 from kg.graph.ntriples import to_ntriples
 from kg.graph.triples import Triples
 from kg.publish import export
-from kg.publish.blocks import dump_text, table_of
+from kg.publish.blocks import BlockTable, dump_text, table_of
 from kg.publish.export import (
     STUB_FACTS,
     NodeBlocks,
@@ -27,6 +32,8 @@ from kg.publish.export import (
     to_jsonld,
     to_turtle,
 )
+from kg.publish.fingerprint import SubjectChunks
+from kg.publish.subjectset import subject_layout
 
 # IRIs minted under each other (a person's nodes), blank nodes, an IRI spelled like a
 # compact IRI of a context prefix, literals of every kind the writers spell apart
@@ -103,20 +110,41 @@ def test_descriptions_in_one_pass_are_the_writers_texts(triples, owners, size):
     description whose nodes hold the later ones') are the texts each writer gives
     without the table, for every description one process writes in turn."""
     graph = Triples(triples)
-    blocks = NodeBlocks(graph, table_of(graph, size=size))
+    table = table_of(graph, size=size)
+    blocks = NodeBlocks(graph, table)
     blocks.collision_free = not colliding_prefixes(t for triple in graph for t in triple)
     seen: dict = {}  # the partial nodes of the first, which holds every later one's triples
-    for owned in [[n for found in owners for n in found], *owners]:
-        subset = described(graph, set(owned))
-        assert set(subset) == _plain_described(graph, set(owned)) and len(subset) == len(
-            set(subset)
+    with _reading_the_dump(graph, table):
+        for owned in [[n for found in owners for n in found], *owners]:
+            subset = described(graph, set(owned))
+            assert set(subset) == _plain_described(graph, set(owned)) and len(subset) == len(
+                set(subset)
+            )
+            texts = description_texts(subset, blocks, seen)
+            assert texts == {
+                "ttl": to_turtle(subset),
+                "jsonld": to_jsonld(subset),
+                "nt": to_ntriples(subset),
+            }
+
+
+@contextlib.contextmanager
+def _reading_the_dump(graph: Triples, table: BlockTable) -> Iterator[None]:
+    """The table reading whole nodes' N-Triples from the graph's sorted dump, in a file
+    (decision 0071); each subject's chunk read from it is its lines."""
+    chunks = SubjectChunks(graph)
+    layout = subject_layout(chunks.order, chunks.texts, "https://e.org/", chunks.under)
+    assert layout.at is not None and list(table.index) == layout.canonical
+    with tempfile.TemporaryFile() as dump:
+        dump.write(chunks.ntriples().encode())
+        dump.flush()
+        table.read_ntriples(
+            dump.fileno(), layout.at, array("Q", accumulate(chunks.sizes, initial=0))
         )
-        texts = description_texts(subset, blocks, seen)
-        assert texts == {
-            "ttl": to_turtle(subset),
-            "jsonld": to_jsonld(subset),
-            "nt": to_ntriples(subset),
-        }
+        for s in graph.subjects():
+            row = table.row(s, sum(map(len, graph.describe(s).values())))
+            assert row is not None and table.ntriples_at(row) == chunks.text[s]  # type: ignore[index]
+        yield
 
 
 def test_a_partial_node_seen_with_more_triples_is_formatted_again():

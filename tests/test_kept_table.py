@@ -5,11 +5,14 @@ superset the Change names; a wrong `before`, no subjects, or no Change is a whol
 
 from __future__ import annotations
 
+import os
+
 from rdflib import BNode, Literal, URIRef
 
 from kg.cache import SignedCache
 from kg.change import Change
 from kg.graph.delta import TABLE_KEY, changed, kept_table, table
+from kg.graph.ntriples import to_ntriples
 from kg.graph.triples import Triples
 
 EX = "http://x.example/"
@@ -177,3 +180,42 @@ class _Sink:
     def write(self, data: bytes) -> int:
         self.out += data
         return len(data)
+
+
+def test_a_whole_walk_keeps_the_dumps_chunks_and_a_patch_none(tmp_path) -> None:
+    """Decision 0071: a whole walk keeps each subject's chunk, in the order of the
+    subjects' texts, in a file that holds exactly the sorted N-Triples dump (what the
+    render copies instead of formatting again); a patched walk keeps none."""
+    cache = _cache(tmp_path)
+    graph = _graph()
+    first = kept_table(graph, cache, None, SCHEMES)
+    chunks = first.chunks
+    assert chunks is not None and chunks.fd is not None
+    assert (
+        chunks.texts == sorted(first.table.digests) == [first.table.memo[s] for s in chunks.order]
+    )
+    data = os.pread(chunks.fd, sum(chunks.sizes) + 1, 0)
+    assert data.decode() == to_ntriples(graph) and len(chunks.sizes) == len(chunks.texts)
+    whole = table(graph).digests
+    assert first.table.digests == whole
+    fd = chunks.take()  # the taker closes it; the table's object no longer does
+    assert fd is not None and chunks.take() is None
+    os.close(fd)
+    change = Change(first.token, "t2", subjects=frozenset({f"<{EX}p3>"}))
+    assert kept_table(graph, cache, change, SCHEMES).chunks is None
+
+
+def test_chunks_a_file_cannot_take_are_given_up(tmp_path, monkeypatch) -> None:
+    """A temporary file that refuses the chunks (no room), or none at all: the walk
+    digests the same and keeps no chunks (the dump formats them again)."""
+    from kg.graph import delta
+
+    refusing = lambda: open(os.devnull, "rb")  # noqa: E731, SIM115 (a write fails: EBADF)
+    for made in (refusing, _no_temporary_folder):
+        monkeypatch.setattr(delta.tempfile, "TemporaryFile", made)
+        found = kept_table(_graph(), _cache(tmp_path), None, SCHEMES)
+        assert found.chunks is None and found.table.digests == table(_graph()).digests
+
+
+def _no_temporary_folder() -> object:
+    raise FileNotFoundError(2, "No usable temporary directory found")

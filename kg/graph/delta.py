@@ -29,7 +29,9 @@ from __future__ import annotations
 
 import hashlib
 import os
+import tempfile
 import zlib
+from array import array
 from collections.abc import Collection, Iterable, Mapping
 from typing import NamedTuple
 
@@ -58,6 +60,64 @@ def subject_digests(graph: Triples, memo: dict[Node, str] | None = None) -> Dige
     return found
 
 
+class Chunks:
+    """Each subject's sorted N-Triples lines (its chunk), in the order of the subjects'
+    texts (the N-Triples dump's), kept in an unnamed temporary file as the digest walk
+    formatted them (decision 0071): the dump copies them instead of formatting every
+    subject again. `fd`: the file, closed by whoever takes it (`take`), else with this
+    object."""
+
+    def __init__(self, order: list[Node], texts: list[str]) -> None:
+        self.order = order  # the subjects, sorted by their texts
+        self.texts = texts
+        self.sizes = array("Q")  # each chunk's size in bytes, in that order
+        self._pending: list[bytes] = []
+        self._size = 0
+        self.fd: int | None = None
+        try:
+            file = tempfile.TemporaryFile()  # noqa: SIM115 (an unnamed file: nothing to follow)
+        except OSError:  # no temporary folder to write in: the dump formats its chunks
+            return
+        self.fd = os.dup(file.fileno())
+        file.close()
+
+    def add(self, chunk: bytes) -> None:
+        self.sizes.append(len(chunk))
+        self._pending.append(chunk)
+        self._size += len(chunk)
+        if self._size >= CHUNKS_BUFFER:
+            self.flush()
+
+    def flush(self) -> None:
+        """Write what was gathered; a file that cannot take it (no room) is given up:
+        the dump formats the chunks again, as without it."""
+        pending, self._pending, self._size = self._pending, [], 0
+        if self.fd is None:
+            return
+        view = memoryview(b"".join(pending))
+        try:
+            while view:
+                view = view[os.write(self.fd, view) :]
+        except OSError:
+            self.close()
+
+    def take(self) -> int | None:
+        """The file's descriptor, now the caller's to close (None: taken already)."""
+        fd, self.fd = self.fd, None
+        return fd
+
+    def close(self) -> None:
+        fd = self.take()
+        if fd is not None:
+            os.close(fd)
+
+    def __del__(self) -> None:  # not taken (a build that renders nothing): gone with it
+        self.close()
+
+
+CHUNKS_BUFFER = 1 << 20  # formatted bytes gathered before one write
+
+
 class Table(NamedTuple):
     """A graph's subject digests, every term's N-Triples text (`memo`: its users may
     add others) and the graph's own terms (the memo's keys after the walk)."""
@@ -72,6 +132,29 @@ def table(graph: Triples) -> Table:
     memo: dict[Node, str] = {}
     digests = subject_digests(graph, memo)
     return Table(digests, memo, tuple(memo))
+
+
+def kept_chunks(graph: Triples, memo: dict[Node, str]) -> tuple[Digests, Chunks | None]:
+    """`subject_digests`, walked in the order of the subjects' texts, each chunk
+    written to a `Chunks` file as it is digested (None: the file could not take them)."""
+    term = memo_terms(memo)
+    subjects = list(graph.subjects())
+    for s in subjects:
+        term(s)
+    order = sorted(subjects, key=memo.__getitem__)
+    chunks = Chunks(order, list(map(memo.__getitem__, order)))
+    blake2b = hashlib.blake2b
+    found: Digests = {}
+    try:
+        for s, head in zip(order, chunks.texts, strict=True):
+            block = subject_block(head, graph.describe(s), memo).encode()
+            found[head] = blake2b(block, digest_size=16).digest()
+            chunks.add(block)
+        chunks.flush()
+    except BaseException:
+        chunks.close()
+        raise
+    return found, chunks if chunks.fd is not None else None
 
 
 def changed(before: Mapping[str, bytes], after: Mapping[str, bytes]) -> set[str]:
@@ -95,7 +178,8 @@ class KeptTable(NamedTuple):
     `order`: the kept table's subjects, sorted (the order of the dump it was made with);
     `prefixes`: the prefixes of `schemes` some IRI of the graph starts with (what
     `kg.publish.export.colliding_prefixes` finds over every term); `change`: the front
-    end's, as given (for the table's users that keep state of their own)."""
+    end's, as given (for the table's users that keep state of their own); `chunks`: the
+    subjects' N-Triples chunks, kept by a walk of the whole graph (decision 0071)."""
 
     table: Table
     token: str
@@ -104,6 +188,7 @@ class KeptTable(NamedTuple):
     order: list[str]
     prefixes: frozenset[str]
     change: Change | None = None
+    chunks: Chunks | None = None
 
 
 class _Body(NamedTuple):
@@ -128,17 +213,20 @@ def kept_table(
     old = dict(zip(order, digests, strict=True)) if head is not None else None
     starts = tuple(f"{s}:" for s in schemes)
     edits: frozenset[str] | None
+    chunks = None
     if old is not None and head is not None and _follows(change, head[0]):
         subjects = change.subjects if change is not None else None
         made, edits = _patched(graph, old, subjects or frozenset(), colliding, starts)
     else:
-        made = table(graph)
+        memo: dict[Node, str] = {}
+        walked, chunks = kept_chunks(graph, memo)  # the dump's, formatted once (0071)
+        made = Table(walked, memo, tuple(memo))
         edits = frozenset(changed(old, made.digests)) if old is not None else None
         colliding = _colliding_whole(graph, made, starts)
     token = change.after if change is not None else os.urandom(16).hex()
     before = head[0] if head is not None else None
     prefixes = frozenset().union(*colliding.values())
-    found = KeptTable(made, token, before, edits, order, prefixes, change)
+    found = KeptTable(made, token, before, edits, order, prefixes, change, chunks)
     if cache is not None:
         _write(cache, found, colliding, head, edits)
     return found
@@ -268,7 +356,8 @@ def _write(
     key = head[1] if head is not None and edits is not None and not edits else ""
     if not key:
         key = digest("kg subject digest table body", kept.token)
-        order = sorted(kept.table.digests)
+        chunks = kept.chunks
+        order = chunks.texts if chunks is not None else sorted(kept.table.digests)
         texts = zlib.compress("\n".join(order).encode("utf-8", "surrogatepass"), 1)
         digests = kept.table.digests
         cache.put(key, _Body(texts, b"".join([digests[t] for t in order]), colliding))

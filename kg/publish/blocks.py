@@ -13,7 +13,8 @@ the dumps. Hence:
   copied at the byte level and never one string in memory;
 - a file that holds a node whole (every triple the graph has of it) takes the node's text
   from the table (`BlockTable.turtle`, `BlockTable.jsonld`, read by offset) and formats
-  only its partial nodes itself.
+  only its partial nodes itself; its N-Triples lines too (`BlockTable.ntriples_at`), from
+  the build's N-Triples dump, where the node's chunk is (decision 0071).
 
 The ranges are formatted by the render workers in parallel (`format_range`) and written
 to files in a folder kg made (given as a descriptor: files are named inside it, opened
@@ -273,9 +274,16 @@ class BlockTable:
         self.prefixes = prefixes  # the Turtle prefix of each bit of a block's mask
         self._used: dict[int, frozenset[str]] = {}
         self._fds: dict[str, int] = {}  # the range files open for reading (read with pread)
+        self.nt_dump: tuple[int, array, array] | None = None  # see `read_ntriples`
 
     def __getstate__(self) -> dict[str, Any]:  # (dask) the data, not this process's memos
-        return {**self.__dict__, "_used": {}, "_fds": {}, "folder": None}
+        return {**self.__dict__, "_used": {}, "_fds": {}, "folder": None, "nt_dump": None}
+
+    def read_ntriples(self, fd: int, at: array, starts: array) -> None:
+        """Take whole nodes' N-Triples from the build's N-Triples dump (decision 0071):
+        `fd`, open for reading (its owner closes it); the chunk of the table's subject i
+        is `starts[at[i]]` to `starts[at[i] + 1]`."""
+        self.nt_dump = fd, at, starts
 
     def close(self) -> None:
         """Close the files this process opened (a forked process shares them: pread)."""
@@ -292,6 +300,32 @@ class BlockTable:
         r = bisect.bisect_right(self.starts, i) - 1
         found = self.ranges[r], i - self.starts[r]
         return found if found[0].sizes[found[1]] == size else None
+
+    def row(self, s: Node, size: int) -> int | None:
+        """The row of `s`, when a file holding `size` of its triples holds it whole."""
+        i = self.index.get(s)
+        if i is None:
+            return None
+        r = bisect.bisect_right(self.starts, i) - 1
+        return i if self.ranges[r].sizes[i - self.starts[r]] == size else None
+
+    def texts_at(self, row: int) -> tuple[str, frozenset[str], str]:
+        """The Turtle block of the subject of `row`, the prefixes it uses, and its
+        JSON-LD node text."""
+        r = bisect.bisect_right(self.starts, row) - 1
+        found, i = self.ranges[r], row - self.starts[r]
+        ttl, json = self._read(TURTLE.ext, found, i), self._read(JSONLD.ext, found, i)
+        return ttl, self.used(found.masks[i]), json
+
+    def ntriples_at(self, row: int) -> str | None:
+        """The N-Triples chunk (sorted lines) of the subject of `row`, when the dump is
+        there to read it from (`read_ntriples`)."""
+        if self.nt_dump is None:
+            return None
+        fd, at, starts = self.nt_dump
+        place = at[row]
+        start = starts[place]
+        return os.pread(fd, starts[place + 1] - start, start).decode()
 
     def turtle(self, s: Node, size: int) -> tuple[str, frozenset[str]] | None:
         """The Turtle block of `s` and the prefixes it uses, when `size` is all of it."""

@@ -124,6 +124,12 @@ class BlockSource(Protocol):
 
     def jsonld(self, s: Node, size: int) -> str | None: ...
 
+    def row(self, s: Node, size: int) -> int | None: ...
+
+    def texts_at(self, row: int) -> tuple[str, AbstractSet[str], str]: ...
+
+    def ntriples_at(self, row: int) -> str | None: ...
+
 
 class NodeBlocks:
     """What the per-item files one process renders share: the build's block table (the
@@ -140,7 +146,7 @@ class NodeBlocks:
         # prefix: then no subset's does, and a file need not look (`to_jsonld`)
         self.collision_free = False
         # the texts of stubs (`description_texts`), formatted once per process
-        self.stubs: dict[Node, tuple[str, AbstractSet[str], str]] = {}
+        self.stubs: dict[Node, tuple[NodeTexts, str]] = {}
 
     def forget_terms(self) -> None:
         """Empty the term texts (pure memos) this process made, e.g. while formatting its
@@ -282,7 +288,22 @@ def _compact_iri(iri: str, context: dict) -> str:
 
 
 def _node_id(node: Node) -> str:
-    return f"_:{node}" if isinstance(node, BNode) else str(node)
+    return f"_:{node}" if _is_blank(node) else str(node)
+
+
+def _is_blank(node: Node) -> bool:
+    """`isinstance(node, BNode)`, without rdflib's abstract class check for the exact
+    types (about 0.7 µs a term that is not one: every IRI of a node text, decision 0071)."""
+    kind = type(node)
+    return kind is BNode or (kind is not URIRef and kind is not Literal and isinstance(node, BNode))
+
+
+def _is_node(o: Node) -> bool:
+    """`isinstance(o, URIRef | BNode)`, likewise."""
+    kind = type(o)
+    if kind is URIRef or kind is BNode:
+        return True
+    return kind is not Literal and isinstance(o, URIRef | BNode)
 
 
 def _json_value(o: Node, context: dict) -> object:
@@ -341,7 +362,7 @@ class _JsonTerms:
     def text(self, o: Node, depth: int) -> str:
         """`dumps` of `o`'s value nested `depth` (3 or 4) levels deep (not kept: a
         graph's IRIs and literals are most of its terms)."""
-        if isinstance(o, URIRef | BNode):  # {"@id": ...}
+        if _is_node(o):  # {"@id": ...}
             return (
                 "{" + _PADS[depth + 1] + '"@id": ' + json_string(_node_id(o)) + _PADS[depth] + "}"
             )
@@ -428,8 +449,8 @@ def _node_json(s: Node, predicates: Described, terms: _JsonTerms) -> str:
     groups: dict[str, list[Node]] = {}
     by_iri = cast("Mapping[Identifier, Collection[Node]]", predicates)  # str.__eq__: no rdflib
     for p, objects in by_iri.items():
-        if str.__eq__(p, _RDF_TYPE) and all(isinstance(o, URIRef | BNode) for o in objects):
-            types = sorted(_node_id(o) if isinstance(o, BNode) else terms.key(o) for o in objects)
+        if str.__eq__(p, _RDF_TYPE) and all(map(_is_node, objects)):
+            types = sorted(_node_id(o) if _is_blank(o) else terms.key(o) for o in objects)
         else:
             key = _RDF_TYPE if str.__eq__(p, _RDF_TYPE) else terms.key(p)
             groups.setdefault(key, []).extend(objects)
@@ -493,8 +514,9 @@ def description_texts(
 ) -> dict[str, str]:
     """`serialize(ext, subset, blocks)` for every format of RDF_FORMATS (by extension),
     for a subset made by `described`, in one pass: its subjects grouped and ordered once,
-    each node's text taken from the block table or formatted once for the two formats
-    that format nodes, and a **stub** (a node the subset holds only the type, name and
+    each node looked up in the block table once, its texts taken from there when the
+    subset holds it whole (its N-Triples from the dump, decision 0071) or formatted once
+    for the formats, and a **stub** (a node the subset holds only the type, name and
     URL triples of) formatted once per process: `described` gives every node it
     reaches all of those, so a stub's text is the same in every file (`NodeBlocks.stubs`).
 
@@ -513,21 +535,30 @@ def description_texts(
     ttl: list[str] = []
     json: list[str] = []
     used: set[str] = set()
-    lines = _lines_by_subject(nodes, blocks.nt_terms)
-    kept = kept if shared else None
+    lines: list[tuple[str, str]] = []  # each subject's text and N-Triples lines
+    term = memo_terms(blocks.nt_terms)
+    node = _Node(blocks, json_terms, seen if shared else None, kept if shared else None)
     for s, predicates in nodes:
-        if kept is None:
-            texts = _node_texts(blocks, s, predicates, json_terms, seen if shared else None)
-        else:
-            texts = _kept_texts(blocks, s, predicates, seen, (kept, lines[s][1]))
+        head = term(s)
+        stub = shared and all(p in STUB_FACTS for p in predicates)
+        found = blocks.stubs.get(s) if stub else None
+        if found is None:
+            found = node.texts(head, s, predicates)
+            if stub:
+                if len(blocks.stubs) >= STUBS_KEPT:
+                    blocks.stubs.clear()
+                blocks.stubs[s] = found
+        texts, block = found
+        lines.append((head, block))
         ttl.append(texts[0])
         used |= texts[1]
         json.append(texts[2])
     head = f'{{\n  "@context": {dumps(json_terms.context, depth=1)},\n  "@graph": ['
+    lines.sort(key=_first_text)  # the order of all lines sorted (see `_Node.texts`)
     return {
         TURTLE.ext: prefix_header(graph_prefixes(subset), used) + "\n".join(ttl),
         JSONLD.ext: head + _json_graph(json),
-        NTRIPLES.ext: "".join(block for _, block in sorted(lines.values(), key=_first_text)),
+        NTRIPLES.ext: "".join(block for _, block in lines),
     }
 
 
@@ -535,70 +566,41 @@ def _first_text(pair: tuple[str, str]) -> str:
     return pair[0]
 
 
-def _lines_by_subject(
-    nodes: list[tuple[Node, Described]], memo: dict[Node, str]
-) -> dict[Node, tuple[str, str]]:
-    """Each subject's text and sorted N-Triples lines (a subset's N-Triples: the blocks by
-    the subject's text; no subject's text followed by a space is a prefix of another's
-    line: the same order as all lines sorted)."""
-    term = memo_terms(memo)
-    found = {}
-    for s, predicates in nodes:
-        head = term(s)
-        found[s] = (head, subject_block(head, predicates, memo))
-    return found
+class _Node:
+    """A description's node texts: looked up in the block table once (whole nodes' texts
+    read from it), else formatted (once per `seen`; from `kept` when an earlier build
+    formatted the same lines). `seen` and `kept` are None outside the whole graph's
+    context, where the table's texts are not the file's."""
 
+    def __init__(
+        self,
+        blocks: NodeBlocks,
+        json_terms: _JsonTerms,
+        seen: Seen | None,
+        kept: Fragments[NodeTexts] | None,
+    ) -> None:
+        self.blocks, self.json_terms, self.seen, self.kept = blocks, json_terms, seen, kept
+        self.table = blocks.table
+        self.shared = blocks.collision_free and json_terms is blocks.json_terms
 
-def _kept_texts(
-    blocks: NodeBlocks,
-    s: Node,
-    predicates: Described,
-    seen: Seen | None,
-    kept: tuple[Fragments[NodeTexts], str],
-) -> NodeTexts:
-    """`_node_texts` in the whole graph's context, a partial node's texts taken from
-    `kept` when an earlier build formatted the same lines (`kept[1]`: the node's)."""
-    stub = all(p in STUB_FACTS for p in predicates)
-    if stub and s in blocks.stubs:
-        return blocks.stubs[s]
-    whole = _whole_texts(blocks.table, s, predicates)
-    if whole is not None:
-        if stub:
-            if len(blocks.stubs) >= STUBS_KEPT:
-                blocks.stubs.clear()
-            blocks.stubs[s] = whole
-        return whole
-    make = partial(_partial_texts, blocks, s, predicates, blocks.json_terms, seen, stub)
-    texts = kept[0].text(kept[1], make)
-    if seen is not None and s not in seen:
-        seen[s] = (sum(map(len, predicates.values())), texts)
-    return texts
-
-
-def _node_texts(
-    blocks: NodeBlocks,
-    s: Node,
-    predicates: Described,
-    json_terms: _JsonTerms,
-    seen: Seen | None,
-) -> NodeTexts:
-    """A node's texts: a stub's kept ones (with the whole graph's context), the block
-    table's when the subset holds the node whole, one formatted already (`seen`), else
-    formatted. `seen` is None when the file is not in the whole graph's context."""
-    shared = blocks.collision_free and json_terms is blocks.json_terms
-    stub = shared and all(p in STUB_FACTS for p in predicates)
-    if stub:
-        found = blocks.stubs.get(s)
-        if found is not None:
-            return found
-    texts = _whole_texts(blocks.table, s, predicates) if shared else None
-    if texts is None:
-        return _partial_texts(blocks, s, predicates, json_terms, seen, stub)
-    if stub:
-        if len(blocks.stubs) >= STUBS_KEPT:
-            blocks.stubs.clear()
-        blocks.stubs[s] = texts
-    return texts
+    def texts(self, head: str, s: Node, predicates: Described) -> tuple[NodeTexts, str]:
+        """The node's Turtle, prefixes and JSON-LD texts, and its sorted N-Triples lines
+        (`head`: its subject's text; no subject's text followed by a space is a prefix
+        of another's line, so the subjects' blocks in the order of their texts are all
+        lines sorted)."""
+        table, blocks = self.table, self.blocks
+        row = table.row(s, sum(map(len, predicates.values()))) if table is not None else None
+        found = table.ntriples_at(row) if table is not None and row is not None else None
+        block = found or subject_block(head, predicates, blocks.nt_terms)
+        if row is not None and self.shared:
+            return table.texts_at(row), block  # type: ignore[union-attr]
+        make = partial(_partial_texts, blocks, s, predicates, self.json_terms, self.seen)
+        if self.kept is None:
+            return make(), block
+        texts = self.kept.text(block, make)
+        if self.seen is not None and s not in self.seen:
+            self.seen[s] = (sum(map(len, predicates.values())), texts)
+        return texts, block
 
 
 def _partial_texts(
@@ -607,9 +609,8 @@ def _partial_texts(
     predicates: Described,
     json_terms: _JsonTerms,
     seen: Seen | None,
-    stub: bool,
 ) -> NodeTexts:
-    """A node the file does not hold whole, formatted (once per `seen`; a stub kept)."""
+    """A node the file does not hold whole, formatted (once per `seen`)."""
     size = sum(map(len, predicates.values())) if seen is not None else 0
     found = seen.get(s) if seen is not None else None
     if found is not None and found[0] == size:
@@ -620,24 +621,7 @@ def _partial_texts(
     texts = (block, term.used, _node_json(s, predicates, json_terms))
     if seen is not None:
         seen[s] = (size, texts)
-    if stub:
-        if len(blocks.stubs) >= STUBS_KEPT:
-            blocks.stubs.clear()
-        blocks.stubs[s] = texts
     return texts
-
-
-def _whole_texts(table: BlockSource | None, s: Node, predicates: Described) -> NodeTexts | None:
-    """The block table's texts of `s`, when the subset holds it whole."""
-    if table is None:
-        return None
-    size = sum(map(len, predicates.values()))
-    found = table.turtle(s, size)
-    if found is None:
-        return None
-    node = table.jsonld(s, size)
-    assert node is not None  # the same node, of the same size
-    return found[0], found[1], node
 
 
 def _json_graph(nodes: list[str]) -> str:

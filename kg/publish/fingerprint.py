@@ -38,7 +38,7 @@ from kg import scheme
 from kg.cache import digest, package_digest
 from kg.change import Change
 from kg.config import Config
-from kg.graph.delta import Table
+from kg.graph.delta import Chunks, Table
 from kg.graph.namespaces import RDF, SCHEMA
 from kg.graph.ntriples import nt_object, subject_block
 from kg.graph.triples import Triples
@@ -75,7 +75,7 @@ class SubjectChunks:
     about 400 MB, in the parent and in every forked worker). With the build's digest
     `table` (kg/graph/delta.py: decisions 0049 and 0057), no digest is made again; with
     an `old` dump too, a subject whose digest is the same is copied from it, not
-    formatted.
+    formatted; with the digest walk's `kept` chunks, its order of the subjects is taken.
     `sizes`: each chunk's size in bytes, in order (where the next build finds it)."""
 
     def __init__(
@@ -84,11 +84,12 @@ class SubjectChunks:
         sink: ByteSink | None = None,
         table: Table | None = None,
         old: OldDump | None = None,
+        kept: Chunks | None = None,
     ) -> None:
         self.memo: dict[Node, str] = table.memo if table is not None else {}  # terms' texts
         self.text: dict[Node, str] | None = {} if sink is None else None
         self.digest: dict[Node, bytes] = {}
-        self.order, self._keys = self._subject_texts(graph, table is not None)
+        self.order, self._keys = self._subject_texts(graph, table is not None, kept)
         self.sizes = array("Q")
         digests = table.digests if table is not None else {}
         at = 0
@@ -127,14 +128,19 @@ class SubjectChunks:
             else:
                 kept[s] = data.decode()  # type: ignore[index]
 
-    def _subject_texts(self, graph: Triples, checked: bool) -> tuple[list[Node], list[str]]:
-        """The subjects sorted by their N-Triples texts, and those texts. `checked`: each
+    def _subject_texts(
+        self, graph: Triples, checked: bool, kept: Chunks | None = None
+    ) -> tuple[list[Node], list[str]]:
+        """The subjects sorted by their N-Triples texts, and those texts (`kept`: as the
+        digest walk sorted them). `checked`: each
         subject's IRI was formatted (so checked) by a walk or patch of the build's digest
         table, and `<iri>` is its text (decision 0057: rdflib's check costs more than the
         text). Sorted by the memo's texts (decision 0061: half the time of sorting pairs;
         the texts differ, so no two subjects are compared)."""
         memo = self.memo
         subjects = list(graph.subjects())
+        if kept is not None and len(kept.order) == len(subjects):  # the walk's (0071)
+            return kept.order, kept.texts
         for s in filterfalse(memo.__contains__, subjects):
             memo[s] = f"<{s}>" if checked and type(s) is URIRef else nt_object(s)
         order = sorted(subjects, key=memo.__getitem__)

@@ -24,6 +24,7 @@ from collections.abc import Set
 from itertools import accumulate
 from stat import S_ISREG
 
+from kg.graph.delta import Chunks
 from kg.publish.dumpfile import DumpSink
 from kg.publish.export import Previous, _stamp
 from kg.publish.fingerprint import ByteSink
@@ -70,6 +71,13 @@ class PreviousDump:
             os.close(fd)
             return None
         return cls(fd, order, edits, sizes)
+
+    @classmethod
+    def of_chunks(cls, chunks: Chunks) -> PreviousDump | None:
+        """The chunks the build's digest walk formatted and kept (decision 0071): every
+        subject's, in the dump's order, none to format again (None: taken already)."""
+        fd = chunks.take()
+        return None if fd is None else cls(fd, chunks.texts, frozenset(), chunks.sizes)
 
     def runs(self, keys: list[str]) -> list[tuple[int, int, int]]:
         """Each run of this build's subjects (`keys`: their texts, sorted) whose chunks

@@ -19,6 +19,7 @@ from array import array
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from functools import partial
+from itertools import accumulate
 from pathlib import Path
 from typing import cast
 
@@ -131,6 +132,7 @@ class _State:
     heavy: frozenset[Task] = frozenset()  # the tasks after which a process empties its memos
     runs: int = 0  # the tasks this process ran (each process counts in its own copy)
     writer: TreeWriter | None = None  # the task's writer of kept files (`_unreached`)
+    at: array | None = None  # each row's chunk's place in the N-Triples dump (0071)
 
 
 def _ntriples_dump(
@@ -141,9 +143,11 @@ def _ntriples_dump(
     build's digest `table` and the `old` dump, unchanged chunks copied from it."""
     made = table.table if table is not None else None
     if staging is None:
+        if old is not None:
+            old.close()
         return SubjectChunks(graph, None, made), None
     kind = scheme.file_path(DUMP, NTRIPLES.ext)
-    make = partial(SubjectChunks, graph, table=made, old=old)
+    make = partial(SubjectChunks, graph, table=made, old=old, kept=table and table.chunks)
     try:
         stamps, chunks = write_dump(staging, (kind, f"site/{kind}"), make, _chunks_digest)
     finally:
@@ -372,6 +376,7 @@ def _make_state(
         before=before if reached is not None else None,
         reached=reached,
         after=after,
+        at=layout.at,
     )
 
 
@@ -397,7 +402,11 @@ def _previous_items(
 def _old_dump(
     before: DirtyState | None, previous: Previous | None, table: KeptTable | None
 ) -> PreviousDump | None:
-    """The previous tree's N-Triples dump, to copy unchanged chunks from (decision 0049)."""
+    """The previous tree's N-Triples dump, to copy unchanged chunks from (decision 0049);
+    the chunks the build's digest walk kept, when it walked the whole graph (0071)."""
+    chunks = table.chunks if table is not None else None
+    if chunks is not None:
+        return PreviousDump.of_chunks(chunks)
     if before is None or previous is None or not before.dump or table is None:
         return None
     if table.edits is None or before.table != table.before:
@@ -504,7 +513,19 @@ def _block_table(state: _State, pool: Pool, used: set[str]) -> BlockTable:
         state.kept = keys  # the files to keep in .kg-cache/blocks
     prefixes = [prefix for _, prefix in state.blocks.turtle_terms.order]
     starts = [start for _, start, _ in ranges]
-    return BlockTable(subjects, made, prefixes, starts, state.table_fd)
+    table = BlockTable(subjects, made, prefixes, starts, state.table_fd)
+    _read_dump(state, table)
+    return table
+
+
+def _read_dump(state: _State, table: BlockTable) -> None:
+    """Let the files take the N-Triples of the nodes they hold whole from the dump
+    written into the staging folder (decision 0071), opened before the workers fork."""
+    rel = scheme.file_path(DUMP, NTRIPLES.ext)
+    if state.staging is None or state.ntriples is None or state.at is None:
+        return
+    fd = os.open(state.staging / rel, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    table.read_ntriples(fd, state.at, array("Q", accumulate(state.chunks.sizes, initial=0)))
 
 
 def _table_folder(state: _State) -> None:
@@ -564,6 +585,9 @@ def _drop_table(state: _State) -> None:
     a build that made them all), or remove the staging folder's table."""
     if isinstance(state.blocks.table, BlockTable):
         state.blocks.table.close()
+        if state.blocks.table.nt_dump is not None:
+            os.close(state.blocks.table.nt_dump[0])
+            state.blocks.table.nt_dump = None
     if state.table_fd is not None:
         if state.kept:
             prune_kept(state.table_fd, state.kept)

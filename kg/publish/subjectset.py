@@ -16,13 +16,16 @@ texts already (the dump's order), and in that order:
   about one comparison each (timsort finds the runs).
 
 Invariant: `subject_layout` gives the values the whole walks give (`made_whole`: the
-tests compare them), the owned nodes as the same sets (their order is not read).
+tests compare them), the owned nodes as the same sets (their order is not read), and
+`Layout.at` each canonical subject's place in the N-Triples order: where the dump holds
+its chunk, which the block table reads for the files that hold it whole (decision 0071).
 """
 
 from __future__ import annotations
 
 import bisect
-from collections.abc import Callable
+from array import array
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import cast
 
@@ -43,6 +46,7 @@ class Layout:
     pages: frozenset[str]  # their paths (not the dataset's)
     owned: dict[URIRef, list[Node]]  # each one's own nodes, itself first (`owned_nodes`)
     canonical: list[Node]  # every subject in the writers' order (`canonical_subjects`)
+    at: array | None = None  # each one's place in the N-Triples texts' order (0071)
 
 
 def made_whole(graph: Triples, base: str) -> Layout:
@@ -64,7 +68,8 @@ def subject_layout(
     tops.sort(key=str)
     owned = {t: found[t] for t in tops}  # in the order of the things, as the walk made it
     pages = frozenset(str(t)[len(base) :] for t in tops)
-    return Layout(tops, pages, owned, _canonical(order, texts))
+    at = _canonical(order, texts)
+    return Layout(tops, pages, owned, [order[i] for i in at], at)
 
 
 def _tops(
@@ -100,13 +105,20 @@ def _tops(
     return tops, owned
 
 
-def _canonical(order: list[Node], texts: list[str]) -> list[Node]:
-    """`order` (by N-Triples text) in the writers' order: blank nodes, then IRIs, each
-    by their text (`export.subject_key`). The IRIs' texts (`<…>`) sort before the
-    blank nodes' (`_:…`)."""
+def _canonical(order: list[Node], texts: list[str]) -> array:
+    """The places in `order` (by N-Triples text) of the subjects in the writers' order:
+    blank nodes, then IRIs, each by their text (`export.subject_key`). The IRIs' texts
+    (`<…>`) sort before the blank nodes' (`_:…`)."""
     split = bisect.bisect_left(texts, "_")
-    iris, blank = order[:split], order[split:]
-    if set(map(type, iris)) - {URIRef} or URIRef in set(map(type, blank)):
-        iris = [s for s in order if type(s) is URIRef]
-        blank = [s for s in order if type(s) is not URIRef]
-    return sorted(blank, key=str) + sorted(iris, key=str)
+    iris: Iterable[int] = range(split)
+    blank: Iterable[int] = range(split, len(order))
+    if set(map(type, order[:split])) - {URIRef} or URIRef in set(map(type, order[split:])):
+        iris = [i for i, s in enumerate(order) if type(s) is URIRef]
+        blank = [i for i, s in enumerate(order) if type(s) is not URIRef]
+
+    def key(i: int) -> str:
+        return str(order[i])
+
+    at = array("I", sorted(blank, key=key))
+    at.extend(sorted(iris, key=key))
+    return at
