@@ -25,11 +25,10 @@ from __future__ import annotations
 
 import hashlib
 from array import array
-from collections import deque
 from collections.abc import Collection, Iterable, Iterator
-from itertools import islice
+from itertools import chain, count, islice, repeat
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple, TypeVar
 
 from kg.graph.ntriples import nt_object, subject_block
 from kg.workers import in_new_interpreter
@@ -43,9 +42,19 @@ if TYPE_CHECKING:
     from kg.validate.engine import Finding
     from kg.validate.terms import PlainTriple, Term
 
-BATCH = 500_000  # numbers in a batch: its terms are numbered, sent and let go
-END = 0xFFFFFFFF  # a subject's last number (the numbers are unsigned 32-bit)
-Batch = tuple[list[str], bytes, dict[str, bytes]]  # term texts, numbers, digests
+V = TypeVar("V")
+
+BATCH = 200_000  # objects in a batch: its terms are numbered, sent and let go
+
+
+class Batch(NamedTuple):
+    """Some subjects' triples as numbers, each standing for the term `texts` has at it."""
+
+    texts: list[str]  # each term's N-Triples text, once (numbered from 0)
+    numbers: bytes  # array "I": the subjects', then the predicates', then the objects'
+    widths: bytes  # array "I": each subject's count of predicates
+    sizes: bytes  # array "I": each predicate's count of objects (subject by subject)
+    digests: dict[str, bytes]  # taken here, when the build's table is not sent
 
 
 def full_apart(
@@ -64,9 +73,8 @@ def full_apart(
     subject digests and terms' texts, when it made them; `reads`: the predicates the
     program reads (None: all are sent, the child keeps those)."""
     feed = batches(triples, table, reads, digests=cache_dir is not None)
-    return in_new_interpreter(
-        _full_here, shapes_dir, ontology_dir, cache_dir, key, front, feed=feed
-    )
+    here = _full_here
+    return in_new_interpreter(here, shapes_dir, ontology_dir, cache_dir, key, front, feed=feed)
 
 
 def batches(
@@ -74,58 +82,66 @@ def batches(
     table: Table | None = None,
     reads: Collection[str] | None = None,
     digests: bool = True,
-) -> Iterator[Batch]:
-    """The graph as numbered terms, in batches (see the module's docstring); `digests`:
-    the subjects' digests are sent (the table's whole, after the last batch)."""
+) -> Iterator[Batch | Digests]:
+    """The graph as numbered terms, in batches (see the module's docstring), only the
+    triples of the predicates in `reads` (None: all); with `digests`, the subjects'
+    digests: the build's `table`'s, whole after the last batch, else taken here."""
     memo = table.memo if table is not None else {}  # the table's: read, never added to
-    wanted: dict[Node, bool] = {}
-    own = digests and table is None  # taken here, over each subject's block
-    texts: list[str] = []
-    numbers: dict[int, int] = {}  # id(term) -> its number in this batch
-    flat: list[int] = []
-    found: dict[str, bytes] = {}
-    for s, predicates in triples.by_subject():
+    read: set[Node] = set()  # the graph's predicate objects (the mapper shares them) read,
+    unread: set[Node] = set()  # and not read: a set's test is then one of identity
+    own = digests and table is None
+    subjects: list[Node] = []
+    widths: list[int] = []
+    predicates: list[Node] = []
+    sizes: list[int] = []
+    objects: list[Node] = []
+    found: Digests = {}
+    for s, described in triples.by_subject():
         if own:
             head = memo.get(s) or nt_object(s)
-            block = subject_block(head, predicates, memo)
+            block = subject_block(head, described, memo)
             found[head] = hashlib.blake2b(block.encode(), digest_size=16).digest()
-        kept = [(p, objects) for p, objects in predicates.items() if _read(p, wanted, reads)]
-        if not kept:
+        if reads is not None and not described.keys() <= read:
+            for p in described.keys() - read - unread:
+                (read if str(p) in reads else unread).add(p)
+            described = {p: o for p, o in described.items() if p in read}
+        if not described:
             continue
-        for t in (s, *(p for p, _ in kept)):  # the subject's and predicates' numbers first
-            if id(t) not in numbers:
-                numbers[id(t)] = len(texts)
-                texts.append(memo.get(t) or nt_object(t))
-        flat.append(numbers[id(s)])
-        for p, objects in kept:
-            flat += (numbers[id(p)], len(objects))
-            for o in objects:
-                n = numbers.get(id(o))
-                if n is None:
-                    n = numbers[id(o)] = len(texts)
-                    texts.append(memo.get(o) or nt_object(o))
-                flat.append(n)
-        flat.append(END)
-        if len(flat) >= BATCH:
-            yield texts, array("I", flat).tobytes(), found
-            texts, numbers, flat, found = [], {}, [], {}
+        subjects.append(s)
+        widths.append(len(described))
+        predicates += described
+        sizes += map(len, described.values())
+        objects += chain.from_iterable(described.values())
+        if len(objects) >= BATCH:
+            yield _batch(subjects + predicates + objects, widths, sizes, memo, found)
+            subjects, widths, predicates, sizes, objects, found = [], [], [], [], [], {}
             if table is None:
-                memo = {}  # texts made for this batch's blocks: let go
-    if flat or found:
-        yield texts, array("I", flat).tobytes(), found
+                memo = {}  # the texts of this batch's blocks: let go
+    if subjects or found:
+        yield _batch(subjects + predicates + objects, widths, sizes, memo, found)
     if digests and table is not None:
-        yield [], b"", table.digests
+        yield table.digests
 
 
-def _read(p: Node, wanted: dict[Node, bool], reads: Collection[str] | None) -> bool:
-    found = wanted.get(p)
-    if found is None:
-        found = wanted[p] = reads is None or str(p) in reads
-    return found
+def _batch(
+    terms: list[Node], widths: list[int], sizes: list[int], memo: dict[Node, str], found: Digests
+) -> Batch:
+    """The batch of these terms (subjects, predicates, objects): each distinct term object
+    numbered in the order first met, its text from `memo` (else made)."""
+    ids = list(map(id, terms))
+    first = dict.fromkeys(ids)  # the distinct term objects, in order
+    number = dict(zip(first, count()))
+    term_of = dict(zip(ids, terms, strict=True))
+    distinct = list(map(term_of.__getitem__, first))
+    texts = list(map(memo.get, distinct))
+    if None in texts:  # not in the table's memo (or no table): made here
+        texts = [text or nt_object(t) for text, t in zip(texts, distinct, strict=True)]
+    numbers = array("I", map(number.__getitem__, ids)).tobytes()
+    return Batch(texts, numbers, array("I", widths).tobytes(), array("I", sizes).tobytes(), found)  # type: ignore[arg-type]
 
 
 def received(
-    fed: Iterable[Batch],
+    fed: Iterable[Batch | Digests],
     reads: Collection[str] | None,
     ontology: Iterable[PlainTriple],
     digests: Digests,
@@ -134,17 +150,14 @@ def received(
     after the graph's, only those of the predicates in `reads` (None: all); the
     subjects' digests sent are put in `digests`."""
     from kg.validate.data import Data
-    from kg.validate.terms import parse_term
 
     spo: dict[str, dict[str, dict[Term, None]]] = {}
     shared: dict[Term, Term] = {}  # equal terms: one object
-    for texts, numbers, found in fed:
-        terms = []
-        for text in texts:
-            term = parse_term(text)
-            terms.append(shared.setdefault(term, term))
-        _index(spo, terms, array("I", numbers), reads)
-        digests.update(found)
+    for item in fed:
+        if isinstance(item, Batch):
+            _index(spo, item, shared, reads)
+            item = item.digests
+        digests.update(item)
     if reads is not None:
         ontology = (t for t in ontology if t[1] in reads)
     return Data(ontology, spo)
@@ -152,30 +165,40 @@ def received(
 
 def _index(
     spo: dict[str, dict[str, dict[Term, None]]],
-    terms: list[Term],
-    numbers: array,
+    batch: Batch,
+    shared: dict[Term, Term],
     reads: Collection[str] | None,
 ) -> None:
-    """One batch's triples into `spo` (subject -> predicate -> objects, in order)."""
-    get = terms.__getitem__
-    it = iter(numbers)
-    for s in it:
-        subject = get(s)
-        predicates = spo.get(subject)
-        if predicates is None:
-            predicates = spo[subject] = {}
-        for p in iter(it.__next__, END):
-            predicate, n = get(p), next(it)
-            if reads is not None and predicate not in reads:
-                deque(islice(it, n), 0)
-            elif predicate in predicates:
-                predicates[predicate].update(dict.fromkeys(map(get, islice(it, n))))
-            elif n == 1:
-                predicates[predicate] = {get(next(it)): None}
-            else:
-                predicates[predicate] = dict.fromkeys(map(get, islice(it, n)))
-        if not predicates:  # none of its predicates is read
-            del spo[subject]
+    """One batch's triples into `spo` (subject -> predicate -> objects, in the graph's
+    order), without a Python step per triple."""
+    from kg.validate.terms import parse_term
+
+    parsed = list(map(parse_term, batch.texts))
+    terms = list(map(shared.setdefault, parsed, parsed))
+    every: list = list(map(terms.__getitem__, array("I", batch.numbers)))
+    widths, sizes = array("I", batch.widths), array("I", batch.sizes)
+    subjects, named = every[: len(widths)], every[len(widths) : len(widths) + len(sizes)]
+    objects = map(dict.fromkeys, _slices(every[len(widths) + len(sizes) :], sizes))
+    described: Iterator[dict] = map(
+        dict, map(zip, _slices(named, widths), _slices(objects, widths))
+    )
+    unread = reads is not None and not set(named) <= set(reads)  # not chosen by the sender
+    if unread:
+        described = ({p: o for p, o in d.items() if p in reads} for d in described)  # type: ignore[operator]
+    if spo.keys().isdisjoint(subjects) and len(set(subjects)) == len(subjects):
+        spo.update(zip(subjects, described, strict=True))
+    else:  # two subjects read back as one term: merged
+        for s, d in zip(subjects, described, strict=True):
+            for p, o in d.items():
+                spo.setdefault(s, {}).setdefault(p, {}).update(o)
+    if unread:
+        for s in [s for s in subjects if not spo.get(s)]:  # none of its predicates is read
+            spo.pop(s, None)
+
+
+def _slices(items: Iterable[V], widths: Iterable[int]) -> Iterator[Iterator[V]]:
+    """`items` in consecutive slices of these widths (each taken as it is read)."""
+    return map(islice, repeat(iter(items)), widths)
 
 
 def _full_here(
