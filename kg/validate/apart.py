@@ -129,10 +129,9 @@ def _batch(
     """The batch of these terms (subjects, predicates, objects): each distinct term object
     numbered in the order first met, its text from `memo` (else made)."""
     ids = list(map(id, terms))
-    first = dict.fromkeys(ids)  # the distinct term objects, in order
-    number = dict(zip(first, count()))
-    term_of = dict(zip(ids, terms, strict=True))
-    distinct = list(map(term_of.__getitem__, first))
+    by_id = dict(zip(ids, terms, strict=True))  # the distinct term objects, in order
+    number = dict(zip(by_id, count()))
+    distinct = list(by_id.values())
     texts = list(map(memo.get, distinct))
     if None in texts:  # not in the table's memo (or no table): made here
         texts = [text or nt_object(t) for text, t in zip(texts, distinct, strict=True)]
