@@ -7,14 +7,15 @@ build holds 0.8 GiB when it validates, the validator adds 1.2 GiB). Here the val
 is a new Python process that receives the graph through a pipe in batches while it reads
 them, and answers with its findings.
 
-The feed (`batches`): each batch numbers the terms it uses (the N-Triples text of each
-term once: the build's digest table has them already) and sends the triples as those
-numbers, subject by subject (subject, then predicate, count, objects..., then `END`),
-only under the predicates the program reads. The child reads each term's text back
-once per batch (`terms.parse_term`) and fills the validator's index from the numbers,
-without a line to parse or a block to hash. The subjects' digests are the build's own
-(its table, taken over `ntriples.subject_block`), sent once; without a table they are
-taken here over the same blocks.
+The feed (`batches`): each `Batch` numbers the term objects it uses (the N-Triples text
+of each once: the build's digest table has them already) and sends the subjects', the
+predicates' and the objects' numbers, each subject's count of predicates and each
+predicate's count of objects, only under the predicates the program reads. The child
+reads each term's text back once per batch (`terms.parse_term`) and fills the
+validator's index from the numbers in bulk (`map`, `islice`, `dict.fromkeys`), without
+a line to parse, a block to hash, or a Python step per triple. The subjects' digests
+are the build's own (its table, taken over `ntriples.subject_block`), sent once;
+without a table they are taken here over the same blocks.
 
 Invariant: the findings, and the state kept for the next run, are those of a full run in
 this process (`incremental.full`): the same plain terms (their N-Triples read back), in
