@@ -12,7 +12,7 @@ from kg.cache import SignedCache
 from kg.config import load_config
 from kg.errors import ProjectError
 from kg.validate import incremental
-from kg.validate.apart import blocks, full_apart
+from kg.validate.apart import batches, full_apart
 from kg.validate.engine import plain_triples
 from kg.validate.shacl import _program
 from kg.validate.terms import Lit
@@ -40,7 +40,13 @@ def test_a_full_run_apart_finds_and_keeps_what_a_full_run_here_does(graph, repo_
     expected, state = incremental.full(broken_graph, program, list(ontology))
     assert expected and state is not None
     cache_dir = tmp_path / "state"
-    assert full_apart(broken_graph, shapes, ontology_dir, cache_dir, "ab" * 32) == expected
+    from kg.graph.delta import table  # the build's: its texts and digests sent
+
+    made = table(broken_graph)
+    found = full_apart(
+        broken_graph, shapes, ontology_dir, cache_dir, "ab" * 32, made, reads=program.reads
+    )
+    assert found == expected
     kept = SignedCache(cache_dir).get("ab" * 32)
     assert isinstance(kept, incremental.State)
     assert kept.digests == state.digests and kept.asked == state.asked
@@ -58,10 +64,31 @@ def _no_full_run(whole):
     raise AssertionError("the kept state was not used")
 
 
-def test_the_blocks_cover_every_subject_once_in_batches(graph):
-    sent = [pair for batch in blocks(graph) for pair in batch]
-    assert len(sent) == len({head for head, _ in sent}) == len(list(graph.subjects()))
-    assert sum(block.count("\n") for _, block in sent) == len(graph)
+def test_the_batches_send_every_triple_once_and_the_tables_digests(graph, monkeypatch):
+    """Each batch numbers its own terms; read back, the batches are the graph's
+    N-Triples lines; with the build's table its digests go whole, after the graph."""
+    from array import array
+
+    from kg.graph.delta import table
+    from kg.graph.ntriples import ntriples_lines
+
+    monkeypatch.setattr("kg.validate.apart.BATCH", 1_000)  # several batches
+    made = table(graph)
+    *parts, digests = batches(graph, made)
+    assert len(parts) > 2 and digests is made.digests
+    lines = []
+    for texts, numbers, widths, sizes, found in parts:
+        assert not found  # the table's digests are sent, not taken again
+        terms = [texts[n] for n in array("I", numbers)]
+        w, z = array("I", widths), array("I", sizes)
+        named, objects = iter(terms[len(w) : len(w) + len(z)]), iter(terms[len(w) + len(z) :])
+        sizes_of = iter(z)
+        for s, width in zip(terms[: len(w)], w, strict=False):
+            for _ in range(width):
+                p = next(named)
+                lines += (f"{s} {p} {next(objects)} .\n" for _ in range(next(sizes_of)))
+    assert sorted(lines) == ntriples_lines(graph)
+    assert len(made.memo) == len(made.terms)  # nothing added to the build's memo
 
 
 def test_a_project_error_apart_is_raised_here_with_its_type(graph, tmp_path):
@@ -73,11 +100,11 @@ def test_a_project_error_apart_is_raised_here_with_its_type(graph, tmp_path):
         full_apart(graph, tmp_path / "shapes", tmp_path)
 
 
-def test_the_builds_term_texts_give_the_same_blocks(graph):
-    """With the digest table's memo (decision 0049) the terms are not formatted again,
-    and the blocks (what the state's digests are taken over) are the same bytes."""
+def test_without_a_table_the_digests_are_the_tables(graph):
+    """Without the build's table the digests are taken over the same blocks here."""
     from kg.graph.delta import table
 
-    made = table(graph)
-    assert list(blocks(graph, made.memo)) == list(blocks(graph))
-    assert len(made.memo) == len(made.terms)  # nothing added to the build's memo
+    sent = {}
+    for batch in batches(graph):
+        sent.update(batch.digests)  # type: ignore[union-attr]
+    assert sent == table(graph).digests

@@ -48,6 +48,7 @@ from kg.validate.terms import (
     Lit,
     nt,
     parse_ntriples,
+    parse_term,
     to_rdflib,
 )
 
@@ -273,6 +274,7 @@ def test_ntriples_lines_read_back_the_terms_written(term):
     assert list(parse_ntriples([line])) == [(subject, "http://example.org/p", term)]
     spaced = line.replace(" ", "  ", 1).replace(" .", "\t.")
     assert list(parse_ntriples([spaced])) == [(subject, "http://example.org/p", term)]
+    assert parse_term(nt(term)) == term  # one term's text, as the validator's feed sends it
 
 
 def test_a_line_that_is_not_ntriples_is_an_input_error():

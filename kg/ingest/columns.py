@@ -21,7 +21,7 @@ from __future__ import annotations
 import dataclasses
 import marshal
 from collections import deque
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from itertools import chain, islice, repeat
 from operator import attrgetter
 from typing import Any
@@ -50,6 +50,16 @@ _CLASSES = _classes()
 _FIELDS = {name: tuple(f.name for f in dataclasses.fields(cls)) for name, cls in _CLASSES.items()}
 
 
+def _getter(fields: tuple[str, ...]) -> Callable[[Any], Iterable[Any]]:
+    """A record's fields' values, in one call (attrgetter of one name gives the value)."""
+    if len(fields) > 1:
+        return attrgetter(*fields)
+    return lambda record: tuple(getattr(record, f) for f in fields)
+
+
+_GETTERS = {name: _getter(fields) for name, fields in _FIELDS.items()}
+
+
 # ------------------------------------------------------------------ writing
 
 
@@ -63,23 +73,24 @@ class _Encoder:
         then numbered class after class (so a reader makes them as one list)."""
         seen: set[int] = set()
         todo = [value]
+        pop, push, atoms = todo.pop, todo.extend, _ATOMS
         while todo:
-            item = todo.pop()
+            item = pop()
             kind = type(item)
-            if kind in _ATOMS:
+            if kind in atoms:
                 continue
             if kind is tuple or kind is list:
-                todo.extend(item)
+                push(item)
             elif kind is dict:
-                todo.extend(item.keys())
-                todo.extend(item.values())
+                push(item.keys())
+                push(item.values())
             elif id(item) not in seen:
                 name = kind.__name__
                 if _CLASSES.get(name) is not kind:
                     raise _Refused(name)
                 seen.add(id(item))
                 self.by_class.setdefault(name, []).append(item)
-                todo.extend(getattr(item, field) for field in _FIELDS[name])
+                push(_GETTERS[name](item))  # its fields' values, in one call
         for records in self.by_class.values():
             first = len(self.index)
             numbers = range(first, first + len(records))
@@ -91,15 +102,17 @@ class _Encoder:
         if kinds <= _ATOMS:
             return ("A", values)
         records = {k for k in kinds if _CLASSES.get(k.__name__) is k}
+        if kinds <= records:
+            return ("R", list(map(self.index.__getitem__, map(id, values))))
         if kinds <= records | {type(None)}:
             return ("R", [-1 if v is None else self.index[id(v)] for v in values])
         if len(kinds) == 1 and kinds <= {tuple, list}:
-            inner = {type(x) for v in values for x in v}
+            inner = set(map(type, chain.from_iterable(values)))
             if inner <= _ATOMS:
                 return ("A", values)
             if all(_CLASSES.get(k.__name__) is k for k in inner):
-                flat = [self.index[id(x)] for v in values for x in v]
-                return ("T" if tuple in kinds else "L", flat, [len(v) for v in values])
+                flat = list(map(self.index.__getitem__, map(id, chain.from_iterable(values))))
+                return ("T" if tuple in kinds else "L", flat, list(map(len, values)))
         return ("X", [self.generic(v) for v in values])
 
     def generic(self, value: Any) -> Any:

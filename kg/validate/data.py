@@ -25,8 +25,14 @@ CHUNK = 50_000  # N-Triples lines loaded into pyoxigraph at a time
 class Data:
     """subject -> predicate -> objects (an insertion-ordered set each)."""
 
-    def __init__(self, triples: Iterable[PlainTriple]) -> None:
-        spo: dict[str, dict[str, dict[Term, None]]] = {}
+    def __init__(
+        self,
+        triples: Iterable[PlainTriple],
+        spo: dict[str, dict[str, dict[Term, None]]] | None = None,
+    ) -> None:
+        """The index of `triples`, added to `spo` when given (an index made elsewhere,
+        kg/validate/apart.py: taken over, not copied)."""
+        spo = {} if spo is None else spo
         for s, p, o in triples:
             predicates = spo.get(s)
             if predicates is None:

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, NamedTuple, TypeVar
 from kg.graph.delta import Digests, Table, changed, subject_digests
 from kg.validate.compiler import Program, Shape
 from kg.validate.data import Data, split_wanted
-from kg.validate.engine import Finding, _key, _Run, lines_data, triples_data
+from kg.validate.engine import Finding, _key, _Run, triples_data
 from kg.validate.reach import Reach
 from kg.validate.sparql import Query, Row, Wanted, rows
 from kg.validate.terms import RDF_TYPE, RDFS_SUBCLASSOF, PlainTriple, Term, nt
@@ -197,20 +197,10 @@ def full(
     return found[0], None if found[1] is None else found[1]._replace(front=front)
 
 
-def full_from_blocks(
-    blocks: Iterable[tuple[str, str]], program: Program, ontology: list[PlainTriple]
-) -> tuple[list[Finding], State | None]:
-    """`full` from each subject's (N-Triples text, `ntriples.subject_block`): what the
-    graph's subject digests are taken over, so the state is the one `full` keeps."""
-    digests: Digests = {}
-    blake2b = hashlib.blake2b
-
-    def lines() -> Iterator[str]:
-        for head, block in blocks:
-            digests[head] = blake2b(block.encode(), digest_size=16).digest()
-            yield block
-
-    return _full(lines_data(lines(), program, ontology), program, lambda: digests)
+def full_of(data: Data, program: Program, digests: Digests) -> tuple[list[Finding], State | None]:
+    """`full` over the `Data` of a graph whose subject digests are `digests` (a new
+    interpreter's, kg/validate/apart.py)."""
+    return _full(data, program, lambda: digests)
 
 
 def _full(

@@ -111,9 +111,10 @@ def validate_compiled_kept(
             return whole()
         from kg.validate.apart import full_apart  # the same run as `whole`, elsewhere
 
-        memo = table.memo if table is not None else None  # the terms' texts, made once
-        front = change.after if change is not None else None
-        return full_apart(triples, shapes_dir, ontology_dir, cache_dir, key, memo, front)
+        front = change.after if change is not None else None  # the table: texts, digests
+        return full_apart(
+            triples, shapes_dir, ontology_dir, cache_dir, key, table, front, program.reads
+        )
 
     found = incremental.validate(
         triples, program, list(ontology), cache, key, isolate, table, change

@@ -119,6 +119,24 @@ def parse_ntriples(lines: Iterable[str], origin: str = "N-Triples") -> Iterator[
             yield triple
 
 
+def parse_term(text: str) -> Term:
+    """A term's N-Triples text as kg writes it (`nt`, kg/graph/ntriples.py) read back: an
+    IRI as written between its brackets (a subject's, kg/validate/incremental.py), a
+    literal as `parse_ntriples` reads an object."""
+    if text[0] == "<":
+        return text[1:-1]
+    if text[:2] == "_:":
+        return text
+    line = f"<> <> {text} ."
+    triple = _canonical(line, {})
+    if triple is None:
+        m = _LINE.match(line)
+        if m is None:
+            raise InputError([Problem(Source("N-Triples", 1, 1), "", "expected a term")])
+        triple = _triple(m.groups())
+    return triple[2]
+
+
 def _canonical(line: str, shared: dict) -> PlainTriple | None:
     """A line as kg's writer writes it (single spaces, no escapes in IRIs), read without a
     regular expression; None for anything else (the full grammar then decides)."""
