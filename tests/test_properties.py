@@ -69,7 +69,7 @@ profile = st.fixed_dictionaries(
 
 def _project(profiles: list[dict]) -> Path:
     root = Path(tempfile.mkdtemp(prefix="kg-prop-"))
-    shutil.copytree(MINI, root, dirs_exist_ok=True, ignore=shutil.ignore_patterns(".kg-cache"))
+    shutil.copytree(MINI, root, dirs_exist_ok=True)
     for path in (root / "data" / "profiles").glob("*.yaml"):
         path.unlink()
     for i, data in enumerate(profiles):

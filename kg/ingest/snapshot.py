@@ -22,7 +22,6 @@ after one edit unpickles one big entry and parses one file.
 
 from __future__ import annotations
 
-import gc
 import os
 import stat
 import time
@@ -30,7 +29,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from kg.cache import SignedCache, digest, package_digest
+from kg.cache import SignedCache, digest, package_digest, paused_collector
 from kg.errors import KgError
 from kg.ingest import columns
 
@@ -81,21 +80,13 @@ class Snapshot:
     def _read(self) -> tuple[dict, dict] | None:
         """The last build's entries and shared texts (None: none kept, or not ours).
         The collector is paused while a million records are made, then they are moved
-        to its oldest generation (`gc.freeze` and `gc.unfreeze`): it would walk them
-        again and again for cycles records do not have (about half the time). Nothing
-        stays frozen, so a long-lived process (`kg serve`) collects as before."""
-        paused = gc.isenabled()
-        gc.disable()
-        try:
+        to its oldest generation (`kg.cache.paused_collector`): it would walk them
+        again and again for cycles records do not have (about half the time)."""
+        with paused_collector():
             kept = self.cache.get(self.key)
             if isinstance(kept, tuple) and len(kept) == 2 and kept[0] == columns.VERSION:
                 data, kept = kept[1], None  # (the bytes freed as soon as they are read)
                 kept = columns.decode(data) if isinstance(data, bytes) else None
-            gc.freeze()
-            gc.unfreeze()  # the permanent generation merges into the oldest one
-        finally:
-            if paused:
-                gc.enable()
         if not (isinstance(kept, tuple) and len(kept) == 2):
             return None
         return kept if isinstance(kept[0], dict) and isinstance(kept[1], dict) else None
