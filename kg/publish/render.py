@@ -132,6 +132,7 @@ class _State:
     made: Made | None = None  # the items this process rendered, for `after`
     heavy: frozenset[Task] = frozenset()  # the tasks after which a process empties its memos
     runs: int = 0  # the tasks this process ran (each process counts in its own copy)
+    ranges: int = 0  # the block table's ranges this process made, likewise
     writer: TreeWriter | None = None  # the task's writer of kept files (`_unreached`)
     at: array | None = None  # each row's chunk's place in the N-Triples dump (0071)
 
@@ -235,6 +236,7 @@ def render_parts(
 
 
 FORGET_EVERY = 8  # tasks: a process empties its memos this often (decision 0067)
+FORGET_RANGES = 32  # ranges of the block table: its process empties its term texts this often
 ALONE_UP_TO = 500  # items an edit reaches: up to this many, the render forks no worker (0069)
 
 
@@ -252,11 +254,11 @@ def _pool(reached: Reached | None, jobs: int | Pool) -> Pool:
 def _results(
     pool: Pool, state: _State, tasks: list[Task], heavy: frozenset[int]
 ) -> Iterator[tuple[Files, list[str], bytes]]:
-    """`render_task` of every task, in order. With forked workers, the tasks of the
-    profiles with the most publications run first, each in a short-lived child of its
-    own before the workers fork (decision 0069): their transient texts (hundreds of MB
-    for a profile listing thousands of works) leave with the child, instead of staying
-    in this process's peak, counted beside the workers', and in its arenas after."""
+    """`render_task` of every task, in order. With forked workers, the heaviest tasks
+    (`_alone`) run first, each in a short-lived child of its own before the workers
+    fork (decisions 0069, 0075): their transient texts (hundreds of MB for a profile
+    listing thousands of works) leave with the child, instead of staying in this
+    process's peak, counted beside the workers', and in its arenas after."""
     alone = _alone(pool, tasks, heavy)
     early = {i: in_child(partial(render_task, state, tasks[i])) for i in alone}
     rest = [i for i in range(len(tasks)) if i not in early]
@@ -272,11 +274,14 @@ def _results(
 
 
 def _alone(pool: Pool, tasks: list[Task], heavy: frozenset[int]) -> list[int]:
-    """The heavy tasks of people that run in children of their own (`_results`): with
-    more than one forked process only (with one, a child would count this process twice)."""
+    """The heavy tasks that run in children of their own (`_results`): the heaviest
+    profiles' (decision 0069), the site pages and the heaviest things' (decision 0075:
+    run by this process, they grew it by hundreds of MB beside the render worker and
+    left it that much larger). With more than one forked process only (with one, a
+    child would count this process twice)."""
     if not isinstance(pool, ForkPool) or pool.jobs <= 1:
         return []
-    return sorted(i for i in heavy if tasks[i][0] == "people")
+    return sorted(heavy)
 
 
 HEAVY_PEOPLE = 3  # the profiles with the most publications whose tasks one process runs
@@ -550,8 +555,13 @@ def _table_folder(state: _State) -> None:
 
 
 def block_task(state: _State, item: tuple[int, int, int]) -> tuple[Range, list[str]]:
-    """One range of the block table (`kg.publish.blocks`) and the cache key it used."""
+    """One range of the block table (`kg.publish.blocks`) and the cache key it used.
+    The process empties its term texts every `FORGET_RANGES` ranges (decision 0075):
+    the process formatting the table would hold every term's texts by its end."""
     index, start, stop = item
+    state.ranges += 1
+    if state.ranges % FORGET_RANGES == 0:
+        state.blocks.forget_terms()
     subjects = (state.subjects or [])[start:stop]
     digests = [state.chunks.digest[s] for s in subjects]
     folder = state.table_fd
@@ -672,8 +682,8 @@ def _task_files(state: _State, task: Task) -> tuple[Files, list[str]]:
         return _dump(state, kind.removeprefix(scheme.file_path(DUMP, "")), keys), keys
     if kind == "void":
         return _void(state), keys
-    if kind == "site":
-        return _site(state, keys), keys
+    if kind == "site":  # written where it runs, as the others: a child's texts never cross
+        return _written(state, _site(state, keys)), keys
     if kind == "people":
         return _written(state, _people(state, start, stop, keys)), keys
     files: dict[str, str | bytes | Kept | Encoded | Written] = {}
