@@ -11,12 +11,14 @@ from kg.publish.dirty import Reached
 from kg.publish.export import Written
 from kg.publish.render import (
     ALONE_UP_TO,
+    FORGET_RANGES,
     _alone,
     _heavy,
     _make_state,
     _pool,
     _tasks,
     _write_as_made,
+    block_task,
 )
 from kg.workers import ForkPool
 
@@ -66,3 +68,16 @@ def test_an_items_files_are_written_as_each_text_is_made(seed_build, repo_config
     first, link = (tmp_path / "site/a.ttl").stat(), (tmp_path / "people/a.ttl").stat()
     assert first.st_ino == link.st_ino  # one text, one file
     assert (tmp_path / "site/a.html").read_text() == "two\n"
+
+
+def test_the_block_tables_process_empties_its_term_texts_every_few_ranges(seed_build, repo_config):
+    """Its term texts would grow to the whole graph's by the table's end (decision 0075)."""
+    resolution, mapped = seed_build
+    state = _make_state(repo_config, resolution, mapped.triples, None, None)
+    subjects = state.subjects or []
+    assert len(subjects) > FORGET_RANGES
+    for i in range(FORGET_RANGES - 1):
+        block_task(state, (i, i, i + 1))
+    assert state.blocks.turtle_terms.memo  # filled by the ranges made so far
+    block_task(state, (FORGET_RANGES, FORGET_RANGES, FORGET_RANGES + 1))
+    assert not state.blocks.turtle_terms.memo

@@ -558,10 +558,15 @@ def block_task(state: _State, item: tuple[int, int, int]) -> tuple[Range, list[s
     """One range of the block table (`kg.publish.blocks`) and the cache key it used.
     The process empties its term texts every `FORGET_RANGES` ranges (decision 0075):
     the process formatting the table would hold every term's texts by its end."""
-    index, start, stop = item
+    made = _block_range(state, item)
     state.ranges += 1
     if state.ranges % FORGET_RANGES == 0:
         state.blocks.forget_terms()
+    return made
+
+
+def _block_range(state: _State, item: tuple[int, int, int]) -> tuple[Range, list[str]]:
+    index, start, stop = item
     subjects = (state.subjects or [])[start:stop]
     digests = [state.chunks.digest[s] for s in subjects]
     folder = state.table_fd
