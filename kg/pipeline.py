@@ -408,6 +408,7 @@ def _build(
     report = _validate(config, mapped, progress, pool, cache, engine, table and table.table)
     if not report.conforms and not allow_violations:
         return BuildResult(None, (), len(mapped.triples), resolution, report)
+    _let_go(mapped)
     from kg.publish.export import previous_tree, write_outputs
     from kg.publish.render import render_parts  # Jinja and the writers: only when writing
 
@@ -441,6 +442,17 @@ def _build(
         progress("writing the query store")
         save_built_store(config, out_dir)
     return BuildResult(out_dir, tuple(files), len(mapped.triples), resolution, report)
+
+
+def _let_go(mapped: Mapped) -> None:
+    """What the render does not read, let go before its workers fork (each counts this
+    process's pages again: decision 0075): where each subject came from (validation's,
+    done) and the name keys memoised while resolving (pure memos: made again if asked)."""
+    from kg.ingest import names
+
+    mapped.sources = {}
+    for memo in (names.clean_person_name, names.name_key, names.text_key, names.honorific_of):
+        memo.cache_clear()
 
 
 def _subject_table(config: Config, mapped: Mapped) -> KeptTable:

@@ -16,7 +16,7 @@ import os
 import pickle
 import shutil
 from array import array
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from functools import partial
 from itertools import accumulate
@@ -63,6 +63,7 @@ from kg.publish.export import (
     Written,
     _JsonTerms,
     colliding_prefixes,
+    content_digest,
     dataset_description,
     described,
     description_texts,
@@ -131,6 +132,7 @@ class _State:
     made: Made | None = None  # the items this process rendered, for `after`
     heavy: frozenset[Task] = frozenset()  # the tasks after which a process empties its memos
     runs: int = 0  # the tasks this process ran (each process counts in its own copy)
+    ranges: int = 0  # the block table's ranges this process made, likewise
     writer: TreeWriter | None = None  # the task's writer of kept files (`_unreached`)
     at: array | None = None  # each row's chunk's place in the N-Triples dump (0071)
 
@@ -234,6 +236,7 @@ def render_parts(
 
 
 FORGET_EVERY = 8  # tasks: a process empties its memos this often (decision 0067)
+FORGET_RANGES = 32  # ranges of the block table: its process empties its term texts this often
 ALONE_UP_TO = 500  # items an edit reaches: up to this many, the render forks no worker (0069)
 
 
@@ -251,11 +254,11 @@ def _pool(reached: Reached | None, jobs: int | Pool) -> Pool:
 def _results(
     pool: Pool, state: _State, tasks: list[Task], heavy: frozenset[int]
 ) -> Iterator[tuple[Files, list[str], bytes]]:
-    """`render_task` of every task, in order. With forked workers, the tasks of the
-    profiles with the most publications run first, each in a short-lived child of its
-    own before the workers fork (decision 0069): their transient texts (hundreds of MB
-    for a profile listing thousands of works) leave with the child, instead of staying
-    in this process's peak, counted beside the workers', and in its arenas after."""
+    """`render_task` of every task, in order. With forked workers, the heaviest tasks
+    (`_alone`) run first, each in a short-lived child of its own before the workers
+    fork (decisions 0069, 0075): their transient texts (hundreds of MB for a profile
+    listing thousands of works) leave with the child, instead of staying in this
+    process's peak, counted beside the workers', and in its arenas after."""
     alone = _alone(pool, tasks, heavy)
     early = {i: in_child(partial(render_task, state, tasks[i])) for i in alone}
     rest = [i for i in range(len(tasks)) if i not in early]
@@ -271,11 +274,14 @@ def _results(
 
 
 def _alone(pool: Pool, tasks: list[Task], heavy: frozenset[int]) -> list[int]:
-    """The heavy tasks of people that run in children of their own (`_results`): with
-    more than one forked process only (with one, a child would count this process twice)."""
+    """The heavy tasks that run in children of their own (`_results`): the heaviest
+    profiles' (decision 0069), the site pages and the heaviest things' (decision 0075:
+    run by this process, they grew it by hundreds of MB beside the render worker and
+    left it that much larger). With more than one forked process only (with one, a
+    child would count this process twice)."""
     if not isinstance(pool, ForkPool) or pool.jobs <= 1:
         return []
-    return sorted(i for i in heavy if tasks[i][0] == "people")
+    return sorted(heavy)
 
 
 HEAVY_PEOPLE = 3  # the profiles with the most publications whose tasks one process runs
@@ -549,7 +555,17 @@ def _table_folder(state: _State) -> None:
 
 
 def block_task(state: _State, item: tuple[int, int, int]) -> tuple[Range, list[str]]:
-    """One range of the block table (`kg.publish.blocks`) and the cache key it used."""
+    """One range of the block table (`kg.publish.blocks`) and the cache key it used.
+    The process empties its term texts every `FORGET_RANGES` ranges (decision 0075):
+    the process formatting the table would hold every term's texts by its end."""
+    made = _block_range(state, item)
+    state.ranges += 1
+    if state.ranges % FORGET_RANGES == 0:
+        state.blocks.forget_terms()
+    return made
+
+
+def _block_range(state: _State, item: tuple[int, int, int]) -> tuple[Range, list[str]]:
     index, start, stop = item
     subjects = (state.subjects or [])[start:stop]
     digests = [state.chunks.digest[s] for s in subjects]
@@ -671,8 +687,8 @@ def _task_files(state: _State, task: Task) -> tuple[Files, list[str]]:
         return _dump(state, kind.removeprefix(scheme.file_path(DUMP, "")), keys), keys
     if kind == "void":
         return _void(state), keys
-    if kind == "site":
-        return _site(state, keys), keys
+    if kind == "site":  # written where it runs, as the others: a child's texts never cross
+        return _written(state, _site(state, keys)), keys
     if kind == "people":
         return _written(state, _people(state, start, stop, keys)), keys
     files: dict[str, str | bytes | Kept | Encoded | Written] = {}
@@ -696,7 +712,7 @@ def _site(state: _State, keys: list[str]) -> Rendered:
     }
     for path, (key, render) in site.keyed_pages(paths).items():
         found = digest(state.prints.settings, "site page", key)
-        page = partial(_one_page, f"site/{path}", render)
+        page = partial(_one_page, f"site/{path}", render)  # one text: its group
         files.update(_cached(state, found, page, keys))
     return files
 
@@ -727,8 +743,8 @@ def _keep_fragments(state: _State, name: str, fragments: Fragments | None) -> No
         state.cache.put(_fragments_key(state, name), fragments.made)
 
 
-def _one_page(rel: str, render: Callable[[], str]) -> dict[str, str]:
-    return {rel: render()}
+def _one_page(rel: str, render: Callable[[], str]) -> Groups:
+    return [((rel,), render())]
 
 
 def _written(state: _State, files: Rendered) -> Files:
@@ -764,14 +780,14 @@ def _item(
     item: str,
     owned: Callable[[], set[Node]],
     key: Callable[[Reads], str],
-    render: Callable[[], dict[str, str]],
+    render: Callable[[], Groups],
     keys: list[str],
 ) -> Rendered:
     """An item's files: the previous tree's when no edit reaches it (`kg.publish.dirty`),
     else `render()` or the files kept under its key (`key(reads)`, which gives what it
     read to `reads`) when the cache has them."""
     if state.cache is None:
-        return render()
+        return _texts(render())
     kept = _unreached(state, item, owned)
     if kept is not None:
         keys.append(kept[0])  # its cache entry stays
@@ -780,7 +796,7 @@ def _item(
     found = key(reads)
     files = _cached(state, found, render, keys)
     if state.made is not None and state.after is not None:
-        digests = {rel: file.digest for rel, file in files.items()}
+        digests = {rel: _digest(file) for rel, file in files.items()}
         state.made.items[item] = dirty.deps(found, digests, reads)
         fresh = _keys(state).fresh.take()  # the views no item of this process read before
         state.made.views.numbered.update(fresh.numbered)
@@ -821,7 +837,10 @@ def _writer(state: _State) -> TreeWriter:
     return state.writer
 
 
-def _cached(state: _State, found: str, render: Callable[[], dict[str, str]], keys: list[str]):
+Groups = Iterable[tuple[tuple[str, ...], str]]  # an item's texts, each with its paths
+
+
+def _cached(state: _State, found: str, render: Callable[[], Groups], keys: list[str]):
     """`render()`, or the files kept under the key `found` when the cache has them."""
     assert state.cache is not None
     keys.append(found)
@@ -829,9 +848,43 @@ def _cached(state: _State, found: str, render: Callable[[], dict[str, str]], key
     previous = state.previous
     if kept and previous and all(still_there(previous, r, d) for r, d in kept.items()):
         return {rel: Kept(d) for rel, d in kept.items()}
-    files = encoded(render())  # each text encoded and digested once, for the cache and the writer
-    state.cache.put_packed(found, {rel: file.digest for rel, file in files.items()})
+    if state.staging is None:  # each text encoded and digested once, for the cache and the writer
+        files: dict[str, Encoded] | dict[str, Written] = encoded(_texts(render()))
+    else:
+        files = _write_as_made(state, render())
+    state.cache.put_packed(found, {rel: _digest(file) for rel, file in files.items()})
     return files
+
+
+def _write_as_made(state: _State, groups: Groups) -> dict[str, Written]:
+    """Each text written into the staging folder as it is made (its paths but the first
+    hard links), then let go: a profile listing thousands of works never holds all its
+    files' texts and bytes at once (decision 0075). Their stamps, in the texts' order."""
+    writer, files = _writer(state), {}
+    for rels, text in groups:
+        data = text.encode("utf-8")
+        one = Encoded(data, content_digest(data))
+        del text, data
+        writer.write(dict.fromkeys(rels, one))
+        files.update({rel: Written(writer.done[rel]) for rel in rels})
+        del one
+    return files
+
+
+def _digest(file: Encoded | Written | Kept) -> str:
+    return file.stamp[0] if isinstance(file, Written) else file.digest
+
+
+def _texts(groups: Groups) -> dict[str, str]:
+    return {rel: text for rels, text in groups for rel in rels}
+
+
+def _grouped(files: dict[str, str]) -> Groups:
+    """The paths given the very same text object, together (a file and its links)."""
+    found: dict[int, tuple[list[str], str]] = {}
+    for rel, text in files.items():
+        found.setdefault(id(text), ([], text))[0].append(rel)
+    return [(tuple(rels), text) for rels, text in found.values()]
 
 
 def _descriptions(
@@ -865,7 +918,7 @@ def _thing(state: _State, thing: URIRef, keys: list[str]) -> Rendered:
     owned = _lazy(lambda: person_nodes(state.graph, thing, own) if person else set(own))
     pub = state.resolution.publications.get(name) if kind == scheme.PUBLICATION else None
 
-    def render() -> dict[str, str]:
+    def render() -> Groups:
         subset = described(state.graph, owned())
         files = _descriptions(path, subset, terms=state.blocks)
         if pub is not None:
@@ -874,7 +927,7 @@ def _thing(state: _State, thing: URIRef, keys: list[str]) -> Rendered:
         else:
             html = scheme.file_path(path, "html")
             files[f"site/{html}"] = state.site.thing_page(thing, subset, state.pages)
-        return files
+        return _grouped(files)
 
     def key(reads: Reads) -> str:  # an organization's or venue's page shows what refers to it
         reads.atoms.add(_keys(state).record(f"{dirty.RECORD}summary\t{path}"))
@@ -921,8 +974,11 @@ def _lazy(make: Callable[[], set[Node]]) -> Callable[[], set[Node]]:
     return get
 
 
-def _person_files(state: _State, profile, person: URIRef, owned: set[Node]) -> dict[str, str]:
-    """A profiled person's downloads, page and profile document; a hub's entries and
+def _person_files(
+    state: _State, profile, person: URIRef, owned: set[Node]
+) -> Iterator[tuple[tuple[str, ...], str]]:
+    """A profiled person's downloads, page and profile document, each text with its
+    paths, as made (`_write_as_made` writes each and lets it go); a hub's entries and
     partial nodes' texts kept between builds (`_keeps`, decision 0062)."""
     slug, path = profile.slug, scheme.path(scheme.PERSON, profile.slug)
     stores = _person_stores(state, slug) if _keeps(state, profile) else []
@@ -930,26 +986,24 @@ def _person_files(state: _State, profile, person: URIRef, owned: set[Node]) -> d
     entries, nodes = (kept[0], kept[1]) if kept else (None, None)
     seen: Seen = {}  # the profile document's nodes are the person's, or fewer of their triples
     texts = description_texts(described(state.graph, owned), state.blocks, seen, nodes)
-    files = {}
     for f in RDF_FORMATS:
-        text = texts[f.ext]
-        files[f"site/{scheme.file_path(path, f.ext)}"] = text
-        if f is not NTRIPLES:  # the same string: a hard link
-            files[f"people/{scheme.file_path(slug, f.ext)}"] = text
-    bib = state.site.citations.bibtex(slug, entries)
+        site = f"site/{scheme.file_path(path, f.ext)}"
+        if f is NTRIPLES:
+            yield (site,), texts.pop(f.ext)
+        else:  # the same text: a hard link
+            yield (site, f"people/{scheme.file_path(slug, f.ext)}"), texts.pop(f.ext)
     # not beside the descriptions: Apache's MultiViews would offer it for text/*
-    files[f"people/{slug}.bib"] = bib
-    files[f"site/bib/{slug}.bib"] = bib
-    page = state.site.person_page(profile, entries)
-    files[f"site/{scheme.file_path(path, 'html')}"] = page
-    files[f"site/cv/{slug}.html"] = cv_page(state, slug)
+    yield (f"people/{slug}.bib", f"site/bib/{slug}.bib"), state.site.citations.bibtex(slug, entries)
     profile_path = scheme.path(scheme.PROFILE, slug)
-    files[f"site/{scheme.file_path(profile_path, 'html')}"] = page  # the profile document
+    pages = (scheme.file_path(path, "html"), scheme.file_path(profile_path, "html"))
+    yield tuple(f"site/{p}" for p in pages), state.site.person_page(profile, entries)
+    yield (f"site/cv/{slug}.html",), cv_page(state, slug)
     profile_subset = described(state.graph, [_profile(state.config, slug)])
-    files.update(_descriptions(profile_path, profile_subset, None, state.blocks, seen, nodes))
+    yield from _grouped(
+        _descriptions(profile_path, profile_subset, None, state.blocks, seen, nodes)
+    )
     for name, made in zip(stores, kept, strict=True):
         _keep_fragments(state, name, made)
-    return files
 
 
 def _keeps(state: _State, profile) -> bool:
