@@ -392,10 +392,11 @@ class _JsonTerms:
     def text(self, o: Node, depth: int) -> str:
         """`dumps` of `o`'s value nested `depth` (3 or 4) levels deep (not kept: a
         graph's IRIs and literals are most of its terms)."""
-        if _is_node(o):  # {"@id": ...}
-            return (
-                "{" + _PADS[depth + 1] + '"@id": ' + json_string(_node_id(o)) + _PADS[depth] + "}"
-            )
+        kind = type(o)
+        if kind is URIRef:  # {"@id": ...}
+            return _ID_OPEN[depth] + json_string(cast("str", o)) + _ID_CLOSE[depth]
+        if kind is BNode or (kind is not Literal and _is_node(o)):
+            return _ID_OPEN[depth] + json_string(_node_id(o)) + _ID_CLOSE[depth]
         value = self.value(o)[1]
         return json_string(value) if isinstance(value, str) else dumps(value, depth)
 
@@ -407,9 +408,7 @@ class _JsonTerms:
 
     def classes(self, objects: Collection[Node]) -> str | None:
         """The "@type" member of a node's classes (None when one is a literal: then a
-        plain property), kept by them when they are several (few sets recur)."""
-        if len(objects) == 1:
-            return _types_member(objects, self)
+        plain property), kept by them (few sets of classes recur)."""
         key = tuple(objects)
         if key in self.types:
             return self.types[key]
@@ -497,6 +496,8 @@ def _first(pair: tuple[str, object]) -> str:
 
 _PADS = ["\n" + "  " * depth for depth in range(6)]
 _PAD3, _PAD4 = _PADS[3], _PADS[4]
+_ID_OPEN = {depth: "{" + _PADS[depth + 1] + '"@id": ' for depth in (3, 4)}  # `_JsonTerms.text`
+_ID_CLOSE = {depth: _PADS[depth] + "}" for depth in (3, 4)}
 
 
 def _node_json(s: Node, predicates: Described, terms: _JsonTerms) -> str:
