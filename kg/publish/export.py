@@ -324,6 +324,12 @@ def _is_blank(node: Node) -> bool:
     return kind is BNode or (kind is not URIRef and kind is not Literal and isinstance(node, BNode))
 
 
+def _is_iri(o: Node) -> bool:
+    """`isinstance(o, URIRef)`, likewise (a literal object is not an IRI at once)."""
+    kind = type(o)
+    return kind is URIRef or (kind is not Literal and kind is not BNode and isinstance(o, URIRef))
+
+
 def _is_node(o: Node) -> bool:
     """`isinstance(o, URIRef | BNode)`, likewise."""
     kind = type(o)
@@ -772,7 +778,7 @@ def described(graph: Triples, owned: Collection[Node]) -> Triples:
         for s2, p in graph.subject_predicates(s):
             if s2 not in owned:
                 sub.add((s2, p, s))
-    nodes = {o for o in sub.objects() if isinstance(o, URIRef)} | set(sub.subjects())
+    nodes = {o for o in sub.objects() if _is_iri(o)} | set(sub.subjects())
     for node in nodes - owned:  # an owned node has all of its triples already
         facts = graph.describe(node)
         for p in STUB_FACTS_ORDER:
