@@ -6,17 +6,27 @@ import json
 
 import pytest
 from conftest import REPO
-from rdflib import Graph, URIRef
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from rdflib import BNode, Graph, Literal, URIRef
 from rdflib.compare import graph_diff, isomorphic, to_isomorphic
 
 from kg.cache import digest
 from kg.config import load_config
 from kg.errors import ProjectError
-from kg.graph.namespaces import VOID
+from kg.graph.namespaces import FOAF, KG, RDF, SCHEMA, VOID, XSD
+from kg.graph.triples import Triples
 from kg.pipeline import build
 from kg.publish.export import (
     SERIALIZERS,
     NodeBlocks,
+    _json_values,
+    _JsonTerms,
+    _node_json,
+    _node_object,
+    _turtle_block,
+    _TurtleTerms,
+    graph_prefixes,
     owned_nodes,
     person_subset,
     previous_tree,
@@ -25,6 +35,7 @@ from kg.publish.export import (
     to_turtle,
     write_outputs,
 )
+from kg.publish.jsontext import dumps
 
 FORMATS = {"ttl": "turtle", "jsonld": "json-ld", "nt": "nt"}
 
@@ -292,3 +303,74 @@ def test_turtle_dump_names_rdf_only_when_rdf_type_is_a_node():
     empty = Triples()
     for fmt in ("ttl", "jsonld"):
         assert dump_text(table_of(empty), fmt, empty, ()) == SERIALIZERS[fmt][1](empty)
+
+
+# --------------------------------------------------------------------------- node texts (0073)
+
+_NODES = [URIRef("https://e.org/a"), URIRef("https://e.org/a/1"), BNode("n1")]
+_OBJECTS = [
+    *_NODES,
+    URIRef("kg:looks-compact"),
+    SCHEMA.Person,
+    FOAF.Person,
+    SCHEMA.Organization,
+    Literal("A"),
+    Literal('ä "q"\nline'),
+    Literal("B", lang="en"),
+    Literal("7", datatype=XSD.integer),
+    Literal("true", datatype=XSD.boolean),
+    Literal("x", datatype=XSD.string),
+    Literal("right\u202eto left"),
+]
+_PREDICATES = [RDF.type, SCHEMA.name, SCHEMA.url, FOAF.made, KG.author, URIRef("name")]
+_DESCRIBED = st.dictionaries(
+    st.sampled_from(_PREDICATES), st.sets(st.sampled_from(_OBJECTS), min_size=1, max_size=3)
+)
+_SHARED = _JsonTerms()  # kept across examples, as a render worker keeps its memos
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.sampled_from(_NODES), _DESCRIBED, st.booleans())
+def test_node_texts_are_the_plain_writers(s, described, shared):
+    """A node's JSON-LD text made of kept pieces (a predicate's key and member head, a
+    set of classes' member, an IRI's text) is the node object written out by `dumps`,
+    with fresh memos or memos kept across nodes; its Turtle block is the plain one
+    (every line formatted, predicates by their text): classes given in any order, a
+    literal "type", a relative IRI `name` whose key is the one `schema:name` has."""
+    predicates = {p: list(objects) for p, objects in described.items()}
+    terms = _SHARED if shared else _JsonTerms()
+    expected = dumps(_node_object(s, _json_values(predicates, _JsonTerms())), depth=2)
+    assert _node_json(s, predicates, terms) == expected
+    for order in (predicates, {p: objects[::-1] for p, objects in predicates.items()}):
+        term = _TurtleTerms(graph_prefixes(Triples()))
+        assert _turtle_block(s, order, term) == _plain_turtle(s, predicates)
+
+
+def _plain_turtle(s, predicates) -> str:
+    """`_turtle_block` as first written: each line formatted, the classes first."""
+    term = _TurtleTerms(graph_prefixes(Triples()))
+    lines = []
+    types = predicates.get(RDF.type)
+    if types:
+        lines.append("a " + ", ".join(term(o) for o in sorted(types)))
+    for p in sorted(predicates, key=str):
+        if p != RDF.type:
+            lines.append(term(p) + " " + ", ".join(term(o) for o in sorted(predicates[p])))
+    return f"{term(s)} " + " ;\n    ".join(lines) + " .\n"
+
+
+def test_kept_classes_are_bounded(monkeypatch):
+    """The sets of classes a process keeps the texts of are at most `TYPES_KEPT`; the
+    texts made after the memo starts again are the same."""
+    from kg.publish import export
+
+    monkeypatch.setattr(export, "TYPES_KEPT", 4)
+    terms, term = _JsonTerms(), _TurtleTerms(graph_prefixes(Triples()))
+    s = URIRef("https://e.org/a")
+    for round_ in range(2):
+        for i in range(10):
+            classes = {RDF.type: [SCHEMA.Person, URIRef(f"https://e.org/C{i}")]}
+            expected = dumps(_node_object(s, _json_values(classes, _JsonTerms())), depth=2)
+            assert _node_json(s, classes, terms) == expected
+            assert _turtle_block(s, classes, term) == _plain_turtle(s, classes)
+            assert len(terms.types) <= 4 and len(term.types) <= 4, round_

@@ -79,6 +79,7 @@ def colliding_prefixes(terms: Iterable[Node]) -> set[str]:
 # each distinct term once.
 
 
+TYPES_KEPT = 1_000  # the sets of classes a process keeps the texts of, at most
 _PN_LOCAL = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*$")
 _INTEGER = re.compile(r"^[+-]?[0-9]+$")
 
@@ -90,6 +91,22 @@ class _TurtleTerms:
         self.order = list(prefixes.items())
         self.used: set[str] = set()
         self.memo: dict[Node, tuple[str, str | None]] = {}
+        # several classes' texts (`_turtle_block`), by the classes in the graph's order
+        self.types: dict[tuple[Node, ...], tuple[str, frozenset[str]]] = {}
+
+    def classes(self, objects: Collection[Identifier]) -> str:
+        """`_objects_text` of a node's several classes, kept by them (few sets of
+        classes recur: a person's, an organization's), with the prefixes it uses."""
+        key = tuple(objects)
+        found = self.types.get(key)
+        if found is None:
+            if len(self.types) >= TYPES_KEPT:
+                self.types.clear()
+            used, self.used = self.used, set()
+            found = self.types[key] = (_objects_text(objects, self), frozenset(self.used))
+            self.used = used
+        self.used |= found[1]
+        return found[0]
 
     def __call__(self, t: Node) -> str:
         found = self.memo.get(t)
@@ -154,6 +171,7 @@ class NodeBlocks:
         (decision 0047); a task formats only the terms of its partial nodes again. The
         Turtle prefixes in use (`turtle_terms.order`) are kept."""
         self.turtle_terms.memo.clear()
+        self.turtle_terms.types.clear()
         self.json_terms.clear()
         self.stubs.clear()
 
@@ -241,11 +259,19 @@ def _turtle_block(s: Node, described: Described, term: _TurtleTerms) -> str:
     lines = []
     types = predicates.get(_TYPE)
     if types:
-        lines.append("a " + _objects_text(types, term))
-    for p in sorted(predicates, key=str):
+        lines.append("a " + (term(next(iter(types))) if len(types) == 1 else term.classes(types)))
+    for p, objects in sorted(predicates.items(), key=_by_text):
         if not str.__eq__(p, _RDF_TYPE):
-            lines.append(term(p) + " " + _objects_text(predicates[p], term))
+            if len(objects) == 1:
+                for o in objects:
+                    lines.append(term(p) + " " + term(o))
+            else:
+                lines.append(term(p) + " " + ", ".join([term(o) for o in _ordered(objects)]))
     return f"{term(s)} " + " ;\n    ".join(lines) + " .\n"
+
+
+def _by_text(item: tuple[Identifier, object]) -> str:
+    return str(item[0])
 
 
 _TYPE = RDF.type  # (a namespace's attribute makes a new URIRef on every read)
@@ -298,6 +324,12 @@ def _is_blank(node: Node) -> bool:
     return kind is BNode or (kind is not URIRef and kind is not Literal and isinstance(node, BNode))
 
 
+def _is_iri(o: Node) -> bool:
+    """`isinstance(o, URIRef)`, likewise (a literal object is not an IRI at once)."""
+    kind = type(o)
+    return kind is URIRef or (kind is not Literal and kind is not BNode and isinstance(o, URIRef))
+
+
 def _is_node(o: Node) -> bool:
     """`isinstance(o, URIRef | BNode)`, likewise."""
     kind = type(o)
@@ -340,10 +372,14 @@ class _JsonTerms:
         self.keys: dict[Node, str] = {}
         self.values: dict[Node, tuple[str, object]] = {}
         self.key_texts: dict[str, str] = {}  # `_node_json`: a key's text
+        self.predicates: dict[Node, str] = {}  # `_node_json`: a predicate's key
+        self.types: dict[tuple[Node, ...], str | None] = {}  # `classes`
+        self.members: dict[str, str] = {}  # `_node_json`: a member's text before its value
 
     def clear(self) -> None:
         """Forget every term's texts (pure memos)."""
-        for memo in (self.keys, self.values, self.key_texts):
+        memos = (self.keys, self.values, self.key_texts, self.predicates, self.members, self.types)
+        for memo in memos:
             memo.clear()
 
     def key(self, iri: Node) -> str:
@@ -362,10 +398,11 @@ class _JsonTerms:
     def text(self, o: Node, depth: int) -> str:
         """`dumps` of `o`'s value nested `depth` (3 or 4) levels deep (not kept: a
         graph's IRIs and literals are most of its terms)."""
-        if _is_node(o):  # {"@id": ...}
-            return (
-                "{" + _PADS[depth + 1] + '"@id": ' + json_string(_node_id(o)) + _PADS[depth] + "}"
-            )
+        kind = type(o)
+        if kind is URIRef:  # {"@id": ...}
+            return _ID_OPEN[depth] + json_string(cast("str", o)) + _ID_CLOSE[depth]
+        if kind is BNode or (kind is not Literal and _is_node(o)):
+            return _ID_OPEN[depth] + json_string(_node_id(o)) + _ID_CLOSE[depth]
         value = self.value(o)[1]
         return json_string(value) if isinstance(value, str) else dumps(value, depth)
 
@@ -373,6 +410,32 @@ class _JsonTerms:
         found = self.key_texts.get(key)
         if found is None:
             found = self.key_texts[key] = json_string(key) + ": "
+        return found
+
+    def classes(self, objects: Collection[Node]) -> str | None:
+        """The "@type" member of a node's classes (None when one is a literal: then a
+        plain property), kept by them (few sets of classes recur)."""
+        key = tuple(objects)
+        if key in self.types:
+            return self.types[key]
+        if len(self.types) >= TYPES_KEPT:
+            self.types.clear()
+        found = self.types[key] = _types_member(objects, self)
+        return found
+
+    def predicate(self, p: Node) -> str:
+        """A predicate's key in a node object ("" for rdf:type), kept per predicate."""
+        found = self.predicates.get(p)
+        if found is None:
+            rdf_type = str.__eq__(cast("str", p), _RDF_TYPE)
+            found = self.predicates[p] = "" if rdf_type else self.key(p)
+        return found
+
+    def member(self, key: str) -> str:
+        """What comes before a member's value in a node object (at depth 3)."""
+        found = self.members.get(key)
+        if found is None:
+            found = self.members[key] = "," + _PAD3 + self.key_text(key)
         return found
 
 
@@ -439,34 +502,49 @@ def _first(pair: tuple[str, object]) -> str:
 
 _PADS = ["\n" + "  " * depth for depth in range(6)]
 _PAD3, _PAD4 = _PADS[3], _PADS[4]
+_ID_OPEN = {depth: "{" + _PADS[depth + 1] + '"@id": ' for depth in (3, 4)}  # `_JsonTerms.text`
+_ID_CLOSE = {depth: _PADS[depth] + "}" for depth in (3, 4)}
 
 
 def _node_json(s: Node, predicates: Described, terms: _JsonTerms) -> str:
     """`dumps(_node_object(s, _json_values(predicates, terms)), depth=2)`, made of each
     term's text (kept by `terms`) instead of a dictionary written out: `json.dumps`'s
     indented text of an object is its members' texts, each at its depth, joined."""
-    types: list[str] | None = None
-    groups: dict[str, list[Node]] = {}
+    types: str | None = None
+    groups: dict[str, Collection[Node]] = {}
     by_iri = cast("Mapping[Identifier, Collection[Node]]", predicates)  # str.__eq__: no rdflib
     for p, objects in by_iri.items():
-        if str.__eq__(p, _RDF_TYPE) and all(map(_is_node, objects)):
-            types = sorted(_node_id(o) if _is_blank(o) else terms.key(o) for o in objects)
-        else:
-            key = _RDF_TYPE if str.__eq__(p, _RDF_TYPE) else terms.key(p)
-            groups.setdefault(key, []).extend(objects)
+        key = terms.predicate(p)
+        if not key:  # rdf:type
+            if len(objects) > 1 or all(map(_is_node, objects)):
+                types = terms.classes(objects)
+                if types is not None:
+                    continue
+            key = _RDF_TYPE  # a literal "type" is not a class: a plain property
+        found = groups.get(key)
+        groups[key] = objects if found is None else [*found, *objects]
     parts = ["{", _PAD3, '"@id": ', json_string(_node_id(s))]
     if types is not None:
-        parts += [",", _PAD3, '"@type": ', _json_list([json_string(t) for t in types])]
+        parts.append(types)
     for key in sorted(groups):
         objects = groups[key]
-        parts += [",", _PAD3, terms.key_text(key)]
+        parts.append(terms.member(key))
         if len(objects) == 1:
-            parts.append(terms.text(objects[0], 3))
+            for o in objects:
+                parts.append(terms.text(o, 3))
         else:
             ordered = sorted(objects, key=lambda o: terms.value(o)[0])
             parts.append(_json_list([terms.text(o, 4) for o in ordered]))
     parts.append("\n    }")
     return "".join(parts)
+
+
+def _types_member(objects: Collection[Node], terms: _JsonTerms) -> str | None:
+    """A node's "@type" member (after its "@id"), or None when a class is a literal."""
+    if not all(map(_is_node, objects)):
+        return None
+    types = sorted(_node_id(o) if _is_blank(o) else terms.key(o) for o in objects)
+    return "," + _PAD3 + '"@type": ' + _json_list([json_string(t) for t in types])
 
 
 def _json_list(texts: list[str]) -> str:
@@ -540,7 +618,7 @@ def description_texts(
     node = _Node(blocks, json_terms, seen if shared else None, kept if shared else None)
     for s, predicates in nodes:
         head = term(s)
-        stub = shared and all(p in STUB_FACTS for p in predicates)
+        stub = shared and len(predicates) <= _STUB_SIZE and all(p in STUB_FACTS for p in predicates)
         found = blocks.stubs.get(s) if stub else None
         if found is None:
             found = node.texts(head, s, predicates)
@@ -556,10 +634,27 @@ def description_texts(
     head = f'{{\n  "@context": {dumps(json_terms.context, depth=1)},\n  "@graph": ['
     lines.sort(key=_first_text)  # the order of all lines sorted (see `_Node.texts`)
     return {
-        TURTLE.ext: prefix_header(graph_prefixes(subset), used) + "\n".join(ttl),
+        TURTLE.ext: _prefix_lines(subset, used) + "\n".join(ttl),
         JSONLD.ext: head + _json_graph(json),
         NTRIPLES.ext: "".join(block for _, block in lines),
     }
+
+
+_STUB_SIZE = len(STUB_FACTS)  # a node of more predicates is no stub
+_PREFIXES = graph_prefixes(Triples())  # every `Triples`' prefixes (the project's)
+_HEADERS: dict[frozenset[str], str] = {}  # `prefix_header` of them, by the prefixes used
+
+
+def _prefix_lines(subset: Triples, used: AbstractSet[str]) -> str:
+    """`prefix_header(graph_prefixes(subset), used)`, made once per set of prefixes used
+    for a `Triples` (whose prefixes are the project's)."""
+    if type(subset) is not Triples:
+        return prefix_header(graph_prefixes(subset), used)
+    key = frozenset(used)
+    found = _HEADERS.get(key)
+    if found is None:
+        found = _HEADERS[key] = prefix_header(_PREFIXES, key)
+    return found
 
 
 def _first_text(pair: tuple[str, str]) -> str:
@@ -683,7 +778,7 @@ def described(graph: Triples, owned: Collection[Node]) -> Triples:
         for s2, p in graph.subject_predicates(s):
             if s2 not in owned:
                 sub.add((s2, p, s))
-    nodes = {o for o in sub.objects() if isinstance(o, URIRef)} | set(sub.subjects())
+    nodes = {o for o in sub.objects() if _is_iri(o)} | set(sub.subjects())
     for node in nodes - owned:  # an owned node has all of its triples already
         facts = graph.describe(node)
         for p in STUB_FACTS_ORDER:
