@@ -291,24 +291,29 @@ class Fingerprints:
         `ordered`: it numbers each subject by its place in `chunks.order`, and `terms`
         terms in all (then each process keeps its reached lines by number: `_lines`)."""
         self.number, self.ordered = number, ordered
-        self._terms, self._lines = (terms if ordered else 0), None
+        self._terms = terms if ordered else 0
+        # made before the render's workers fork, shared by them (decision 0072)
+        self._lines = mmap.mmap(-1, SLOT * self._terms) if self._terms else None
 
     def __getstate__(self) -> dict[str, object]:
-        """As pickled for a dask worker: without this process's `_lines`."""
+        """As pickled for a dask worker: without the `_lines` of this machine's processes."""
         return {**self.__dict__, "_lines": None}
 
     def _kept_line(self, node: Node) -> tuple[int | None, bytes | None]:
-        """`node`'s number (None: it has none) and its reached line when this process
-        made it before (kept in `_lines` across `forget`; decision 0072)."""
+        """`node`'s number (None: it has none) and its reached line when a process of
+        this build made it before (`_lines`: kept across `forget`; decision 0072)."""
         if not self._terms:
             return None, None
         n = self._term_number(self.chunks.memo.get(node) or self.chunks.term(node))
         if n is None or n >= self._terms:
             return None, None
-        if self._lines is None:  # private, anonymous: a page is counted once written
-            self._lines = mmap.mmap(-1, LINE * self._terms, flags=mmap.MAP_PRIVATE)
-        line = self._lines[LINE * n : LINE * n + LINE]
-        return n, (line if line[16:20] != _UNMADE else None)
+        if self._lines is None:  # a dask worker's: its own
+            self._lines = mmap.mmap(-1, SLOT * self._terms, flags=mmap.MAP_PRIVATE)
+        slot = self._lines[SLOT * n : SLOT * n + SLOT]
+        line = slot[:LINE]
+        if line[16:20] == _UNMADE or _check(line) != slot[LINE:]:
+            return n, None  # not made yet, or being written by another process
+        return n, line
 
     def _term_number(self, text: str) -> int | None:
         """A term's number: a subject's place in the dump's order, else `number`'s."""
@@ -385,7 +390,7 @@ class Fingerprints:
         digested = hashlib.blake2b(line, digest_size=16).digest()
         found = self._reached[node] = digested + numbers.tobytes()
         if n is not None and self._lines is not None and numbers[0] != NO_NUMBER:
-            self._lines[LINE * n : LINE * n + LINE] = found
+            self._lines[SLOT * n : SLOT * n + SLOT] = found + _check(found)
         return found
 
     def _seen(self, node: Node) -> tuple[bytes, Atom]:
@@ -582,6 +587,14 @@ Atom = int | str
 NO_NUMBER = 0xFFFFFFFF  # in `Fingerprints._reached`: the atoms are in `_unnumbered`
 LINE = 24  # a reached line: its digest, its node's and owner's `VIEW` atoms (2 x 4 bytes)
 _UNMADE = bytes(4)  # a `VIEW` atom is 8 * n + 4: never 0
+# In `Fingerprints._lines`, the processes' shared map, a line and its check: a slot read
+# while another process writes it (the same bytes: a line is a function of the build's
+# graph and numbers) fails its check and is made again.
+SLOT = LINE + 8
+
+
+def _check(line: bytes) -> bytes:
+    return hashlib.blake2b(line, digest_size=8).digest()
 
 
 @dataclass
