@@ -368,7 +368,8 @@ class Fingerprints:
     def _reached_line(self, node: Node) -> bytes:
         """What a description shows of a node it reaches: its view, where it links to
         (the node itself, or the page of its owner) and that owner's view; and the
-        `VIEW` atoms of the two. Once per node and process (an organization or a venue
+        `VIEW` atoms of the two. Once per node and build in a cold build (`_lines`), else
+        once per node and process (an organization or a venue
         is reached from thousands of pages); the views go to `fresh` then."""
         n, kept_line = self._kept_line(node)
         if kept_line is not None:
