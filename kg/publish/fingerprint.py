@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import bisect
 import hashlib
+import mmap
 import pickle
 import sys
 from array import array
@@ -198,7 +199,8 @@ class Fingerprints:
         self.graph = graph
         self.chunks = chunks
         self.href = href
-        self._views: dict[Node, bytes] = {}
+        self._views: dict[Node, bytes] = {}  # `view`'s (read by the dirty items)
+        self._views_seen: dict[Node, tuple[bytes, Atom]] = {}  # `_seen`'s
         # each reached node's line digest, then the `VIEW` atoms of it and of its owner
         # (`_reached_line`): 24 bytes, where a tuple would cost ~100 more per node
         self._reached: dict[Node, bytes] = {}
@@ -207,9 +209,14 @@ class Fingerprints:
         # (`kg.publish.dirty.DirtyState.known`); None: the parent numbers its atoms
         self.number: Callable[[str], int | None] = _unknown
         self.ordered = False  # a subject's number is its place in `chunks.order`
+        self._terms = 0  # the terms numbered before the fork (`numbered`)
+        self._lines: mmap.mmap | None = None  # reached lines by their node's number
         self.fresh = Views()  # the views this process read and has not reported yet
         self._pubs: dict[str, tuple[bytes, tuple[Atom, ...]]] = {}
         self._subtrees: dict[Node, tuple[bytes, list[Atom], Iterable[Atom]]] = {}
+        # ... those whose atoms are all numbers, packed (kept across `forget`: 0072)
+        self._kept_pubs: dict[str, bytes] = {}
+        self._kept_subtrees: dict[Node, bytes] = {}
         self.citation_keys = citation_keys
         # once, before any fork: every worker would otherwise make its own
         self.settings = settings or settings_digest(config, resolution)
@@ -222,18 +229,23 @@ class Fingerprints:
         read goes to `reads` (`kg.publish.dirty`): the owned nodes' triples, the nodes
         linking in (as candidates: their lines are in `reads.links`), the views of the
         reached nodes and of their owners (a page shows a linked node's view only; the
-        views themselves go to `fresh`, once per node and process)."""
-        graph, facts, term = self.graph, self.chunks.digest, self.chunks.term
-        own = sorted(owned, key=term)  # by their N-Triples texts: no string made
-        links, linkers = self.links_in(own, owned)
+        views themselves go to `fresh`, once per node and process).
+
+        Each part is a set of fixed-size digests, joined in the order of their bytes
+        (decision 0072): a subject's digest covers its N-Triples text and a reached
+        node's line its IRI, so the sorted digests name the same nodes as the nodes
+        sorted by their texts did, without a term looked up per node."""
+        graph, facts = self.graph, self.chunks.digest
+        links, linkers = self.links_in(owned, owned)
         reached: set[Node] = set(owned) | linkers
-        for s in own:
+        for s in owned:
             for objects in graph.describe(s).values():
                 reached.update([o for o in objects if type(o) is URIRef])
         memo = self._reached
-        lines = [memo.get(n) or self._reached_line(n) for n in sorted(reached, key=term)]
+        lines = [memo.get(n) or self._reached_line(n) for n in reached]
+        lines.sort()
         found = (
-            b"".join([facts.get(s, _NONE) for s in own]),
+            b"".join(sorted([facts.get(s, _NONE) for s in owned])),
             links,
             b"".join([line[:16] for line in lines]),
         )
@@ -245,15 +257,17 @@ class Fingerprints:
             atoms.discard(NO_NUMBER)
             for n in reached & self._unnumbered.keys():
                 atoms.update(self._unnumbered[n])
-        self._same_node(own, (OWNED, READ), atoms)  # each reached: its VIEW atom says how
+        self._same_node(owned, (OWNED, READ), atoms)  # each reached: its VIEW atom says how
         self._same_node(linkers, (LINKER,), atoms)
         return found
 
     def forget(self) -> None:
         """Empty this process's memos of views, reached lines (with their atoms), works
         and subtrees (pure memos: made again when read; decision 0067). The views read
-        and not reported yet (`fresh`) stay."""
-        for memo in (self._views, self._reached, self._unnumbered, self._pubs, self._subtrees):
+        and not reported yet (`fresh`) stay, and so do the numbered reached lines
+        (`_lines`: no object each, no arena kept half used; decision 0072)."""
+        memos = (self._views, self._views_seen, self._reached, self._unnumbered, self._pubs)
+        for memo in (*memos, self._subtrees):
             memo.clear()
 
     def _same_node(self, nodes: Iterable[Node], kinds: tuple[str, ...], atoms: set[Atom]) -> None:
@@ -272,10 +286,43 @@ class Fingerprints:
             else:
                 atoms.update([kind + text[1:] for kind in kinds])
 
-    def numbered(self, number: Callable[[str], int | None], ordered: bool) -> None:
+    def numbered(self, number: Callable[[str], int | None], ordered: bool, terms: int = 0) -> None:
         """Number atoms with `number` from now on (`kg.publish.dirty.DirtyState.known`);
-        `ordered`: it numbers each subject by its place in `chunks.order`."""
+        `ordered`: it numbers each subject by its place in `chunks.order`, and `terms`
+        terms in all (then each process keeps its reached lines by number: `_lines`)."""
         self.number, self.ordered = number, ordered
+        self._terms = terms if ordered else 0
+        # made before the render's workers fork, shared by them (decision 0072)
+        self._lines = mmap.mmap(-1, SLOT * self._terms) if self._terms else None
+
+    def __getstate__(self) -> dict[str, object]:
+        """As pickled for a dask worker: without the `_lines` of this machine's processes."""
+        return {**self.__dict__, "_lines": None}
+
+    def _kept_line(self, node: Node) -> tuple[int | None, bytes | None]:
+        """`node`'s number (None: it has none) and its reached line when a process of
+        this build made it before (`_lines`: kept across `forget`; decision 0072)."""
+        if not self._terms:
+            return None, None
+        n = self._term_number(self.chunks.memo.get(node) or self.chunks.term(node))
+        if n is None or n >= self._terms:
+            return None, None
+        if self._lines is None:  # a dask worker's: its own
+            self._lines = mmap.mmap(-1, SLOT * self._terms, flags=mmap.MAP_PRIVATE)
+        slot = self._lines[SLOT * n : SLOT * n + SLOT]
+        line = slot[:LINE]
+        if line[16:20] == _UNMADE or _check(line) != slot[LINE:]:
+            return n, None  # not made yet, or being written by another process
+        return n, line
+
+    def _term_number(self, text: str) -> int | None:
+        """A term's number: a subject's place in the dump's order, else `number`'s."""
+        if self.ordered:
+            texts = self.chunks.texts
+            at = bisect.bisect_left(texts, text)
+            if at < len(texts) and texts[at] == text:
+                return at
+        return self.number(text)
 
     def _atoms(self, node: Node, *kinds: str) -> list[Atom]:
         """`node`'s atoms of these kinds: numbered (`number`) when its term has a number."""
@@ -304,7 +351,7 @@ class Fingerprints:
             else:
                 atoms.update([8 * n + code for code in codes])
 
-    def links_in(self, own: list[Node], owned: set[Node]) -> tuple[bytes, set[Node]]:
+    def links_in(self, own: Iterable[Node], owned: set[Node]) -> tuple[bytes, set[Node]]:
         """The digest of the lines linking into the `owned` nodes (`own`: sorted) from
         outside, and the nodes they come from."""
         term, known, graph = self.chunks.term, self.chunks.memo.get, self.graph
@@ -321,36 +368,45 @@ class Fingerprints:
     def _reached_line(self, node: Node) -> bytes:
         """What a description shows of a node it reaches: its view, where it links to
         (the node itself, or the page of its owner) and that owner's view; and the
-        `VIEW` atoms of the two. Once per node and process (an organization or a venue
+        `VIEW` atoms of the two. Once per node and build in a cold build (`_lines`), else
+        once per node and process (an organization or a venue
         is reached from thousands of pages); the views go to `fresh` then."""
-        link = self.href(str(node))
-        seen = self.view(node)
-        atom = self._view_atom(node, seen)
-        if link == str(node):
-            owner, kept, owned = node, seen, atom
+        n, kept_line = self._kept_line(node)
+        if kept_line is not None:
+            self._reached[node] = kept_line
+            return kept_line
+        iri = str(node)
+        link = self.href(iri)
+        seen, atom = self._seen(node)
+        if link == iri:
+            kept, owned = seen, atom
         else:
-            owner = URIRef(scheme.mint(self.config.base_iri, link))
-            kept = self.view(owner)
-            owned = self._view_atom(owner, kept)
-        line = f"{node}\t{seen.hex()}\t{link}\t{kept.hex()}"
+            kept, owned = self._seen(URIRef(scheme.mint(self.config.base_iri, link)))
+        line = seen + kept + f"{iri}\t{link}".encode("utf-8", "surrogatepass")
         if isinstance(atom, str) or isinstance(owned, str):
             self._unnumbered[node] = atom, owned
             numbers = array("I", (NO_NUMBER, NO_NUMBER))
         else:
             numbers = array("I", (atom, owned))
-        found = self._reached[node] = _text_digest(line) + numbers.tobytes()
+        digested = hashlib.blake2b(line, digest_size=16).digest()
+        found = self._reached[node] = digested + numbers.tobytes()
+        if n is not None and self._lines is not None and numbers[0] != NO_NUMBER:
+            self._lines[SLOT * n : SLOT * n + SLOT] = found + _check(found)
+        return found
+
+    def _seen(self, node: Node) -> tuple[bytes, Atom]:
+        """`node`'s view and `VIEW` atom, once per node and process (an owner's page is
+        linked by every node minted under it); its view goes to `fresh` then."""
+        found = self._views_seen.get(node)
+        if found is None:
+            view = self._views.get(node) or self._view(node)
+            found = self._views_seen[node] = view, self._view_atom(node, view)
         return found
 
     def _view_atom(self, node: Node, view: bytes) -> Atom:
         """`node`'s `VIEW` atom; its view goes to `fresh`."""
-        text = self.chunks.term(node)
-        n = None
-        if self.ordered:  # a subject: found in the dump's order, else by `number`
-            texts = self.chunks.texts
-            at = bisect.bisect_left(texts, text)
-            n = at if at < len(texts) and texts[at] == text else None
-        if n is None:
-            n = self.number(text)
+        text = self.chunks.memo.get(node) or self.chunks.term(node)
+        n = self._term_number(text)
         if n is None:
             self.fresh.texts[text] = view
             return VIEW + text
@@ -361,18 +417,38 @@ class Fingerprints:
         """The facts of `node` that a page linking to it may show."""
         found = self._views.get(node)
         if found is None:
-            facts, term = self.graph.describe(node), self.chunks.term
-            lines = [f"{p}\t{term(o)}" for p in LINK_FACTS if p in facts for o in facts[p]]
-            lines.sort()
-            found = self._views[node] = _text_digest("\n".join(lines))
+            found = self._views[node] = self._view(node)
         return found
+
+    def _view(self, node: Node) -> bytes:
+        facts, memo, term = self.graph.describe(node), self.chunks.memo, self.chunks.term
+        lines = []
+        for p in LINK_FACTS:
+            objects = facts.get(p)
+            if objects:
+                lines += [f"{p}\t{memo.get(o) or term(o)}" for o in objects]
+        lines.sort()
+        return _text_digest("\n".join(lines))
 
     def _subtree(self, node: Node, reads: Reads) -> bytes:
         """The whole-graph digests of `node` and of every node minted under it (once
-        per node and process: a work's subtree is read by each of its authors)."""
+        per node and process: a work's subtree is read by each of its authors). Packed
+        when its atoms are numbers, and then kept across `forget` (decision 0072)."""
+        packed = self._kept_subtrees.get(node)
+        if packed is not None:
+            head = array("I", packed[:16])  # node's two atoms, the range of those under it
+            reads.atoms.update(head[:2])
+            reads.atoms.update(range(head[2], head[3], 8))
+            return packed[16:]
         found = self._subtrees.get(node)
         if found is None:
-            found = self._subtrees[node] = self._made_subtree(node)
+            found = self._made_subtree(node)
+            own, under = found[1], found[2]
+            if len(own) == 2 and isinstance(under, range) and _numbers(own):
+                head = array("I", [*own, under.start, under.stop])  # type: ignore[list-item]
+                self._kept_subtrees[node] = head.tobytes() + found[0]
+            else:
+                self._subtrees[node] = found
         for atoms in found[1:]:
             reads.atoms.update(atoms)
         return found[0]
@@ -393,6 +469,10 @@ class Fingerprints:
     def _publication(self, pub: PublicationEntity, reads: Reads) -> bytes:
         """The resolved record, its citation key and its authors' records (once per
         publication and process)."""
+        packed = self._kept_pubs.get(pub.key)
+        if packed is not None:  # its digest, then its atoms
+            reads.atoms.update(array("I", packed[16:]))
+            return packed[:16]
         found = self._pubs.get(pub.key)
         if found is None:
             records = self._records
@@ -410,7 +490,12 @@ class Fingerprints:
             read = [record_atom("publication", pub.key), record_atom("cite", pub.key)]
             read += [record_atom(kind, p) for p in people for kind in ("name", "profile")]
             made = _text_digest(digest(record, key, *authors))
-            found = self._pubs[pub.key] = (made, tuple(map(self.record, read)))
+            atoms = tuple(map(self.record, read))
+            if _numbers(atoms):  # packed, and kept across `forget` (decision 0072)
+                self._kept_pubs[pub.key] = made + array("I", atoms).tobytes()  # type: ignore[type-var]
+                reads.atoms.update(atoms)
+                return made
+            found = self._pubs[pub.key] = (made, atoms)
         reads.atoms.update(found[1])
         return found[0]
 
@@ -501,6 +586,16 @@ KINDS = {kind: n for n, kind in enumerate((READ, OWNED, SUBTREE, RECORD, VIEW, L
 # (`Fingerprints.number`: decision 0064), that number * 8 + its kind's (`KINDS`).
 Atom = int | str
 NO_NUMBER = 0xFFFFFFFF  # in `Fingerprints._reached`: the atoms are in `_unnumbered`
+LINE = 24  # a reached line: its digest, its node's and owner's `VIEW` atoms (2 x 4 bytes)
+_UNMADE = bytes(4)  # a `VIEW` atom is 8 * n + 4: never 0
+# In `Fingerprints._lines`, the processes' shared map, a line and its check: a slot read
+# while another process writes it (the same bytes: a line is a function of the build's
+# graph and numbers) fails its check and is made again.
+SLOT = LINE + 8
+
+
+def _check(line: bytes) -> bytes:
+    return hashlib.blake2b(line, digest_size=8).digest()
 
 
 @dataclass
@@ -525,6 +620,11 @@ class Views:
         found = Views(self.numbered, self.texts)
         self.numbered, self.texts = {}, {}
         return found
+
+
+def _numbers(atoms: Iterable[Atom]) -> bool:
+    """Whether every atom is a number (packed as an `array("I")`)."""
+    return all(type(a) is int for a in atoms)
 
 
 def _unknown(text: str) -> int | None:

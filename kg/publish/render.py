@@ -466,7 +466,7 @@ def _packing(state: _State) -> dirty.Packing | None:
     packing = dirty.Packing(state.before, state.after)
     if state.before is None:
         dirty.number_all(packing.state, state.chunks, state.graph)
-    _keys(state).numbered(packing.state.known, state.before is None)
+    _keys(state).numbered(packing.state.known, state.before is None, len(packing.state.terms))
     return packing
 
 
