@@ -19,7 +19,8 @@ from kept rows is the page made from every view (tests/test_lists.py compares th
 The pages are assembled without Jinja's loop over every entry when the project uses
 kg's own `list.html.j2`: the template is rendered with one marker group, and the
 marker's group is replaced by the groups' text, which is what the template's loop
-writes (`group_text`). A project's own `list.html.j2` is rendered as before.
+writes (`group_text`). A project's own `list.html.j2` is rendered as before. The
+network page's list of pairs is written the same way (`pair_text`).
 """
 
 from __future__ import annotations
@@ -30,7 +31,15 @@ from typing import NamedTuple
 from kg.cache import digest
 from kg.publish.pageenv import page_text
 
-__all__ = ["MARKER", "ListRows", "Row", "group_text", "marker_group"]
+__all__ = [
+    "MARKER",
+    "ListRows",
+    "Row",
+    "group_text",
+    "marker_group",
+    "marker_pairs",
+    "pair_text",
+]
 
 MARKER = "kg-list-groups-marker"  # a group's name no page shows (ASCII: escaped as is)
 
@@ -106,3 +115,17 @@ def group_text(groups: Iterable[tuple[str, list[Row]]]) -> str:
         out += [row.entry for row in rows]
         out.append("</ol>\n")
     return "".join(out)
+
+
+def marker_pairs() -> list[tuple[str, str, int]]:
+    """The pairs the network page is rendered with to find where its pairs go."""
+    return [(MARKER, MARKER, 1)]
+
+
+def pair_text(pairs: Iterable[tuple[str, str, int]]) -> str:
+    """What kg's `network.html.j2` writes for its pairs (one line each)."""
+    t = page_text
+    return "".join(
+        f"  <li><bdi>{t(a)}</bdi> and <bdi>{t(b)}</bdi>: {n} paper{'s' if n != 1 else ''}</li>\n"
+        for a, b, n in pairs
+    )

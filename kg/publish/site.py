@@ -65,7 +65,15 @@ from kg.publish.layout import (
     void_link,
 )
 from kg.publish.links import work_addresses
-from kg.publish.lists import MARKER, ListRows, Row, group_text, marker_group
+from kg.publish.lists import (
+    MARKER,
+    ListRows,
+    Row,
+    group_text,
+    marker_group,
+    marker_pairs,
+    pair_text,
+)
 from kg.publish.markup import (
     Referenced,
     article_markup,
@@ -907,13 +915,16 @@ class SiteBuilder:
     def _network_page(
         self, names: list[str], pairs: list[tuple[int, int, int]], pages: list[str]
     ) -> str:
-        return self.render(
-            "network.html.j2",
-            "network.html",
-            figure=Markup(network_svg(names, pairs, pages)),
-            people=len(names),
-            pairs=[(names[a], names[b], n) for a, b, n in pairs],
-        )
+        named = [(names[a], names[b], n) for a, b, n in pairs]
+        figure = Markup(network_svg(names, pairs, pages))
+        render = partial(self.render, "network.html.j2", "network.html", figure=figure)
+        if not self._kg_templates("network.html.j2"):
+            return render(people=len(names), pairs=named)
+        page = render(people=len(names), pairs=marker_pairs())  # its loop's text, in Python
+        head, found, tail = page.partition(pair_text(marker_pairs()))
+        if not found or MARKER in tail:
+            return render(people=len(names), pairs=named)
+        return head + pair_text(named) + tail
 
     def _projects(self) -> list[dict]:
         """The lab's projects (one entry per name across profiles): description, members
