@@ -744,7 +744,7 @@ class SiteBuilder:
     @cached_property
     def kg_lists(self) -> bool:
         """Whether the list pages are kg's `list.html.j2` (made from rows, 0074)."""
-        return self._kg_templates("list.html.j2")
+        return self._kg_templates("list.html.j2", "base.html.j2")
 
     def _lists_from_rows(
         self, pubs: list[PublicationEntity], by_type: dict[str, str], rows: ListRows
@@ -918,7 +918,7 @@ class SiteBuilder:
         named = [(names[a], names[b], n) for a, b, n in pairs]
         figure = Markup(network_svg(names, pairs, pages))
         render = partial(self.render, "network.html.j2", "network.html", figure=figure)
-        if not self._kg_templates("network.html.j2"):
+        if not self._kg_templates("network.html.j2", "base.html.j2"):
             return render(people=len(names), pairs=named)
         page = render(people=len(names), pairs=marker_pairs())  # its loop's text, in Python
         head, found, tail = page.partition(pair_text(marker_pairs()))
