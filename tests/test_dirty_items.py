@@ -4,7 +4,9 @@ reaches a few items, not all."""
 
 from __future__ import annotations
 
+import random
 import shutil
+from array import array
 from pathlib import Path
 
 import pytest
@@ -194,3 +196,17 @@ def test_a_cold_builds_items_come_with_their_atoms_numbered(tmp_path, monkeypatc
     assert build(load_config(root), root / "dist").published
     # as text: only records no build has made yet (a co-author's profile, a page's summary)
     assert texts and {atom.split("\t")[0] for atom in texts} == {"rprofile", "rsummary"}
+
+
+def test_new_readers_are_found_missing_as_a_set_of_the_old_ones_finds_them():
+    """`dirty._missing` looks a few numbers up in the packed bytes (decision 0074): the
+    same numbers, in the same order, as a set of the old readers gives, also where a
+    number's bytes appear across two of the old words."""
+    rng = random.Random(74)
+    straddle = array("I", [0x0201_0000, 0x0000_0403]).tobytes()  # 0x04030201 across
+    assert dirty._missing(straddle, array("I", [0x0403_0201, 0x0201_0000])) == [0x0403_0201]
+    for _ in range(200):
+        old = array("I", (rng.randrange(1 << rng.choice((8, 16, 32))) for _ in range(300)))
+        numbers = array("I", [*rng.sample(list(old), 2), rng.randrange(1 << 16), 7, 7 << 8])
+        have = set(old)
+        assert dirty._missing(old.tobytes(), numbers) == [n for n in numbers if n not in have]

@@ -47,6 +47,7 @@ import bisect
 import hashlib
 import os
 import pickle
+import struct
 import zlib
 from array import array
 from collections import Counter
@@ -481,14 +482,37 @@ def _reindex(
     for atom, numbers in add:
         old = index.get(atom)
         if old:
-            have = set(array("I", old))
-            missing = [n for n in numbers if n not in have]
+            missing = _missing(old, numbers)
             if missing:
                 index[atom] = old + array("I", missing).tobytes()
                 touched.add(atom)
         else:
             index[atom] = numbers.tobytes()
             touched.add(atom)
+
+
+def _missing(old: bytes, numbers: Numbers) -> list[int]:
+    """The `numbers` not in the packed array `old`: after an edit, a few new readers of
+    an atom that may have thousands (an organization's view) are looked for in its bytes
+    (each a 4-byte word found at a multiple of 4), not in a set of all of them."""
+    if len(numbers) * 64 > len(old):
+        have = set(array("I", old))
+        return [n for n in numbers if n not in have]
+    return [n for n in numbers if not _word_in(old, n)]
+
+
+def _word_in(packed: bytes, n: int) -> bool:
+    """Whether the packed array("I") `packed` holds `n`."""
+    word = _WORD.pack(n)
+    at = packed.find(word)
+    while at != -1:
+        if at % 4 == 0:
+            return True
+        at = packed.find(word, at + 1)
+    return False
+
+
+_WORD = struct.Struct("=I")  # array("I")'s item, as `tobytes` writes it
 
 
 @dataclass

@@ -81,10 +81,12 @@ from kg.publish.fingerprint import (
     KeptRecords,
     Reads,
     SubjectChunks,
+    record_atom,
     settings_digest,
 )
 from kg.publish.fragments import Fragments
 from kg.publish.layout import DATASET, DUMP, SPARQL, owner_path, path_of
+from kg.publish.lists import ListRows
 from kg.publish.olddump import PreviousDump
 from kg.publish.site import SiteBuilder, SiteSettings
 from kg.publish.subjectset import subject_layout
@@ -704,9 +706,15 @@ def _site(state: _State, keys: list[str]) -> Rendered:
     site = state.site
     if state.cache is None or state.prints is None:
         return {f"site/{k}": v for k, v in site.site_files(paths).items()}
-    entries = _kept_fragments(state, "list entries", keys)
-    made = site.site_files(paths, keyed=False, entries=entries)
-    _keep_fragments(state, "list entries", entries)
+    if site.kg_lists:  # the list pages from rows kept by publication (decision 0074)
+        key, rows = _list_rows(state, keys)
+        made = site.site_files(paths, keyed=False, rows=rows)
+        if rows.changed():
+            state.cache.put(key, rows.made)
+    else:
+        entries = _kept_fragments(state, "list entries", keys)
+        made = site.site_files(paths, keyed=False, entries=entries)
+        _keep_fragments(state, "list entries", entries)
     files: dict[str, str | bytes | Kept | Encoded | Written] = {
         f"site/{k}": v for k, v in made.items()
     }
@@ -715,6 +723,23 @@ def _site(state: _State, keys: list[str]) -> Rendered:
         page = partial(_one_page, f"site/{path}", render)  # one text: its group
         files.update(_cached(state, found, page, keys))
     return files
+
+
+def _list_rows(state: _State, keys: list[str]) -> tuple[str, ListRows]:
+    """The publications' rows the previous build kept (`kg.publish.lists`) and their
+    cache key (also put in `keys`)."""
+    assert state.cache is not None
+    prints = _keys(state)
+    key = digest(prints.settings, "list rows")
+    keys.append(key)
+    settings = digest(prints.settings, repr(state.site.settings))
+    records = prints.record_digests()
+    record = partial(_publication_record, records)
+    return key, ListRows(state.cache.get(key), settings, record, state.resolution.persons)
+
+
+def _publication_record(records: dict[str, bytes], key: str) -> bytes | None:
+    return records.get(record_atom("publication", key))
 
 
 def _fragments_key(state: _State, name: str) -> str:

@@ -65,6 +65,15 @@ from kg.publish.layout import (
     void_link,
 )
 from kg.publish.links import work_addresses
+from kg.publish.lists import (
+    MARKER,
+    ListRows,
+    Row,
+    group_text,
+    marker_group,
+    marker_pairs,
+    pair_text,
+)
 from kg.publish.markup import (
     Referenced,
     article_markup,
@@ -679,42 +688,105 @@ class SiteBuilder:
     # ------------------------------------------------------------ site-wide pages
 
     def site_files(
-        self, paths: Sequence[str], keyed: bool = True, entries: Fragments | None = None
+        self,
+        paths: Sequence[str],
+        keyed: bool = True,
+        entries: Fragments | None = None,
+        rows: ListRows | None = None,
     ) -> dict[str, str]:
         """Publication lists, the lab's network, search, sitemap, robots.txt, feed;
         `paths`: every thing with a page (for the sitemap). Without `keyed`, the pages
         of `keyed_pages` are left out (the caller has them). `entries`: the list
-        pages' entries kept from the previous build (`list_entries`)."""
+        pages' entries kept from the previous build (`list_entries`); `rows`: the
+        publications' rows kept by what they are made of (`kg.publish.lists`), used
+        when the list page is kg's own (`kg_lists`)."""
         pubs = sorted(self.r.publications.values(), key=lambda p: p.title.casefold())
-        views = {p.key: self.publication_view(p, None, "") for p in pubs}
         by_type = {
             p.key: p.type or publication_type(self.r, p.venue, p.status) or "other" for p in pubs
         }
+        if rows is not None and self.kg_lists:
+            lists, search = self._lists_from_rows(pubs, by_type, rows)
+        else:
+            views = {p.key: self.publication_view(p, None, "") for p in pubs}
+            entry = self.list_entries(entries)
+            lists = {
+                path: self.list_page(title, views, grouping, entry)
+                for path, (title, grouping) in self._groupings(by_type).items()
+            }
+            search = search_index(self)
         pages = self.keyed_pages(paths) if keyed else {}
-        entry = self.list_entries(entries)
         files = {
-            "publications.html": self.list_page("Publications by year", views, self.by_year, entry),
-            "publications-by-venue.html": self.list_page(
-                "Publications by venue",
-                views,
-                lambda vs: _group(vs, lambda v: v.venue_group or "No venue"),
-                entry,
-            ),
-            "publications-by-type.html": self.list_page(
-                "Publications by type",
-                views,
-                lambda vs: _group(vs, lambda v: TYPE_LABELS.get(by_type[v.key], by_type[v.key])),
-                entry,
-            ),
+            **lists,
             **{path: render() for path, (_, render) in pages.items()},
             "search.html": self.render("search.html.j2", "search.html"),
-            "search-index.js": search_index(self),
+            "search-index.js": search,
             "search.js": SEARCH_SCRIPT,
             "sitemap.xml": sitemap(self.base, ["", *paths, *self.site_pages]),
             "robots.txt": robots(self.base),
             "feed.xml": atom_feed(self),
         }
         return files
+
+    def _groupings(self, by_type: dict[str, str]) -> dict[str, tuple[str, Callable]]:
+        """Each list page: its title and how it groups the views (or rows)."""
+        return {
+            "publications.html": ("Publications by year", self.by_year),
+            "publications-by-venue.html": (
+                "Publications by venue",
+                lambda vs: _group(vs, lambda v: v.venue_group or "No venue"),
+            ),
+            "publications-by-type.html": (
+                "Publications by type",
+                lambda vs: _group(vs, lambda v: TYPE_LABELS.get(by_type[v.key], by_type[v.key])),
+            ),
+        }
+
+    @cached_property
+    def kg_lists(self) -> bool:
+        """Whether the list pages are kg's `list.html.j2` (made from rows, 0074)."""
+        return self._kg_templates("list.html.j2", "base.html.j2")
+
+    def _lists_from_rows(
+        self, pubs: list[PublicationEntity], by_type: dict[str, str], rows: ListRows
+    ) -> tuple[dict[str, str], str]:
+        """The list pages and the search index from the publications' rows: a row kept
+        by the previous build when its key is the same, else made from the view."""
+        entry = self.list_entries()
+        made = [rows.row(p, partial(self._row, p, entry)) for p in pubs]
+        lists = {
+            path: self._list_text(title, path, made, grouping)
+            for path, (title, grouping) in self._groupings(by_type).items()
+        }
+        by_key = {row.key: row.search for row in made}
+        papers = [by_key[p.key] for p in sorted(pubs, key=lambda p: p.key)]
+        return lists, search_index(self, papers)
+
+    def _row(self, pub: PublicationEntity, entry: Callable[[PublicationView], Markup]) -> Row:
+        view = self.publication_view(pub, None, "")
+        search = _json_object(_search_item(pub))
+        return Row(
+            pub.key, pub.title, pub.year, view.dated, view.venue_group, str(entry(view)), search
+        )
+
+    def _list_text(self, title: str, path: str, rows: list[Row], grouping: Callable) -> str:
+        """`list_page` of the rows: the page rendered with a marker group, the marker's
+        text replaced by the groups' (`kg.publish.lists.group_text`)."""
+        ordered = sorted(rows, key=lambda v: (-(v.year or 0), v.title.casefold()))
+        count = len(rows)
+        page = self.render(
+            "list.html.j2", path, title=title, groups=marker_group(), count=count, entry=None
+        )
+        head, found, tail = page.partition(group_text(marker_group()))
+        if not found or MARKER in tail:  # not kg's text after all: its loop renders them
+            return self.render(
+                "list.html.j2",
+                path,
+                title=title,
+                groups=grouping(ordered),
+                count=count,
+                entry=_row_entry,
+            )
+        return head + group_text(grouping(ordered)) + tail
 
     def keyed_pages(self, paths: Sequence[str]) -> dict[str, tuple[str, Callable[[], str]]]:
         """The site-wide pages made from a small part of the resolution (the network,
@@ -843,13 +915,16 @@ class SiteBuilder:
     def _network_page(
         self, names: list[str], pairs: list[tuple[int, int, int]], pages: list[str]
     ) -> str:
-        return self.render(
-            "network.html.j2",
-            "network.html",
-            figure=Markup(network_svg(names, pairs, pages)),
-            people=len(names),
-            pairs=[(names[a], names[b], n) for a, b, n in pairs],
-        )
+        named = [(names[a], names[b], n) for a, b, n in pairs]
+        figure = Markup(network_svg(names, pairs, pages))
+        render = partial(self.render, "network.html.j2", "network.html", figure=figure)
+        if not self._kg_templates("network.html.j2", "base.html.j2"):
+            return render(people=len(names), pairs=named)
+        page = render(people=len(names), pairs=marker_pairs())  # its loop's text, in Python
+        head, found, tail = page.partition(pair_text(marker_pairs()))
+        if not found or MARKER in tail:
+            return render(people=len(names), pairs=named)
+        return head + pair_text(named) + tail
 
     def _projects(self) -> list[dict]:
         """The lab's projects (one entry per name across profiles): description, members
@@ -1258,10 +1333,11 @@ def page_of(slug: str) -> str:
     return scheme.page_file(scheme.PERSON, slug)
 
 
-def search_index(builder: SiteBuilder) -> str:
+def search_index(builder: SiteBuilder, papers: list[str] | None = None) -> str:
     """People and papers as a script that sets `window.KG_SEARCH` (a file:// page can
-    load a script, not fetch JSON)."""
-    items = [
+    load a script, not fetch JSON). `papers`: the papers' objects (`_json_object`), by
+    key, when the caller has them (`kg.publish.lists.Row.search`)."""
+    people = [
         {
             "kind": "person",
             "title": p.name,
@@ -1270,17 +1346,22 @@ def search_index(builder: SiteBuilder) -> str:
         }
         for p in builder.r.dataset.profiles
     ]
-    for pub in sorted(builder.r.publications.values(), key=lambda p: p.key):
-        authors = " ".join(slot.printed[0] for slot in pub.authors)
-        items.append(
-            {
-                "kind": "paper",
-                "title": pub.title,
-                "href": scheme.page_file(scheme.PUBLICATION, pub.key),
-                "text": f"{pub.title} {authors} {pub.year or ''}",
-            }
-        )
-    return f"window.KG_SEARCH = {escape_json_for_html(indented_json(items))};\n"
+    if papers is None:
+        pubs = sorted(builder.r.publications.values(), key=lambda p: p.key)
+        papers = [_json_object(_search_item(pub)) for pub in pubs]
+    objects = [*map(_json_object, people), *papers]
+    text = "[\n" + ",\n".join(objects) + "\n]" if objects else "[]"
+    return f"window.KG_SEARCH = {escape_json_for_html(text)};\n"
+
+
+def _search_item(pub: PublicationEntity) -> dict[str, str]:
+    authors = " ".join(slot.printed[0] for slot in pub.authors)
+    return {
+        "kind": "paper",
+        "title": pub.title,
+        "href": scheme.page_file(scheme.PUBLICATION, pub.key),
+        "text": f"{pub.title} {authors} {pub.year or ''}",
+    }
 
 
 def indented_json(items: list[dict[str, str]]) -> str:
@@ -1289,13 +1370,18 @@ def indented_json(items: list[dict[str, str]]) -> str:
     pure-Python encoder, ten times slower: decision 0059)."""
     if not items:
         return "[]"
-    objects = [
-        "{\n" + ",\n".join(f"{_string(k)}: {_string(item[k])}" for k in sorted(item)) + "\n}"
-        if item
-        else "{}"
-        for item in items
-    ]
-    return "[\n" + ",\n".join(objects) + "\n]"
+    return "[\n" + ",\n".join(map(_json_object, items)) + "\n]"
+
+
+def _json_object(item: dict[str, str]) -> str:
+    """One object of `indented_json`'s list."""
+    if not item:
+        return "{}"
+    return "{\n" + ",\n".join(f"{_string(k)}: {_string(item[k])}" for k in sorted(item)) + "\n}"
+
+
+def _row_entry(row: Row) -> Markup:
+    return Markup(row.entry)
 
 
 def sitemap(base: str, paths: Sequence[str]) -> str:
