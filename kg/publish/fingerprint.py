@@ -352,8 +352,8 @@ class Fingerprints:
                 atoms.update([8 * n + code for code in codes])
 
     def links_in(self, own: Iterable[Node], owned: set[Node]) -> tuple[bytes, set[Node]]:
-        """The digest of the lines linking into the `owned` nodes (`own`: sorted) from
-        outside, and the nodes they come from."""
+        """The digest of the lines linking into the `owned` nodes (`own`: them, in any
+        order: the lines are sorted) from outside, and the nodes they come from."""
         term, known, graph = self.chunks.term, self.chunks.memo.get, self.graph
         links = []
         linkers: set[Node] = set()

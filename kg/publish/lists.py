@@ -39,6 +39,7 @@ __all__ = [
     "marker_group",
     "marker_pairs",
     "pair_text",
+    "spliced",
 ]
 
 MARKER = "kg-list-groups-marker"  # a group's name no page shows (ASCII: escaped as is)
@@ -115,6 +116,16 @@ def group_text(groups: Iterable[tuple[str, list[Row]]]) -> str:
         out += [row.entry for row in rows]
         out.append("</ol>\n")
     return "".join(out)
+
+
+def spliced(page: str, marker_text: str, text: str) -> str | None:
+    """`page` (rendered with the marker's group or pair) with the marker's text replaced
+    by `text`; None when the page does not hold it once (not kg's loop after all: the
+    caller renders the page with its template's own loop)."""
+    head, found, tail = page.partition(marker_text)
+    if not found or MARKER in tail:
+        return None
+    return head + text + tail
 
 
 def marker_pairs() -> list[tuple[str, str, int]]:

@@ -63,7 +63,6 @@ from kg.publish.export import (
     Written,
     _JsonTerms,
     colliding_prefixes,
-    content_digest,
     dataset_description,
     described,
     description_texts,
@@ -887,12 +886,11 @@ def _write_as_made(state: _State, groups: Groups) -> dict[str, Written]:
     files' texts and bytes at once (decision 0075). Their stamps, in the texts' order."""
     writer, files = _writer(state), {}
     for rels, text in groups:
-        data = text.encode("utf-8")
-        one = Encoded(data, content_digest(data))
-        del text, data
-        writer.write(dict.fromkeys(rels, one))
+        part = encoded(dict.fromkeys(rels, text))  # one text: one file, its other paths links
+        del text
+        writer.write(part)
         files.update({rel: Written(writer.done[rel]) for rel in rels})
-        del one
+        del part
     return files
 
 

@@ -66,13 +66,13 @@ from kg.publish.layout import (
 )
 from kg.publish.links import work_addresses
 from kg.publish.lists import (
-    MARKER,
     ListRows,
     Row,
     group_text,
     marker_group,
     marker_pairs,
     pair_text,
+    spliced,
 )
 from kg.publish.markup import (
     Referenced,
@@ -776,17 +776,13 @@ class SiteBuilder:
         page = self.render(
             "list.html.j2", path, title=title, groups=marker_group(), count=count, entry=None
         )
-        head, found, tail = page.partition(group_text(marker_group()))
-        if not found or MARKER in tail:  # not kg's text after all: its loop renders them
+        groups = grouping(ordered)
+        made = spliced(page, group_text(marker_group()), group_text(groups))
+        if made is None:  # not kg's text after all: its loop renders them
             return self.render(
-                "list.html.j2",
-                path,
-                title=title,
-                groups=grouping(ordered),
-                count=count,
-                entry=_row_entry,
+                "list.html.j2", path, title=title, groups=groups, count=count, entry=_row_entry
             )
-        return head + group_text(grouping(ordered)) + tail
+        return made
 
     def keyed_pages(self, paths: Sequence[str]) -> dict[str, tuple[str, Callable[[], str]]]:
         """The site-wide pages made from a small part of the resolution (the network,
@@ -921,10 +917,8 @@ class SiteBuilder:
         if not self._kg_templates("network.html.j2", "base.html.j2"):
             return render(people=len(names), pairs=named)
         page = render(people=len(names), pairs=marker_pairs())  # its loop's text, in Python
-        head, found, tail = page.partition(pair_text(marker_pairs()))
-        if not found or MARKER in tail:
-            return render(people=len(names), pairs=named)
-        return head + pair_text(named) + tail
+        made = spliced(page, pair_text(marker_pairs()), pair_text(named))
+        return render(people=len(names), pairs=named) if made is None else made
 
     def _projects(self) -> list[dict]:
         """The lab's projects (one entry per name across profiles): description, members
@@ -1349,8 +1343,7 @@ def search_index(builder: SiteBuilder, papers: list[str] | None = None) -> str:
     if papers is None:
         pubs = sorted(builder.r.publications.values(), key=lambda p: p.key)
         papers = [_json_object(_search_item(pub)) for pub in pubs]
-    objects = [*map(_json_object, people), *papers]
-    text = "[\n" + ",\n".join(objects) + "\n]" if objects else "[]"
+    text = _json_array([*map(_json_object, people), *papers])
     return f"window.KG_SEARCH = {escape_json_for_html(text)};\n"
 
 
@@ -1368,9 +1361,12 @@ def indented_json(items: list[dict[str, str]]) -> str:
     """`json.dumps(items, ensure_ascii=False, sort_keys=True, indent=0)` of a list of
     flat objects of strings, made with the C string encoder (json's `indent` takes its
     pure-Python encoder, ten times slower: decision 0059)."""
-    if not items:
-        return "[]"
-    return "[\n" + ",\n".join(map(_json_object, items)) + "\n]"
+    return _json_array(list(map(_json_object, items)))
+
+
+def _json_array(objects: list[str]) -> str:
+    """`indented_json`'s list of these objects' texts."""
+    return "[\n" + ",\n".join(objects) + "\n]" if objects else "[]"
 
 
 def _json_object(item: dict[str, str]) -> str:
