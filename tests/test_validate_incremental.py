@@ -203,7 +203,12 @@ def test_a_tampered_or_foreign_state_is_a_miss(world, tmp_path):
         return run()
 
     assert incremental.validate(graph, program, ontology, cache, key, isolate) == expected
-    assert isinstance(cache.get(key), incremental.State)
+    head = cache.get(key)  # a full run keeps a base and an empty head (decision 0077)
+    assert isinstance(head, incremental.Head) and head.deltas == ()
+    base = next((tmp_path / "c").rglob(incremental.base_key(key)))
+    base.write_bytes(base.read_bytes()[:-3] + b"xyz")  # the base tampered with
+    assert cache.get(head.base) is None and incremental.kept(cache, key) == (None, None)
+    assert incremental.validate(graph, program, ontology, cache, key, isolate) == expected
     entry = next((tmp_path / "c").rglob("abab*"))
     entry.write_bytes(entry.read_bytes()[:-3] + b"xyz")
     assert cache.get(key) is None
@@ -212,11 +217,11 @@ def test_a_tampered_or_foreign_state_is_a_miss(world, tmp_path):
     assert other.get(key) is None
     cache.put(key, ["not", "a", "state"])
     assert incremental.validate(graph, program, ontology, cache, key, isolate) == expected
-    assert runs == ["full"] * 3
+    assert runs == ["full"] * 4
     # a usable state and an unchanged graph: no full run, the entry not rewritten
     written = entry.stat().st_mtime_ns, entry.stat().st_ino
     assert incremental.validate(graph, program, ontology, cache, key, isolate) == expected
-    assert runs == ["full"] * 3
+    assert runs == ["full"] * 4
     assert (entry.stat().st_mtime_ns, entry.stat().st_ino) == written
 
 
