@@ -191,12 +191,12 @@ class Index:
         kept = ((a, flat[starts[i] : starts[i + 1]]) for i, a in enumerate(atoms) if a not in fresh)
         return heapq.merge(kept, sorted(fresh.items()))
 
-    def __eq__(self, other: object) -> bool:  # the same entries (a dict's too)
+    def __eq__(self, other: object) -> bool:  # the same entries (a dict's too; unhashable)
         if not isinstance(other, Index | dict):
             return NotImplemented
         return dict(self.items()) == dict(other.items())
 
-    __hash__ = None  # type: ignore[assignment]  (mutable)
+    __hash__ = None  # type: ignore[assignment]
 
     def __getstate__(self) -> tuple[array, array, bytes]:
         if not self._fresh:
