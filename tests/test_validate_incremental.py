@@ -26,7 +26,6 @@ from kg.pipeline import STATE_DIR, build
 from kg.validate import engine, incremental
 from kg.validate.compiler import compile_graph
 from kg.validate.engine import ontology_triples, plain_triples
-from kg.validate.packed import Packed
 from kg.validate.shacl import shapes_graph
 from kg.validate.terms import RDF_TYPE, Lit, nt, to_rdflib
 from kg.validate.view import GraphView
@@ -224,31 +223,6 @@ def test_a_tampered_or_foreign_state_is_a_miss(world, tmp_path):
     assert incremental.validate(graph, program, ontology, cache, key, isolate) == expected
     assert runs == ["full"] * 4
     assert (entry.stat().st_mtime_ns, entry.stat().st_ino) == written
-
-
-def test_a_kept_base_with_an_ill_formed_packed_table_is_a_miss(world, tmp_path):
-    """Decision 0077: the base's tables by subject are packed; one signed but ill-formed
-    (its keys' ends past its text) is no state: a full run, whose findings are given."""
-    base, _, program, ontology = world
-    graph = _graph(base)
-    expected, _ = incremental.full(graph, program, ontology)
-    cache = SignedCache(tmp_path / "c", secret=b"k" * 32)
-    key, runs = "ef" * 32, []
-
-    def isolate(run):
-        runs.append("full")
-        return run()
-
-    incremental.validate(graph, program, ontology, cache, key, isolate)
-    state, head = incremental.kept(cache, key)
-    assert head is not None and isinstance(state.digests, Packed)
-    assert state.digests == incremental.full(graph, program, ontology)[1].digests
-    token, whole = cache.get(head.base)
-    whole.deep._keys.ends.append(10**9)
-    cache.put(head.base, (token, whole))
-    assert incremental.kept(cache, key) == (None, None)
-    assert incremental.validate(graph, program, ontology, cache, key, isolate) == expected
-    assert runs == ["full", "full"]
 
 
 def test_a_rebuild_after_an_edit_reports_what_a_cold_build_does(tmp_path):

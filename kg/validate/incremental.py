@@ -25,7 +25,6 @@ from kg.graph.delta import Digests, Table, changed, subject_digests
 from kg.validate.compiler import Program, Shape
 from kg.validate.data import Data, split_wanted
 from kg.validate.engine import Finding, _key, _Run, triples_data
-from kg.validate.packed import Packed, packed
 from kg.validate.reach import Reach
 from kg.validate.sparql import Query, Row, Wanted, rows
 from kg.validate.terms import RDF_TYPE, RDFS_SUBCLASSOF, PlainTriple, Term, nt
@@ -43,15 +42,15 @@ MAX_AFFECTED = 20_000  # beyond this many focus nodes a full run costs less
 
 
 class State(NamedTuple):
-    # the tables by subject (N-Triples text) are kept `Packed` (kg/validate/packed.py)
-    digests: Digests | Packed
+    digests: Digests
     findings: ByFocus  # (index of the root in program.roots, focus) -> its findings
-    pointers: dict[str, tuple] | Packed  # subject -> p1, o1, p2, o2...
+    pointers: dict[str, tuple]  # subject (N-Triples, `digests`' key) -> p1, o1, p2, o2...
     # (its objects under `Plan.pointed`, flat: fewer objects to pickle)
     below: dict[str, list[str]]  # class -> its direct subclasses (data and ontology)
     asked: dict[Term, bytes]  # subject -> digest of its triples queries of no Reach read
     rows: RowsByQuery
-    deep: dict[str, bytes] | Packed  # subject -> digest of its triples under `Plan.deep`
+    deep: dict[str, bytes]  # subject (N-Triples, `digests`' key) -> digest of its triples
+    # under `Plan.deep` (the same digest objects shared, so pickled once each)
     front: str | None = None  # the front-end state the graph was made from (kg/change.py)
 
 
@@ -231,6 +230,16 @@ def _by_text(table: dict[Term, V], digests: Digests) -> dict[str, V]:
     return {known.get(s) or nt(s): v for s, v in table.items()}
 
 
+def _shared(state: State) -> State:
+    """`state` with `digests`' key objects in `deep` and `pointers`, and one object per
+    distinct `deep` digest (pickled whole, it then writes each once)."""
+    keys = {k: k for k in state.digests}
+    seen: dict[bytes, bytes] = {}
+    deep = {keys.get(k, k): seen.setdefault(v, v) for k, v in state.deep.items()}
+    pointers = {keys.get(k, k): v for k, v in state.pointers.items()}
+    return state._replace(deep=deep, pointers=pointers)
+
+
 def _asked(data: Data, wanted: Wanted, subjects: Iterable[Term] | None) -> dict[Term, bytes]:
     """Each subject's digest of its triples `wanted` (`Data._lines`'s choice): while no
     subject's changes, the rows of the queries that read only those stay the same."""
@@ -327,10 +336,10 @@ def update(
 
 def _ends(
     view: GraphView, bounded: Plan, state: State, texts: set[str]
-) -> tuple[dict[str, tuple] | Packed, set[tuple[str, Term]]]:
+) -> tuple[dict[str, tuple], set[tuple[str, Term]]]:
     """The state's `pointers` after the change, and the (p, o) of the changed subjects'
     old and new triples under `pointed` predicates."""
-    pointers = state.pointers.copy()  # a packed table's: its packed part shared
+    pointers = dict(state.pointers)
     ends: set[tuple[str, Term]] = set()
     for t in texts:
         s = _plain(t)
@@ -346,11 +355,11 @@ def _ends(
 
 def _seeds(
     view: GraphView, bounded: Plan, state: State, texts: set[str], ends: set[tuple[str, Term]]
-) -> tuple[set[Term], dict[str, bytes] | Packed]:
+) -> tuple[set[Term], dict[str, bytes]]:
     """The nodes the shapes' dependency walk starts from (objects whose incoming edges
     changed, changed subjects whose `deep` triples changed: a subject whose triples
     other nodes read are the same affects only itself), and the `deep` table after."""
-    deep = state.deep.copy()
+    deep = dict(state.deep)
     seeds = {o for p, o in ends if p in bounded.seeding}
     if bounded.deep is None:
         return seeds | {_plain(t) for t in texts}, deep
@@ -664,9 +673,7 @@ def _applied(state: State, delta: object) -> State | None:
         return None
     for name, change in zip(TABLES, delta.tables, strict=True):
         table = getattr(state, name)
-        if not (
-            isinstance(change, tuple) and len(change) == 2 and isinstance(table, dict | Packed)
-        ):
+        if not (isinstance(change, tuple) and len(change) == 2 and isinstance(table, dict)):
             return None
         fresh, removed = change
         if not isinstance(fresh, dict) or not isinstance(removed, tuple):
@@ -692,7 +699,7 @@ def keep(
         if len(deltas) <= MOST_DELTAS and size * MOST_CHANGED <= len(new.digests):
             cache.put(key, Head(head.base, head.token, deltas))
             return
-    keep_base(cache, key, new)
+    keep_base(cache, key, _shared(new))
 
 
 def keep_base(cache: SignedCache, key: str, state: State) -> None:
@@ -700,9 +707,7 @@ def keep_base(cache: SignedCache, key: str, state: State) -> None:
     keeps its state so (decision 0077), and the run after an edit then writes its
     changes only, not the whole state again."""
     base, token = base_key(key), os.urandom(16)
-    digests, pointers, deep = packed(state.digests), packed(state.pointers), packed(state.deep)
-    tables = state._replace(digests=digests, pointers=pointers, deep=deep)  # (decision 0077)
-    cache.put(base, (token, tables))  # first the base, then the head that names its token
+    cache.put(base, (token, state))  # first the base, then the head that names its token
     cache.put(key, Head(base, token, ()))
 
 
