@@ -199,7 +199,10 @@ def test_the_index_kept_packed_answers_as_a_dict_and_pickles_its_changes_in() ->
         expected[a] = readers
     index.update({3: b"v" * 4})
     expected[3] = b"v" * 4
-    assert len(index) == len(expected) == 103
+    index.put(12, b"u" * 4, True)  # as `_reindex` sets it, told what `get` found
+    index.put(13, b"t" * 4, False)
+    expected[12], expected[13] = b"u" * 4, b"t" * 4
+    assert len(index) == len(expected) == 104
     assert index.get(9) == b"w" * 4 and index.get(7) is None and index[8] == b"x" * 4
     assert list(index.items()) == sorted(expected.items())
     again = pickle.loads(pickle.dumps(index))

@@ -149,8 +149,11 @@ class Index:
         found = self._fresh.get(atom)
         if found is not None:
             return found
-        at = self._at(atom)
-        return default if at < 0 else self._flat[self._starts[at] : self._starts[at + 1]]
+        atoms = self._atoms
+        at = bisect.bisect_left(atoms, atom)
+        if at == len(atoms) or atoms[at] != atom:
+            return default
+        return self._flat[self._starts[at] : self._starts[at + 1]]
 
     def __getitem__(self, atom: int) -> bytes:
         found = self.get(atom)
@@ -177,6 +180,13 @@ class Index:
             flat.append(packed)
         self._atoms, self._flat = atoms, b"".join(flat)
         self._starts = array("Q", accumulate(sizes, initial=0))
+
+    def put(self, atom: int, readers: bytes, held: bool) -> None:
+        """`self[atom] = readers`, told whether the index holds `atom` (as `get` said):
+        no second look-up."""
+        if not held:
+            self._added += 1
+        self._fresh[atom] = readers
 
     def update(self, entries: Mapping[int, bytes] | Iterable[tuple[int, bytes]]) -> None:
         for atom, readers in entries.items() if isinstance(entries, Mapping) else entries:
@@ -574,10 +584,10 @@ def _reindex(index: Index, add: Iterable[tuple[int, Numbers]], touched: set[int]
         if old:
             missing = _missing(old, numbers)
             if missing:
-                index[atom] = old + array("I", missing).tobytes()
+                index.put(atom, old + array("I", missing).tobytes(), True)
                 touched.add(atom)
         else:
-            index[atom] = numbers.tobytes()
+            index.put(atom, numbers.tobytes(), old is not None)
             touched.add(atom)
 
 
