@@ -181,3 +181,40 @@ def test_atoms_numbered_by_the_workers_index_as_the_parents_do() -> None:
     assert loaded.holders(["s" + B]) == {"pa"} and loaded.holders(["v" + C, "o" + C]) == {"tb"}
     assert len(loaded.terms) == 4  # A, C, p and B: no term twice
     assert (loaded.view(A), loaded.view(B)) == (b"view-a", b"view-b")
+
+
+def test_the_index_kept_packed_answers_as_a_dict_and_pickles_its_changes_in() -> None:
+    """Decision 0077: the index is three packed objects and the entries set since;
+    looked up, changed and pickled back, it holds what a dict given the same entries
+    holds, in atom order."""
+    import pickle
+
+    packed = {a: array("I", [a, a + 1]).tobytes() for a in range(0, 400, 4)}
+    index = dirty.Index()
+    index.fill((a, memoryview(array("I", packed[a]))) for a in sorted(packed))
+    expected = dict(packed)
+    assert index == expected and len(index) == 100 and 8 in index and 9 not in index
+    for a, readers in [(8, b"x" * 4), (9, b"y" * 4), (1000, b"z" * 8), (9, b"w" * 4)]:
+        index[a] = readers
+        expected[a] = readers
+    index.update({3: b"v" * 4})
+    expected[3] = b"v" * 4
+    index.put(12, b"u" * 4, True)  # as `_reindex` sets it, told what `get` found
+    index.put(13, b"t" * 4, False)
+    expected[12], expected[13] = b"u" * 4, b"t" * 4
+    assert len(index) == len(expected) == 104
+    assert index.get(9) == b"w" * 4 and index.get(7) is None and index[8] == b"x" * 4
+    assert list(index.items()) == sorted(expected.items())
+    again = pickle.loads(pickle.dumps(index))
+    assert again == expected and list(again.items()) == sorted(expected.items())
+    assert again.get(1000) == b"z" * 8 and again._fresh == {}  # merged in
+
+
+def test_a_kept_state_with_an_ill_formed_index_is_no_state(tmp_path) -> None:
+    cache = SignedCache(tmp_path / "cache")
+    packing = Packing(None, _state())
+    packing.add_made({"pa": _deps("ka", "s" + A, "s" + B), "tb": _deps("kb", "s" + B)})
+    state = packing.finish({"pa", "tb"})
+    state.index._starts.append(99)  # ends past its readers
+    dirty.save(cache, state)
+    assert dirty.load(cache, "t1", "g") is None

@@ -47,8 +47,8 @@ def test_a_full_run_apart_finds_and_keeps_what_a_full_run_here_does(graph, repo_
         broken_graph, shapes, ontology_dir, cache_dir, "ab" * 32, made, reads=program.reads
     )
     assert found == expected
-    kept = SignedCache(cache_dir).get("ab" * 32)
-    assert isinstance(kept, incremental.State)
+    kept, head = incremental.kept(SignedCache(cache_dir), "ab" * 32)
+    assert isinstance(kept, incremental.State) and head is not None and head.deltas == ()
     assert kept.digests == state.digests and kept.asked == state.asked
     assert kept.findings == state.findings and kept.pointers == state.pointers
     assert full_apart(broken_graph, shapes, ontology_dir) == expected  # nothing kept

@@ -203,7 +203,12 @@ def test_a_tampered_or_foreign_state_is_a_miss(world, tmp_path):
         return run()
 
     assert incremental.validate(graph, program, ontology, cache, key, isolate) == expected
-    assert isinstance(cache.get(key), incremental.State)
+    head = cache.get(key)  # a full run keeps a base and an empty head (decision 0077)
+    assert isinstance(head, incremental.Head) and head.deltas == ()
+    base = next((tmp_path / "c").rglob(incremental.base_key(key)))
+    base.write_bytes(base.read_bytes()[:-3] + b"xyz")  # the base tampered with
+    assert cache.get(head.base) is None and incremental.kept(cache, key) == (None, None)
+    assert incremental.validate(graph, program, ontology, cache, key, isolate) == expected
     entry = next((tmp_path / "c").rglob("abab*"))
     entry.write_bytes(entry.read_bytes()[:-3] + b"xyz")
     assert cache.get(key) is None
@@ -212,11 +217,11 @@ def test_a_tampered_or_foreign_state_is_a_miss(world, tmp_path):
     assert other.get(key) is None
     cache.put(key, ["not", "a", "state"])
     assert incremental.validate(graph, program, ontology, cache, key, isolate) == expected
-    assert runs == ["full"] * 3
+    assert runs == ["full"] * 4
     # a usable state and an unchanged graph: no full run, the entry not rewritten
     written = entry.stat().st_mtime_ns, entry.stat().st_ino
     assert incremental.validate(graph, program, ontology, cache, key, isolate) == expected
-    assert runs == ["full"] * 3
+    assert runs == ["full"] * 4
     assert (entry.stat().st_mtime_ns, entry.stat().st_ino) == written
 
 
@@ -243,8 +248,9 @@ def _tables(state) -> tuple:
 
 
 def test_the_state_is_kept_as_a_base_and_its_changes(world, tmp_path):
-    """Decision 0055: after a full run, the runs that follow edits keep their changes
-    (a head naming its base) instead of the whole state; read back, the state is the
+    """Decisions 0055, 0077: after a full run (which keeps its state as a base), the runs
+    that follow edits keep their changes (a head naming its base) instead of the whole
+    state, the first one too; read back, the state is the
     one the run made, and every run's findings are a full run's. A head whose base was
     written again (another token), or with an ill-typed change, is a miss: a full run."""
     base, broken, program, ontology = world
@@ -260,6 +266,8 @@ def test_the_state_is_kept_as_a_base_and_its_changes(world, tmp_path):
 
     triples = broken
     incremental.validate(_graph(triples), program, ontology, cache, key, isolate)
+    base_entry = tmp_path / "c" / incremental.base_key(key)[:2] / incremental.base_key(key)
+    written = base_entry.stat().st_mtime_ns, base_entry.stat().st_ino
     for kind in ["title", "violation", "date", "author", "title", "remove triple"]:
         triples = _edit(triples, kind, rng, injections)
         graph = _graph(triples)
@@ -273,7 +281,9 @@ def test_the_state_is_kept_as_a_base_and_its_changes(world, tmp_path):
         state, head = incremental.kept(cache, key)
         assert state is not None and _tables(state) == _tables(made[1]), kind
     assert runs == ["full"]
-    assert head is not None and len(head.deltas) >= 4  # changes, not whole states
+    assert head is not None and len(head.deltas) >= 5  # changes, not whole states
+    # the full run's state is the base the first edit's changes go on (decision 0077)
+    assert (base_entry.stat().st_mtime_ns, base_entry.stat().st_ino) == written
     # the base written again with another token: the head's changes are not applied
     token, whole = cache.get(head.base)
     cache.put(head.base, (b"another token", whole))

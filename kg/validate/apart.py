@@ -212,7 +212,7 @@ def _full_here(
     """The new interpreter's side: compile the shapes, run, keep the state."""
     from kg.cache import SignedCache
     from kg.validate.engine import load_program, ontology_triples, run
-    from kg.validate.incremental import full_of
+    from kg.validate.incremental import full_of, keep_base
 
     program, ontology = load_program(shapes_dir), ontology_triples(ontology_dir)
     digests: Digests = {}
@@ -221,5 +221,5 @@ def _full_here(
         return run(program, data)
     findings, kept = full_of(data, program, digests)
     if kept is not None:
-        SignedCache(cache_dir).put(key, kept._replace(front=front))
+        keep_base(SignedCache(cache_dir), key, kept._replace(front=front))
     return findings

@@ -611,7 +611,7 @@ def validate(
     def whole() -> list[Finding]:
         findings, kept = full(triples, program, ontology, given, change.after if change else None)
         if kept is not None:
-            cache.put(key, kept)
+            keep_base(cache, key, kept)
         return findings
 
     return isolate(whole)
@@ -699,9 +699,15 @@ def keep(
         if len(deltas) <= MOST_DELTAS and size * MOST_CHANGED <= len(new.digests):
             cache.put(key, Head(head.base, head.token, deltas))
             return
+    keep_base(cache, key, _shared(new))
+
+
+def keep_base(cache: SignedCache, key: str, state: State) -> None:
+    """Keep `state` whole, as a new base (a new token) and an empty head: a full run
+    keeps its state so (decision 0077), and the run after an edit then writes its
+    changes only, not the whole state again."""
     base, token = base_key(key), os.urandom(16)
-    new = _shared(new)
-    cache.put(base, (token, new))  # first the base, then the head that names its token
+    cache.put(base, (token, state))  # first the base, then the head that names its token
     cache.put(key, Head(base, token, ()))
 
 
