@@ -501,6 +501,13 @@ class Fingerprints:
         reads.atoms.update(found[1])
         return found[0]
 
+    def work(self, pub: PublicationEntity) -> bytes:
+        """The digest of what a work's citation and its entries on a person's page are
+        made of, but the settings: its record, citation key and authors' records
+        (`_publication`; once per publication and process). A hub's kept entries are
+        found by it (decision 0078)."""
+        return self._publication(pub, Reads())
+
     def record(self, atom: str) -> Atom:
         """A `RECORD` atom, numbered when its term has a number."""
         n = self.number(atom[1:])

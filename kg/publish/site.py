@@ -549,9 +549,14 @@ class SiteBuilder:
 
     # ------------------------------------------------------------ pages
 
-    def person_page(self, profile: Profile, entries: Fragments | None = None) -> str:
+    def person_page(
+        self,
+        profile: Profile,
+        entries: Fragments | None = None,
+        work: Callable[[PublicationEntity], bytes] | None = None,
+    ) -> str:
         """A profiled person's page; `entries`: its publications' entries kept from
-        the previous build (`person_entries`)."""
+        the previous build (`person_entries`; `work`: their keys)."""
         pubs = self.publications_of(profile.slug)
         views = [self.publication_view(p, profile.slug, "../") for p in pubs]
         person = URIRef(scheme.person(self.base, profile.slug))
@@ -569,7 +574,7 @@ class SiteBuilder:
             count=len(views),
             network=Markup(coauthor_svg(profile.name, self.coauthors(profile.slug, pubs))),
             chart=Markup(per_year_svg(Counter(p.year for p in pubs if p.year))),
-            entry=self.person_entries(entries),
+            entry=self.person_entries(entries, work),
             jsonld=Markup(script),
             root="../",
             alternates=alternates(path),
@@ -877,12 +882,20 @@ class SiteBuilder:
 
         return entry
 
-    def person_entries(self, kept: Fragments | None = None) -> Callable[[PublicationView], Markup]:
+    def person_entries(
+        self,
+        kept: Fragments | None = None,
+        work: Callable[[PublicationEntity], bytes] | None = None,
+    ) -> Callable[[PublicationView], Markup]:
         """A person page's entry for a publication view (`person-entry.html.j2`); with
         `kept`, one the previous build rendered for an equal view is not rendered
-        again (decision 0062)."""
+        again (decision 0062). With `work` too (one person's page: its views are
+        `publication_view(pub, slug, "../")`, a function of what `work(pub)` digests
+        and the settings), the kept entry is found by that digest, not the view's
+        (decision 0078)."""
         template = self.env.get_template("person-entry.html.j2")
         own = is_kg_template(template, "person-entry.html.j2")  # kg's: its Python twin (0065)
+        pubs = self.r.publications
 
         def render(view: PublicationView) -> str:
             return person_entry(view) if own else template.render(pub=view)
@@ -890,6 +903,8 @@ class SiteBuilder:
         def entry(view: PublicationView) -> Markup:
             if kept is None:
                 return Markup(render(view))
+            if work is not None:
+                return Markup(kept.keyed(b"p" + work(pubs[view.key]), partial(render, view)))
             return Markup(kept.text(view, partial(render, view)))
 
         return entry
