@@ -514,14 +514,16 @@ class SiteBuilder:
         return text, group
 
     def publications_of(self, slug: str) -> list[PublicationEntity]:
-        """Works the person authored or listed, newest first."""
-        pubs = self.works.get(slug, {}).values()
+        """Works the person authored or listed, newest first (ties in the resolution's
+        order). Taken from `citations.works`, made before the render's workers fork,
+        not from an index each process would make over every publication (0078)."""
+        order = self._places
 
         def key(p: PublicationEntity) -> tuple:
             year = p.year if p.status in STATUSES_WITH_DATE else None
-            return (year is None, -(year or 0), p.title.casefold())
+            return (year is None, -(year or 0), p.title.casefold(), order[p.key])
 
-        return sorted(pubs, key=key)
+        return sorted([pub for pub, _ in self.citations.works.get(slug, ())], key=key)
 
     @cached_property
     def profiles(self) -> dict[str, Profile]:
@@ -529,14 +531,9 @@ class SiteBuilder:
         return {p.slug: p for p in self.r.dataset.profiles}
 
     @cached_property
-    def works(self) -> dict[str, dict[str, PublicationEntity]]:
-        """Person key -> their works by key (one pass over the publications)."""
-        works: dict[str, dict[str, PublicationEntity]] = {}
-        for pub in self.r.publications.values():
-            people = [s for s, _ in pub.listings] + [a.person for a in pub.authors if a.person]
-            for person in people:
-                works.setdefault(person, {})[pub.key] = pub
-        return works
+    def _places(self) -> dict[str, int]:
+        """Each publication's place in the resolution's order (`publications_of`)."""
+        return {key: n for n, key in enumerate(self.r.publications)}
 
     def by_year(self, pubs: list[PublicationView]) -> list[tuple[str, list]]:
         groups: dict[str, list] = {}
