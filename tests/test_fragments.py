@@ -5,6 +5,7 @@ kept entries is the one made without."""
 from __future__ import annotations
 
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -64,6 +65,35 @@ def test_kept_entries_give_the_same_pages_and_bibtex(site):
     assert kept.rendered == 0
     assert again.count("<li>KEPT") == len(views)
     assert again.replace("<li>KEPT", "<li>") == page
+
+
+def test_entries_kept_by_their_works_digests_give_the_same_page_and_bibtex(site):
+    """Decision 0078: a person page's and BibTeX file's entries kept under a digest of
+    each work (`work`, here the record's) give the texts made without; a kept text is
+    what is used, and a work whose digest changed is rendered again."""
+    from kg.publish.fingerprint import record_digest
+
+    digests = {k: record_digest(p) for k, p in site.r.publications.items()}
+
+    def work(pub, changed: str = "") -> bytes:
+        return bytes(16) if pub.key == changed else digests[pub.key]
+
+    for profile in site.r.dataset.profiles:
+        first = Fragments()
+        page = site.person_page(profile, first, work)
+        bib = site.citations.bibtex(profile.slug, first, work)
+        assert page == site.person_page(profile)
+        assert bib == site.citations.bibtex(profile.slug)
+        assert first.made and all(len(k) == 17 for k in first.made)  # never a view's 16
+        marked = {k: v.replace("title", "KEPT", 1) for k, v in first.made.items()}
+        second = Fragments(marked)
+        works = len(site.citations.works[profile.slug])
+        assert site.citations.bibtex(profile.slug, second, work).count("KEPT") == works
+        assert second.rendered == 0
+        changed = partial(work, changed=site.citations.works[profile.slug][0][0].key)
+        third = Fragments(marked)
+        assert site.citations.bibtex(profile.slug, third, changed).count("KEPT") == works - 1
+        assert third.rendered == 1  # that work's entry only
 
 
 def test_a_project_person_template_that_loops_itself_gives_the_same_page(

@@ -4,6 +4,7 @@ gives the very bytes of a cold build, and renders and writes only what changed."
 from __future__ import annotations
 
 import os
+import re
 import shutil
 from pathlib import Path
 
@@ -232,7 +233,20 @@ def test_kept_entries_after_edits_equal_a_cold_build(warm_project, tmp_path, mon
     _edit_title(root)
     build(config, root / "dist")  # the reached people's texts
     _edit_year(root)
+    _edit_works(root)  # entries kept by their works' digests (decision 0078)
     warm = build(config, root / "dist")
     cold = build(config, tmp_path / "cold", cache=False)
     assert warm.published and cold.published
     _assert_same_tree(root / "dist", tmp_path / "cold")
+
+
+def _edit_works(root: Path) -> None:
+    """In the first profile: an author added to its first work and another removed
+    from it, and its second work removed (its block, up to the next work)."""
+    first = _profiles(root)[0]
+    replace_first(first, r"^(\s*authors: \[Xinyi Zhang, )", r"\1Ada Newperson, ")
+    replace_first(first, r"^(\s*authors: \[.*?)Wencong Xiao, ", r"\1")
+    text = first.read_text(encoding="utf-8")
+    gone = re.sub(r'^  - title: "Llumnix.*?(?=^  - title: )', "", text, count=1, flags=re.M | re.S)
+    assert gone != text
+    first.write_text(gone, encoding="utf-8")

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import re
 import unicodedata
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
 
@@ -436,14 +437,31 @@ class Citations:
             for pub, own in self.works.get(slug, [])
         ]
 
-    def bibtex(self, slug: str, kept: Fragments | None = None) -> str:
+    def bibtex(
+        self,
+        slug: str,
+        kept: Fragments | None = None,
+        work: Callable[[PublicationEntity], bytes] | None = None,
+    ) -> str:
         """A person's publications as one BibTeX file (UTF-8), newest first; `kept`:
-        entries the previous build made for equal `Citable`s (decision 0062)."""
+        entries the previous build made for equal `Citable`s (decision 0062), or with
+        `work` (a digest of everything a work's `Citable` is made of but the settings,
+        `kg.publish.fingerprint.Fingerprints.work`) for the same digest: a kept entry is
+        then not made into a `Citable` at all (decision 0078)."""
         name = self.r.persons[slug].name if slug in self.r.persons else slug
         head = f"% Publications of {name}, exported by kg (UTF-8).\n"
         if kept is None:
             return head + "".join("\n" + self.entry(c) for c in self.of(slug))
-        return head + "".join("\n" + kept.text(c, partial(self.entry, c)) for c in self.of(slug))
+        if work is None:
+            return head + "".join(
+                "\n" + kept.text(c, partial(self.entry, c)) for c in self.of(slug)
+            )
+        works = self.works.get(slug, [])
+        made = (kept.keyed(b"b" + work(p), partial(self._entry, p, own)) for p, own in works)
+        return head + "".join("\n" + text for text in made)
+
+    def _entry(self, pub: PublicationEntity, own: Publication | None) -> str:
+        return self.entry(citable(self.r, pub, self.keys[pub.key], own, self.profiles))
 
     def csl(self, slug: str) -> str:
         """A person's publications as a CSL-JSON array, newest first."""

@@ -467,8 +467,10 @@ class Fingerprints:
         return found, self._atoms(node, SUBTREE, READ), read
 
     def _publication(self, pub: PublicationEntity, reads: Reads) -> bytes:
-        """The resolved record, its citation key and its authors' records (once per
-        publication and process)."""
+        """The resolved record, its citation key and its authors' records: each one's
+        name, and of a profiled one the names its citation prints (`author`), not the
+        whole profile: an edit of a profile reaches its own files, not those of every
+        co-author's work (decision 0078). Once per publication and process."""
         packed = self._kept_pubs.get(pub.key)
         if packed is not None:  # its digest, then its atoms
             reads.atoms.update(array("I", packed[16:]))
@@ -482,13 +484,13 @@ class Fingerprints:
                 for person in people
                 for part in (
                     records.get(record_atom("name", person), _NONE),
-                    records.get(record_atom("profile", person), _NONE),
+                    records.get(record_atom("author", person), _NONE),
                 )
             ]
             record = records.get(record_atom("publication", pub.key)) or record_digest(pub)
             key = self.citation_keys.get(pub.key, "").encode()
             read = [record_atom("publication", pub.key), record_atom("cite", pub.key)]
-            read += [record_atom(kind, p) for p in people for kind in ("name", "profile")]
+            read += [record_atom(kind, p) for p in people for kind in ("name", "author")]
             made = _text_digest(digest(record, key, *authors))
             atoms = tuple(map(self.record, read))
             if _numbers(atoms):  # packed, and kept across `forget` (decision 0072)
@@ -498,6 +500,13 @@ class Fingerprints:
             found = self._pubs[pub.key] = (made, atoms)
         reads.atoms.update(found[1])
         return found[0]
+
+    def work(self, pub: PublicationEntity) -> bytes:
+        """The digest of what a work's citation and its entries on a person's page are
+        made of, but the settings: its record, citation key and authors' records
+        (`_publication`; once per publication and process). A hub's kept entries are
+        found by it (decision 0078)."""
+        return self._publication(pub, Reads())
 
     def record(self, atom: str) -> Atom:
         """A `RECORD` atom, numbered when its term has a number."""
@@ -650,8 +659,10 @@ PICKLED = ("publication", "profile")  # the records digested from their pickles
 def _record_digests(r: Resolution, kept: KeptRecords | None = None) -> dict[str, bytes]:
     """A digest of each resolved record the pages and BibTeX show, by its atom: each
     publication, each profile, each resolved person's name (kg/publish reads `.name`
-    only; where they were mentioned is in the graph), and per profile file the resolved
-    person of every name listed in it (advisors, mentors…). With `kept`, the pickled
+    only; where they were mentioned is in the graph), each profile's given and family
+    name (`author`: all a work's citation reads of a profiled co-author, decision 0078),
+    and per profile file the resolved person of every name listed in it (advisors,
+    mentors…). With `kept`, the pickled
     records the change does not name keep their digests (the others are texts: made)."""
     found = _kept_pickles(r, kept) if kept is not None else None
     if found is None:
@@ -659,6 +670,8 @@ def _record_digests(r: Resolution, kept: KeptRecords | None = None) -> dict[str,
         found.update((record_atom("profile", p.slug), record_digest(p)) for p in r.dataset.profiles)
     for key, person in r.persons.items():
         found[record_atom("name", key)] = _text_digest(person.name)
+    for p in r.dataset.profiles:  # what a work's citation reads of a profiled author
+        found[record_atom("author", p.slug)] = _text_digest(repr((p.given_name, p.family_name)))
     refs: dict[str, list[str]] = {}
     for source, key in r.person_of.items():
         refs.setdefault(source.file, []).append(f"{source}\t{key}")

@@ -101,6 +101,12 @@ class Fragments(Generic[T]):
         if key is None:
             self.rendered += 1
             return render()
+        return self.keyed(key, render)
+
+    def keyed(self, key: bytes, render: Callable[[], T]) -> T:
+        """`render()`, or the text kept under `key`: a digest of everything `render`
+        reads, made by the caller (`view_digest`'s are 16 bytes; a caller's own keys
+        are of another length, so the two never meet)."""
         found = self.made.get(key)
         if found is None:
             found = self.kept.get(key)

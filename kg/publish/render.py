@@ -1016,10 +1016,12 @@ def _person_files(
         else:  # the same text: a hard link
             yield (site, f"people/{scheme.file_path(slug, f.ext)}"), texts.pop(f.ext)
     # not beside the descriptions: Apache's MultiViews would offer it for text/*
-    yield (f"people/{slug}.bib", f"site/bib/{slug}.bib"), state.site.citations.bibtex(slug, entries)
+    work = _keys(state).work if entries is not None else None
+    bib = (f"people/{slug}.bib", f"site/bib/{slug}.bib")
+    yield bib, state.site.citations.bibtex(slug, entries, work)
     profile_path = scheme.path(scheme.PROFILE, slug)
     pages = (scheme.file_path(path, "html"), scheme.file_path(profile_path, "html"))
-    yield tuple(f"site/{p}" for p in pages), state.site.person_page(profile, entries)
+    yield tuple(f"site/{p}" for p in pages), state.site.person_page(profile, entries, work)
     yield (f"site/cv/{slug}.html",), cv_page(state, slug)
     profile_subset = described(state.graph, [_profile(state.config, slug)])
     yield from _grouped(

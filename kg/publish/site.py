@@ -514,14 +514,16 @@ class SiteBuilder:
         return text, group
 
     def publications_of(self, slug: str) -> list[PublicationEntity]:
-        """Works the person authored or listed, newest first."""
-        pubs = self.works.get(slug, {}).values()
+        """Works the person authored or listed, newest first (ties in the resolution's
+        order). Taken from `citations.works`, made before the render's workers fork,
+        not from an index each process would make over every publication (0078)."""
+        order = self._places
 
         def key(p: PublicationEntity) -> tuple:
             year = p.year if p.status in STATUSES_WITH_DATE else None
-            return (year is None, -(year or 0), p.title.casefold())
+            return (year is None, -(year or 0), p.title.casefold(), order[p.key])
 
-        return sorted(pubs, key=key)
+        return sorted([pub for pub, _ in self.citations.works.get(slug, ())], key=key)
 
     @cached_property
     def profiles(self) -> dict[str, Profile]:
@@ -529,14 +531,9 @@ class SiteBuilder:
         return {p.slug: p for p in self.r.dataset.profiles}
 
     @cached_property
-    def works(self) -> dict[str, dict[str, PublicationEntity]]:
-        """Person key -> their works by key (one pass over the publications)."""
-        works: dict[str, dict[str, PublicationEntity]] = {}
-        for pub in self.r.publications.values():
-            people = [s for s, _ in pub.listings] + [a.person for a in pub.authors if a.person]
-            for person in people:
-                works.setdefault(person, {})[pub.key] = pub
-        return works
+    def _places(self) -> dict[str, int]:
+        """Each publication's place in the resolution's order (`publications_of`)."""
+        return {key: n for n, key in enumerate(self.r.publications)}
 
     def by_year(self, pubs: list[PublicationView]) -> list[tuple[str, list]]:
         groups: dict[str, list] = {}
@@ -549,9 +546,14 @@ class SiteBuilder:
 
     # ------------------------------------------------------------ pages
 
-    def person_page(self, profile: Profile, entries: Fragments | None = None) -> str:
+    def person_page(
+        self,
+        profile: Profile,
+        entries: Fragments | None = None,
+        work: Callable[[PublicationEntity], bytes] | None = None,
+    ) -> str:
         """A profiled person's page; `entries`: its publications' entries kept from
-        the previous build (`person_entries`)."""
+        the previous build (`person_entries`; `work`: their keys)."""
         pubs = self.publications_of(profile.slug)
         views = [self.publication_view(p, profile.slug, "../") for p in pubs]
         person = URIRef(scheme.person(self.base, profile.slug))
@@ -569,7 +571,7 @@ class SiteBuilder:
             count=len(views),
             network=Markup(coauthor_svg(profile.name, self.coauthors(profile.slug, pubs))),
             chart=Markup(per_year_svg(Counter(p.year for p in pubs if p.year))),
-            entry=self.person_entries(entries),
+            entry=self.person_entries(entries, work),
             jsonld=Markup(script),
             root="../",
             alternates=alternates(path),
@@ -877,12 +879,20 @@ class SiteBuilder:
 
         return entry
 
-    def person_entries(self, kept: Fragments | None = None) -> Callable[[PublicationView], Markup]:
+    def person_entries(
+        self,
+        kept: Fragments | None = None,
+        work: Callable[[PublicationEntity], bytes] | None = None,
+    ) -> Callable[[PublicationView], Markup]:
         """A person page's entry for a publication view (`person-entry.html.j2`); with
         `kept`, one the previous build rendered for an equal view is not rendered
-        again (decision 0062)."""
+        again (decision 0062). With `work` too (one person's page: its views are
+        `publication_view(pub, slug, "../")`, a function of what `work(pub)` digests
+        and the settings), the kept entry is found by that digest, not the view's
+        (decision 0078)."""
         template = self.env.get_template("person-entry.html.j2")
         own = is_kg_template(template, "person-entry.html.j2")  # kg's: its Python twin (0065)
+        pubs = self.r.publications
 
         def render(view: PublicationView) -> str:
             return person_entry(view) if own else template.render(pub=view)
@@ -890,6 +900,8 @@ class SiteBuilder:
         def entry(view: PublicationView) -> Markup:
             if kept is None:
                 return Markup(render(view))
+            if work is not None:
+                return Markup(kept.keyed(b"p" + work(pubs[view.key]), partial(render, view)))
             return Markup(kept.text(view, partial(render, view)))
 
         return entry
