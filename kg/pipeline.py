@@ -133,6 +133,7 @@ class BuildResult:
     triples: int
     resolution: Resolution
     report: Report
+    warnings: tuple[Problem, ...] = ()  # the data's lint warnings (kg.ingest.lint)
 
     @property
     def published(self) -> bool:
@@ -247,6 +248,16 @@ TABLE_DIR = ".kg-cache/table"  # the subject digest table, kept between builds (
 def build_graph(
     config: Config, progress: Progress = _quiet, cache: bool = True
 ) -> tuple[Resolution, Mapped]:
+    resolution, mapped, _ = _build_graph(config, progress, cache, lint=False)
+    return resolution, mapped
+
+
+def _build_graph(
+    config: Config, progress: Progress, cache: bool, lint: bool
+) -> tuple[Resolution, Mapped, tuple[Problem, ...]]:
+    """`build_graph`, with the data's lint warnings when `lint` (else none): each
+    profile's kept by its file's key (kg.ingest.lint.kept, decision 0076)."""
+    from kg.ingest import lint as linter
     from kg.publish.assets import scan
 
     progress("loading data/")
@@ -261,10 +272,13 @@ def build_graph(
         progress("mapping to RDF")
         modified, created = profile_dates(config, data)
         mapped = map_graph(resolution, config.base_iri, modified, created)
-        return resolution, drop_unused(mapped, config.base_iri)  # only entries something uses
+        found = tuple(linter.warnings(data)) if lint else ()
+        return resolution, drop_unused(mapped, config.base_iri), found  # only entries used
     listing = sorted((k, a.digest) for k, a in assets.items())
     inputs = kept.inputs_digest(keys, listing)
     try:
+        found = linter.kept(parse_cache, config.data_dir, data, keys, inputs) if lint else []
+        linter.hold(parse_cache, config.data_dir)
         last = front.read(parse_cache, config.data_dir)
         shelf = front.Shelf(parse_cache, config.data_dir)
         shelf.hold(last)
@@ -280,7 +294,7 @@ def build_graph(
     )
     mapped, state = front.mapped(shelf, resolution, given, last, kept_now, before)
     front.write(parse_cache, config.data_dir, state)
-    return resolution, mapped
+    return resolution, mapped, tuple(found)
 
 
 def _prepared(assets: Assets, base: str, profile: Profile) -> Profile | None:
@@ -402,12 +416,12 @@ def _build(
     opened: Session,
     engine: str = "compiled",
 ) -> BuildResult:
-    resolution, mapped = build_graph(config, progress, cache)
+    resolution, mapped, warnings = _build_graph(config, progress, cache, lint=True)
     pool = opened.pool(len(resolution.dataset.profiles))
     table = _subject_table(config, mapped) if cache else None  # one walk, or a patch (0057)
     report = _validate(config, mapped, progress, pool, cache, engine, table and table.table)
     if not report.conforms and not allow_violations:
-        return BuildResult(None, (), len(mapped.triples), resolution, report)
+        return BuildResult(None, (), len(mapped.triples), resolution, report, warnings)
     _let_go(mapped)
     from kg.publish.export import previous_tree, write_outputs
     from kg.publish.render import render_parts  # Jinja and the writers: only when writing
@@ -441,7 +455,7 @@ def _build(
 
         progress("writing the query store")
         save_built_store(config, out_dir)
-    return BuildResult(out_dir, tuple(files), len(mapped.triples), resolution, report)
+    return BuildResult(out_dir, tuple(files), len(mapped.triples), resolution, report, warnings)
 
 
 def _let_go(mapped: Mapped) -> None:
