@@ -272,12 +272,12 @@ def _build_graph(
         progress("mapping to RDF")
         modified, created = profile_dates(config, data)
         mapped = map_graph(resolution, config.base_iri, modified, created)
-        found = tuple(linter.warnings(data)) if lint else ()
-        return resolution, drop_unused(mapped, config.base_iri), found  # only entries used
+        lints = linter.warnings(data) if lint else []
+        return resolution, drop_unused(mapped, config.base_iri), tuple(lints)  # entries used
     listing = sorted((k, a.digest) for k, a in assets.items())
     inputs = kept.inputs_digest(keys, listing)
     try:
-        found = linter.kept(parse_cache, config.data_dir, data, keys, inputs) if lint else []
+        warned = linter.kept(parse_cache, config.data_dir, data, keys, inputs) if lint else []
         linter.hold(parse_cache, config.data_dir)
         last = front.read(parse_cache, config.data_dir)
         shelf = front.Shelf(parse_cache, config.data_dir)
@@ -294,7 +294,7 @@ def _build_graph(
     )
     mapped, state = front.mapped(shelf, resolution, given, last, kept_now, before)
     front.write(parse_cache, config.data_dir, state)
-    return resolution, mapped, tuple(found)
+    return resolution, mapped, tuple(warned)
 
 
 def _prepared(assets: Assets, base: str, profile: Profile) -> Profile | None:
