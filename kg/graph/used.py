@@ -6,12 +6,15 @@ lab does not have. Invariant: an organization or venue (`org/<key>`, `venue/<key
 every node minted under it) stays in the graph only when it is linked with a node of the
 graph outside the registries (a paper refers to it; a reviewer role minted under it names
 a person), directly or through other entries that stay (a team's parent, a venue's
-publisher); nothing else is removed, so every IRI left still dereferences.
+publisher); nothing else is removed, so every IRI left still dereferences. What is
+dropped depends only on the triples with a subject or an IRI object under an entry, so
+a graph that differs from another only in triples touching no entry (`touches_entries`)
+drops the same subjects (`drop_known`, decision 0076: a rebuild does not walk the graph).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import TypeGuard
 
 from rdflib import Literal, URIRef
@@ -30,6 +33,14 @@ def drop_unused(mapped: Mapped, base: str) -> Mapped:
 
 def drop_unused_entries(mapped: Mapped, base: str) -> tuple[Mapped, frozenset[str]]:
     """`drop_unused`, and the entries it dropped (`org/<key>`, `venue/<key>`)."""
+    graph, entries, _ = drop_unused_subjects(mapped, base)
+    return graph, entries
+
+
+def drop_unused_subjects(
+    mapped: Mapped, base: str
+) -> tuple[Mapped, frozenset[str], frozenset[URIRef]]:
+    """`drop_unused_entries`, and the subjects it dropped."""
     prefixes = tuple(scheme.mint(base, section) for section in SECTIONS)
     starts: Callable[..., bool] = str.startswith  # rdflib's own is a slow Python wrapper
 
@@ -58,11 +69,32 @@ def drop_unused_entries(mapped: Mapped, base: str) -> tuple[Mapped, frozenset[st
                     _link(owner, entry(o), True, used, edges)
     unused = frozenset(set(owners.values()) - _reachable(used, edges))
     if not unused:
-        return mapped, unused
+        return mapped, unused, frozenset()
     dropped = {s for s, owner in owners.items() if owner in unused}
     mapped.triples.remove_subjects(dropped)
     sources = {s: where for s, where in mapped.sources.items() if s not in dropped}
-    return Mapped(mapped.triples, sources), unused
+    return Mapped(mapped.triples, sources), unused, frozenset(dropped)  # type: ignore[arg-type]
+
+
+def touches_entries(triples: Iterable[tuple[object, object, object]], base: str) -> bool:
+    """Whether a triple's subject or object is written under a registry entry (a
+    literal of that text counts too: it is only more cautious)."""
+    prefixes = tuple(scheme.mint(base, section) for section in SECTIONS)
+    starts = str.startswith  # rdflib's own takes no tuple of prefixes
+    return any(
+        (isinstance(s, str) and starts(s, prefixes)) or (isinstance(o, str) and starts(o, prefixes))
+        for s, _, o in triples
+    )
+
+
+def drop_known(mapped: Mapped, subjects: frozenset[URIRef]) -> Mapped:
+    """`mapped` without `subjects`: what `drop_unused_subjects` dropped from a graph
+    whose triples touching entries are this one's (see the module)."""
+    mapped.triples.remove_subjects(set(subjects))
+    sources = dict(mapped.sources)
+    for s in subjects:
+        sources.pop(s, None)
+    return Mapped(mapped.triples, sources)
 
 
 def _is_iri(node: object) -> TypeGuard[URIRef]:

@@ -911,7 +911,13 @@ def _resolve_publications(
     refs: _Refs,
     venue_index: dict[str, str],
     problems: list[Problem],
+    changed: frozenset[str] | None = None,
 ):
+    """Every publication entity, merged from its listings (a group: same title key).
+    `changed`: the profiles whose listings may differ from those of a last build that
+    resolved without problems (kg.resolve.kept); a group none of them lists is a part
+    of a group that passed then, with the same persons, so its listings are not checked
+    against each other again (None: every group is checked)."""
     groups: dict[str, list[tuple[str, Publication]]] = defaultdict(list)
     for profile in data.profiles:
         for pub in profile.publications:
@@ -922,7 +928,8 @@ def _resolve_publications(
     notes: list[Note] = []
     for listings in sorted(groups.values(), key=lambda ls: text_key(ls[0][1].title)):
         key = _publication_key(listings, publications)
-        entity = _merge_listings(key, listings, person_of, (venue_index, kinds), problems)
+        check = changed is None or any(slug in changed for slug, _ in listings)
+        entity = _merge_listings(key, listings, person_of, (venue_index, kinds), problems, check)
         if entity is None:
             continue
         publications[key] = entity
@@ -945,10 +952,12 @@ def _publication_key(listings: list[tuple[str, Publication]], taken: dict) -> st
     return key
 
 
-def _merge_listings(key, listings, person_of, venues, problems) -> PublicationEntity | None:
+def _merge_listings(
+    key, listings, person_of, venues, problems, check=True
+) -> PublicationEntity | None:
     venue_index, kinds = venues
     first = listings[0][1]
-    authors = _merge_authors(listings, person_of, problems)
+    authors = _merge_authors(listings, person_of, problems, check)
     if authors is None:
         return None
     venue, year = _merge_venue(listings, venue_index, problems)
@@ -989,11 +998,13 @@ def _status(pub: Publication, kind: str | None) -> str:
     return "published"
 
 
-def _merge_authors(listings, person_of, problems) -> tuple[AuthorSlot, ...] | None:
+def _merge_authors(listings, person_of, problems, check=True) -> tuple[AuthorSlot, ...] | None:
+    """The author slots of a group's listings; None when a listing names other authors
+    than the first (`check`: False when that is known not to be so)."""
     first_slug, first = listings[0]
     people = [person_of.get(r.source) for r in first.authors]  # each Source hashed once
-    a = _author_keys(first.authors, people) if listings[1:] else []
-    for _, pub in listings[1:]:
+    a = _author_keys(first.authors, people) if check and listings[1:] else []
+    for _, pub in listings[1:] if check else ():
         if a != _author_keys(pub.authors, [person_of.get(r.source) for r in pub.authors]):
             message = (
                 f"this listing of {pub.title!r} names different authors than "
