@@ -62,7 +62,7 @@ from kg.graph.mapping import (
     topic_key,
     unit,
 )
-from kg.graph.used import drop_known, drop_unused_subjects, touches_entries
+from kg.graph.used import drop_known, drop_unused_subjects, drops_alike
 from kg.model import PartialDate, Profile
 from kg.resolve.identity import Resolution, mention_refs, project_papers
 from kg.resolve.kept import Kept, profile_file
@@ -444,9 +444,12 @@ def _dropped(
     full: Mapped, base: str, last: State, differ: set[graphs.Triple] | None
 ) -> tuple[Mapped, frozenset[str], frozenset[URIRef]]:
     """`full` after drop_unused, with the entries and subjects dropped: the last
-    build's when the patch changed no triple touching an entry (kg.graph.used; `differ`:
-    the triples that differ, None when not known), else found by a walk of the graph."""
-    if differ is None or last.gone is None or touches_entries(differ, base):
+    build's when the triples the patch changed do not change which entries are linked
+    to (kg.graph.used.drops_alike; `differ`: those triples, None when not known), else
+    found by a walk of the graph."""
+    if differ is None or last.gone is None:
+        return drop_unused_subjects(full, base)
+    if not drops_alike(differ, full.triples, base, last.dropped):
         return drop_unused_subjects(full, base)
     gone = frozenset(map(URIRef, last.gone))
     return drop_known(full, gone), last.dropped, gone

@@ -7,9 +7,11 @@ every node minted under it) stays in the graph only when it is linked with a nod
 graph outside the registries (a paper refers to it; a reviewer role minted under it names
 a person), directly or through other entries that stay (a team's parent, a venue's
 publisher); nothing else is removed, so every IRI left still dereferences. What is
-dropped depends only on the triples with a subject or an IRI object under an entry, so
-a graph that differs from another only in triples touching no entry (`touches_entries`)
-drops the same subjects (`drop_known`, decision 0076: a rebuild does not walk the graph).
+dropped depends only on the triples with a subject or an IRI object under an entry (and
+of those from outside, only on which entries some triple links to), so a graph that
+differs from another only in triples that do not change which entries are linked to
+(`drops_alike`) drops the same subjects (`drop_known`, decision 0076: a rebuild after an
+edit does not walk the graph).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from rdflib.term import Node
 
 from kg import scheme
 from kg.graph.mapping import Mapped
+from kg.graph.triples import Triple, Triples
 
 SECTIONS = ("org/", "venue/")
 
@@ -76,15 +79,27 @@ def drop_unused_subjects(
     return Mapped(mapped.triples, sources), unused, frozenset(dropped)  # type: ignore[arg-type]
 
 
-def touches_entries(triples: Iterable[tuple[object, object, object]], base: str) -> bool:
-    """Whether a triple's subject or object is written under a registry entry (a
-    literal of that text counts too: it is only more cautious)."""
+def drops_alike(
+    differ: Iterable[Triple], triples: Triples, base: str, dropped: frozenset[str]
+) -> bool:
+    """Whether `triples` drop the entries `dropped` and the same subjects as a graph
+    that differs from it only in `differ` (each present in one of the two) and that
+    dropped `dropped`: no triple of `differ` has a subject under an entry (what links
+    the entries with each other and with the graph is the same), every entry a triple
+    of `differ` linked to and no longer does is linked to by one that does (a use moved,
+    as a renamed work's venue), and none of those is among `dropped` (see the module)."""
     prefixes = tuple(scheme.mint(base, section) for section in SECTIONS)
-    starts = str.startswith  # rdflib's own takes no tuple of prefixes
-    return any(
-        (isinstance(s, str) and starts(s, prefixes)) or (isinstance(o, str) and starts(o, prefixes))
-        for s, _, o in triples
-    )
+    starts: Callable[..., bool] = str.startswith  # rdflib's own takes no tuple of prefixes
+    now: set[str] = set()
+    gone: set[str] = set()
+    for t in differ:
+        s, _, o = t
+        if _is_iri(s) and starts(s, prefixes):
+            return False
+        if _is_iri(o) and starts(o, prefixes):
+            section, _, rest = o[len(base) :].partition("/")
+            (now if t in triples else gone).add(f"{section}/{rest.split('/', 1)[0]}")
+    return gone <= now and not now & dropped
 
 
 def drop_known(mapped: Mapped, subjects: frozenset[URIRef]) -> Mapped:
