@@ -103,13 +103,12 @@ def drops_alike(
 
 
 def drop_known(mapped: Mapped, subjects: frozenset[URIRef]) -> Mapped:
-    """`mapped` without `subjects`: what `drop_unused_subjects` dropped from a graph
-    whose triples touching entries are this one's (see the module)."""
+    """`mapped` without `subjects` (removed in place, its sources too): what
+    `drop_unused_subjects` dropped from a graph that `drops_alike` this one."""
     mapped.triples.remove_subjects(set(subjects))
-    sources = dict(mapped.sources)
     for s in subjects:
-        sources.pop(s, None)
-    return Mapped(mapped.triples, sources)
+        mapped.sources.pop(s, None)
+    return mapped
 
 
 def _is_iri(node: object) -> TypeGuard[URIRef]:

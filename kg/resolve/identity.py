@@ -919,16 +919,21 @@ def _resolve_publications(
     of a group that passed then, with the same persons, so its listings are not checked
     against each other again (None: every group is checked)."""
     groups: dict[str, list[tuple[str, Publication]]] = defaultdict(list)
+    checked: set[str] = set()  # the groups a changed profile lists
     for profile in data.profiles:
+        mine = changed is None or profile.slug in changed
         for pub in profile.publications:
-            groups[text_key(pub.title)].append((profile.slug, pub))
+            title = text_key(pub.title)
+            groups[title].append((profile.slug, pub))
+            if mine:
+                checked.add(title)
     kinds = {v.key: v.kind for v in data.venues}
     publications: dict[str, PublicationEntity] = {}
     publication_of: dict[Source, str] = {}
     notes: list[Note] = []
-    for listings in sorted(groups.values(), key=lambda ls: text_key(ls[0][1].title)):
+    for title, listings in sorted(groups.items()):  # (by title key: each group has one)
         key = _publication_key(listings, publications)
-        check = changed is None or any(slug in changed for slug, _ in listings)
+        check = title in checked
         entity = _merge_listings(key, listings, person_of, (venue_index, kinds), problems, check)
         if entity is None:
             continue
