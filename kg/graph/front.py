@@ -35,7 +35,11 @@ record compares equal without its sources), and those whose works count differs,
 patches the base with them and with the units named since the base (`emitted`); the
 graph and sources are then a full map's, else (anything not known) it maps in full.
 With the patch, `subjects` is the subjects of the triples and source calls the named
-units' emissions gained or lost since the last build (see `_differing_subjects`).
+units' emissions gained or lost since the last build (see `_differing_subjects`). The
+`State` keeps the subjects `drop_unused` dropped (`gone`); a patched build takes them
+and the dropped entries again when the triples its named units gained or lost do not
+change which entries are linked to (kg.graph.used.drops_alike, decision 0076), else it
+walks the graph.
 """
 
 from __future__ import annotations

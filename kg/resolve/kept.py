@@ -19,7 +19,10 @@ made from names, mentions and registries only), and so is each mention's person.
 follows from the publications is made again over the whole dataset as `resolve` makes
 it (grouping, keys, merging, which is most of the rest), except the identity basis,
 made again only for the persons named in the changed profiles' author lists (the only
-persons whose shared-publication joins can differ). A problem in the patched run is
+persons whose shared-publication joins can differ), and the check that a group's
+listings name the same authors, made again only for the groups a changed profile lists
+(decision 0076: any other group is part of a group the last build checked, its
+listings' persons the same). A problem in the patched run is
 not reported from here: the caller resolves in full, which reports every problem.
 """
 
