@@ -248,15 +248,9 @@ TABLE_DIR = ".kg-cache/table"  # the subject digest table, kept between builds (
 def build_graph(
     config: Config, progress: Progress = _quiet, cache: bool = True
 ) -> tuple[Resolution, Mapped]:
-    resolution, mapped, _ = _build_graph(config, progress, cache, lint=False)
-    return resolution, mapped
-
-
-def _build_graph(
-    config: Config, progress: Progress, cache: bool, lint: bool
-) -> tuple[Resolution, Mapped, tuple[Problem, ...]]:
-    """`build_graph`, with the data's lint warnings when `lint` (else none): each
-    profile's kept by its file's key (kg.ingest.lint.kept, decision 0076)."""
+    """The resolution and the mapped graph; with caches, the resolution also carries
+    the data's lint warnings, each profile's kept by its file's key (kg.ingest.lint.kept,
+    decision 0076)."""
     from kg.ingest import lint as linter
     from kg.publish.assets import scan
 
@@ -272,13 +266,11 @@ def _build_graph(
         progress("mapping to RDF")
         modified, created = profile_dates(config, data)
         mapped = map_graph(resolution, config.base_iri, modified, created)
-        lints = linter.warnings(data) if lint else []
-        return resolution, drop_unused(mapped, config.base_iri), tuple(lints)  # entries used
+        return resolution, drop_unused(mapped, config.base_iri)  # only entries something uses
     listing = sorted((k, a.digest) for k, a in assets.items())
     inputs = kept.inputs_digest(keys, listing)
     try:
-        warned = linter.kept(parse_cache, config.data_dir, data, keys, inputs) if lint else []
-        linter.hold(parse_cache, config.data_dir)
+        warned = linter.kept(parse_cache, config.data_dir, data, keys, inputs)
         last = front.read(parse_cache, config.data_dir)
         shelf = front.Shelf(parse_cache, config.data_dir)
         shelf.hold(last)
@@ -294,7 +286,8 @@ def _build_graph(
     )
     mapped, state = front.mapped(shelf, resolution, given, last, kept_now, before)
     front.write(parse_cache, config.data_dir, state)
-    return resolution, mapped, tuple(warned)
+    resolution.warnings = tuple(warned)
+    return resolution, mapped
 
 
 def _prepared(assets: Assets, base: str, profile: Profile) -> Profile | None:
@@ -416,7 +409,11 @@ def _build(
     opened: Session,
     engine: str = "compiled",
 ) -> BuildResult:
-    resolution, mapped, warnings = _build_graph(config, progress, cache, lint=True)
+    from kg.ingest.lint import warnings as lint
+
+    resolution, mapped = build_graph(config, progress, cache)
+    warnings = resolution.warnings
+    warnings = tuple(lint(resolution.dataset)) if warnings is None else warnings
     pool = opened.pool(len(resolution.dataset.profiles))
     table = _subject_table(config, mapped) if cache else None  # one walk, or a patch (0057)
     report = _validate(config, mapped, progress, pool, cache, engine, table and table.table)

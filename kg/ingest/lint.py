@@ -42,11 +42,6 @@ def _key(data_dir: Path) -> str:
     return digest("lint", VERSION, package_digest(), str(data_dir.resolve()))
 
 
-def hold(cache: SignedCache, data_dir: Path) -> None:
-    """Keep the table through this run's prune (a build that does not lint)."""
-    cache.used.add(_key(data_dir))
-
-
 def kept(
     cache: SignedCache, data_dir: Path, data: Dataset, keys: dict[str, str], inputs: str
 ) -> list[Problem]:

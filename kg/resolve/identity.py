@@ -108,6 +108,8 @@ class Resolution:
     _org_index: dict[str, str] = field(default_factory=dict, repr=False)
     _venue_index: dict[str, str] = field(default_factory=dict, repr=False)
     _titles: dict[str, str] = field(default_factory=dict, repr=False)
+    # the data's lint warnings, when the build kept them (kg.ingest.lint.kept); else None
+    warnings: tuple[Problem, ...] | None = field(default=None, repr=False, compare=False)
 
     def publication_titled(self, title: str) -> str:
         """The key of the publication with this title (project references were checked)."""
