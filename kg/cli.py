@@ -758,9 +758,7 @@ def _run(args: argparse.Namespace) -> int:
             executor=Executor(args.executor, args.scheduler),
             engine=args.engine,
         )
-        from kg.ingest.lint import warnings
-
-        for warning in warnings(result.resolution.dataset):
+        for warning in result.warnings:
             print(f"warning: {warning}", file=sys.stderr)
         _print_report(result.resolution, full=False)
         _print_validation(result.report, "summary" if result.report.conforms else "text")

@@ -133,6 +133,7 @@ class BuildResult:
     triples: int
     resolution: Resolution
     report: Report
+    warnings: tuple[Problem, ...] = ()  # the data's lint warnings (kg.ingest.lint)
 
     @property
     def published(self) -> bool:
@@ -247,6 +248,10 @@ TABLE_DIR = ".kg-cache/table"  # the subject digest table, kept between builds (
 def build_graph(
     config: Config, progress: Progress = _quiet, cache: bool = True
 ) -> tuple[Resolution, Mapped]:
+    """The resolution and the mapped graph; with caches, the resolution also carries
+    the data's lint warnings, each profile's kept by its file's key (kg.ingest.lint.kept,
+    decision 0076)."""
+    from kg.ingest import lint as linter
     from kg.publish.assets import scan
 
     progress("loading data/")
@@ -265,6 +270,7 @@ def build_graph(
     listing = sorted((k, a.digest) for k, a in assets.items())
     inputs = kept.inputs_digest(keys, listing)
     try:
+        warned = linter.kept(parse_cache, config.data_dir, data, keys, inputs)
         last = front.read(parse_cache, config.data_dir)
         shelf = front.Shelf(parse_cache, config.data_dir)
         shelf.hold(last)
@@ -280,6 +286,7 @@ def build_graph(
     )
     mapped, state = front.mapped(shelf, resolution, given, last, kept_now, before)
     front.write(parse_cache, config.data_dir, state)
+    resolution.warnings = tuple(warned)
     return resolution, mapped
 
 
@@ -402,12 +409,16 @@ def _build(
     opened: Session,
     engine: str = "compiled",
 ) -> BuildResult:
+    from kg.ingest.lint import warnings as lint
+
     resolution, mapped = build_graph(config, progress, cache)
+    warnings = resolution.warnings
+    warnings = tuple(lint(resolution.dataset)) if warnings is None else warnings
     pool = opened.pool(len(resolution.dataset.profiles))
     table = _subject_table(config, mapped) if cache else None  # one walk, or a patch (0057)
     report = _validate(config, mapped, progress, pool, cache, engine, table and table.table)
     if not report.conforms and not allow_violations:
-        return BuildResult(None, (), len(mapped.triples), resolution, report)
+        return BuildResult(None, (), len(mapped.triples), resolution, report, warnings)
     _let_go(mapped)
     from kg.publish.export import previous_tree, write_outputs
     from kg.publish.render import render_parts  # Jinja and the writers: only when writing
@@ -441,7 +452,7 @@ def _build(
 
         progress("writing the query store")
         save_built_store(config, out_dir)
-    return BuildResult(out_dir, tuple(files), len(mapped.triples), resolution, report)
+    return BuildResult(out_dir, tuple(files), len(mapped.triples), resolution, report, warnings)
 
 
 def _let_go(mapped: Mapped) -> None:

@@ -35,7 +35,11 @@ record compares equal without its sources), and those whose works count differs,
 patches the base with them and with the units named since the base (`emitted`); the
 graph and sources are then a full map's, else (anything not known) it maps in full.
 With the patch, `subjects` is the subjects of the triples and source calls the named
-units' emissions gained or lost since the last build (see `_differing_subjects`).
+units' emissions gained or lost since the last build (see `_differing_subjects`). The
+`State` keeps the subjects `drop_unused` dropped (`gone`); a patched build takes them
+and the dropped entries again when the triples its named units gained or lost do not
+change which entries are linked to (kg.graph.used.drops_alike, decision 0076), else it
+walks the graph.
 """
 
 from __future__ import annotations
@@ -62,12 +66,12 @@ from kg.graph.mapping import (
     topic_key,
     unit,
 )
-from kg.graph.used import drop_unused_entries
+from kg.graph.used import drop_known, drop_unused_subjects, drops_alike
 from kg.model import PartialDate, Profile
 from kg.resolve.identity import Resolution, mention_refs, project_papers
 from kg.resolve.kept import Kept, profile_file
 
-VERSION = "4"
+VERSION = "5"  # 5: the subjects drop_unused dropped (`gone`)
 PROFILES = "data/profiles/"
 SHARDS = 256
 REBASE = 4096  # units named since the shards were written: then they are written anew
@@ -92,6 +96,7 @@ class State:
     graph: str = ""  # the kept graph's base (kg.graph.kept): the last full map's token
     parts: int = 0  # the entries holding the base's graph
     emitted: Emissions | None = None  # the units named since the base: their emissions now
+    gone: frozenset[str] | None = None  # the subjects drop_unused dropped (None: not known)
 
 
 @dataclass(frozen=True)
@@ -263,8 +268,8 @@ def _full(
     m = mapper(resolution, given.base, given.modified, given.created)
     units: Units = {}
     full, base = _in_full(shelf, m, given, units)
-    graph, dropped = drop_unused_entries(full, given.base)
-    state = _state(resolution, given, m.topics, m.works_by_person, dropped, base)
+    graph, dropped, gone = drop_unused_subjects(full, given.base)
+    state = _state(resolution, given, m.topics, m.works_by_person, (dropped, gone), base)
     shelf.write(state.shards, units)
     if last is None:  # no build to compare with: a consumer learns this state's token
         graph.change = Change("", state.token)
@@ -288,11 +293,12 @@ def _in_full(shelf: Shelf, m: Any, given: Inputs, units: Units) -> tuple[Mapped,
 
 def _patched(
     shelf: Shelf, m: Any, last: State, names: set[str]
-) -> tuple[Mapped, Units, Emissions, set[str]] | None:
+) -> tuple[Mapped, Units, Emissions, set[str], set[graphs.Triple]] | None:
     """The kept graph patched: the base's graph less the base emissions of the units
     named now or since the base, plus their emissions now; with the named units'
-    subjects, the emissions to keep and the subjects whose triples or source may
-    differ from the last build's (None: not known, map in full)."""
+    subjects, the emissions to keep, the subjects whose triples or source may differ
+    from the last build's and the triples a named unit emitted in one build and not
+    the other (None: not known, map in full)."""
     if not last.graph or last.emitted is None or len(names | last.emitted.keys()) > REBASE:
         return None
     keeper = shelf.keeper
@@ -310,10 +316,28 @@ def _patched(
         return None
     sources, mixed = patched
     was = {u: last.emitted[u] if u in last.emitted else old[u] for u in names}
-    return Mapped(triples, sources), emitted, now, _differing_subjects(was, now, mixed)
+    differ = _differing_triples(was, now)
+    return (
+        Mapped(triples, sources),
+        emitted,
+        now,
+        _differing_subjects(was, now, mixed, differ),
+        differ,
+    )
 
 
-def _differing_subjects(was: Emissions, now: Emissions, mixed: set[URIRef]) -> set[str]:
+def _differing_triples(was: Emissions, now: Emissions) -> set[graphs.Triple]:
+    """The triples a unit of `was` emitted in one build and not the other."""
+    found: set[graphs.Triple] = set()
+    for name, before in was.items():
+        after = now[name]
+        found |= set(graphs.emission_triples(before[0])) ^ set(graphs.emission_triples(after[0]))
+    return found
+
+
+def _differing_subjects(
+    was: Emissions, now: Emissions, mixed: set[URIRef], differ: set[graphs.Triple]
+) -> set[str]:
     """The subjects of the triples a named unit emitted in one build and not the
     other, those whose source calls it makes differ, and those a publication sets a
     source of among calls of several sources (`mixed`: the order of the setters
@@ -321,11 +345,9 @@ def _differing_subjects(was: Emissions, now: Emissions, mixed: set[URIRef]) -> s
     its place among the others, and a person sets no source). Any other subject's
     triples come from the same emissions, and its source from the same calls in the
     same order, or from calls of one source."""
-    found: set[object] = set()
+    found: set[object] = {t[0] for t in differ}
     for name, before in was.items():
         after = now[name]
-        differ = set(graphs.emission_triples(before[0])) ^ set(graphs.emission_triples(after[0]))
-        found.update(t[0] for t in differ)
         calls = (_calls_by_subject(before[1]), _calls_by_subject(after[1]))
         movable = name.startswith(unit("publication", ""))
         for s in calls[0].keys() | calls[1].keys():
@@ -397,27 +419,44 @@ def _local(
     if had is None:
         return None
     patched = _patched(shelf, m, last, names)
+    differ: set[graphs.Triple] | None = None
     if patched is not None:
-        full, emitted, now, exact = patched
+        full, emitted, now, exact, differ = patched
         kept_graph: tuple[str, int, Emissions] = (last.graph, last.parts, now)
     else:  # a fresh mapper: the patch's may have mapped the named units
         m = mapper(resolution, given.base, given.modified, given.created)
         full, base = _in_full(shelf, m, given, {})
         emitted = map_units(m, names)  # before drop_unused: the same triples again, in `full`
         exact, kept_graph = None, (base.token, base.parts, {})
-    graph, dropped = drop_unused_entries(full, given.base)
+    graph, dropped, gone = _dropped(full, given.base, last, differ)
     subjects = _subjects(shelf, last, given.base, (had, emitted), writes, dropped, exact)
     delta = dict(last.delta)
     delta.update((name, tuple(map(str, emitted.get(name, ())))) for name in names)
     state = State(
         token(given, dates), given.base, given.inputs, given.assets, given.keys,
         listed, dates, topics, writes, dropped, last.shards, delta, *kept_graph,
+        frozenset(map(str, gone)),
     )  # fmt: skip
     state = _rebased(shelf, state, last) if len(delta) > REBASE else state
     files = _files(last.keys, given.keys)
     found = (frozenset(publications), persons, subjects)
     graph.change = Change(last.token, state.token, files, _profiles(files), *found)
     return graph, state
+
+
+def _dropped(
+    full: Mapped, base: str, last: State, differ: set[graphs.Triple] | None
+) -> tuple[Mapped, frozenset[str], frozenset[URIRef]]:
+    """`full` after drop_unused, with the entries and subjects dropped: the last
+    build's when the triples the patch changed do not change which entries are linked
+    to (kg.graph.used.drops_alike; `differ`: those triples, None when not known), else
+    found by a walk of the graph."""
+    if differ is None or last.gone is None:
+        return drop_unused_subjects(full, base)
+    if not drops_alike(differ, full.triples, base, last.dropped):
+        return drop_unused_subjects(full, base)
+    gone = frozenset(map(URIRef, last.gone))
+    return drop_known(full, gone), last.dropped, gone
 
 
 def _sourced(
@@ -505,14 +544,16 @@ def _state(
     given: Inputs,
     topics: dict[str, tuple[str, str]],
     works: dict[str, int],
-    dropped: frozenset[str],
+    drop: tuple[frozenset[str], frozenset[URIRef]],
     base: graphs.Base,
 ) -> State:
     dates = _dates(given)
     now = token(given, dates)
+    dropped, gone = drop
     return State(
         now, given.base, given.inputs, given.assets, given.keys, _listed(resolution), dates,
         topics, _writes(resolution, works), dropped, now, {}, base.token, base.parts, {},
+        frozenset(map(str, gone)),
     )  # fmt: skip
 
 

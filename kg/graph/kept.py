@@ -166,9 +166,9 @@ def patch(
     triples: Triples, base: Base, old: Emissions, new: Emissions, rank: Rank
 ) -> tuple[dict[URIRef, Source], set[URIRef]] | None:
     """Turn the base graph `triples` into this build's (in place) and return its
-    sources (see the module), with the subjects whose source the units of `new` set
-    among calls of several sources (their order decides); None: a source cannot be
-    known."""
+    sources (see the module; the base's own dict, changed), with the subjects whose
+    source the units of `new` set among calls of several sources (their order
+    decides); None: a source cannot be known."""
     counts = dict(base.counts)
     for _, (emitted, _) in old.items():
         for t in emission_triples(emitted):
@@ -189,7 +189,7 @@ def patch(
 def _sources(
     base: Base, old: Emissions, new: Emissions, rank: Rank
 ) -> tuple[dict[URIRef, Source], set[URIRef]] | None:
-    sources, mixed = dict(base.sources), set()
+    sources, mixed = base.sources, set()  # a subject's own entry is read before it is set
     touched = _calls(old)
     calls_now = _calls(new)
     for s in touched.keys() | calls_now.keys():

@@ -6,12 +6,17 @@ lab does not have. Invariant: an organization or venue (`org/<key>`, `venue/<key
 every node minted under it) stays in the graph only when it is linked with a node of the
 graph outside the registries (a paper refers to it; a reviewer role minted under it names
 a person), directly or through other entries that stay (a team's parent, a venue's
-publisher); nothing else is removed, so every IRI left still dereferences.
+publisher); nothing else is removed, so every IRI left still dereferences. What is
+dropped depends only on the triples with a subject or an IRI object under an entry (and
+of those from outside, only on which entries some triple links to), so a graph that
+differs from another only in triples that do not change which entries are linked to
+(`drops_alike`) drops the same subjects (`drop_known`, decision 0076: a rebuild after an
+edit does not walk the graph).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import TypeGuard
 
 from rdflib import Literal, URIRef
@@ -19,6 +24,7 @@ from rdflib.term import Node
 
 from kg import scheme
 from kg.graph.mapping import Mapped
+from kg.graph.triples import Triple, Triples
 
 SECTIONS = ("org/", "venue/")
 
@@ -30,6 +36,14 @@ def drop_unused(mapped: Mapped, base: str) -> Mapped:
 
 def drop_unused_entries(mapped: Mapped, base: str) -> tuple[Mapped, frozenset[str]]:
     """`drop_unused`, and the entries it dropped (`org/<key>`, `venue/<key>`)."""
+    graph, entries, _ = drop_unused_subjects(mapped, base)
+    return graph, entries
+
+
+def drop_unused_subjects(
+    mapped: Mapped, base: str
+) -> tuple[Mapped, frozenset[str], frozenset[URIRef]]:
+    """`drop_unused_entries`, and the subjects it dropped."""
     prefixes = tuple(scheme.mint(base, section) for section in SECTIONS)
     starts: Callable[..., bool] = str.startswith  # rdflib's own is a slow Python wrapper
 
@@ -58,11 +72,43 @@ def drop_unused_entries(mapped: Mapped, base: str) -> tuple[Mapped, frozenset[st
                     _link(owner, entry(o), True, used, edges)
     unused = frozenset(set(owners.values()) - _reachable(used, edges))
     if not unused:
-        return mapped, unused
+        return mapped, unused, frozenset()
     dropped = {s for s, owner in owners.items() if owner in unused}
     mapped.triples.remove_subjects(dropped)
     sources = {s: where for s, where in mapped.sources.items() if s not in dropped}
-    return Mapped(mapped.triples, sources), unused
+    return Mapped(mapped.triples, sources), unused, frozenset(dropped)  # type: ignore[arg-type]
+
+
+def drops_alike(
+    differ: Iterable[Triple], triples: Triples, base: str, dropped: frozenset[str]
+) -> bool:
+    """Whether `triples` drop the entries `dropped` and the same subjects as a graph
+    that differs from it only in `differ` (each present in one of the two) and that
+    dropped `dropped`: no triple of `differ` has a subject under an entry (what links
+    the entries with each other and with the graph is the same), every entry a triple
+    of `differ` linked to and no longer does is linked to by one that does (a use moved,
+    as a renamed work's venue), and none of those is among `dropped` (see the module)."""
+    prefixes = tuple(scheme.mint(base, section) for section in SECTIONS)
+    starts: Callable[..., bool] = str.startswith  # rdflib's own takes no tuple of prefixes
+    now: set[str] = set()
+    gone: set[str] = set()
+    for t in differ:
+        s, _, o = t
+        if _is_iri(s) and starts(s, prefixes):
+            return False
+        if _is_iri(o) and starts(o, prefixes):
+            section, _, rest = o[len(base) :].partition("/")
+            (now if t in triples else gone).add(f"{section}/{rest.split('/', 1)[0]}")
+    return gone <= now and not now & dropped
+
+
+def drop_known(mapped: Mapped, subjects: frozenset[URIRef]) -> Mapped:
+    """`mapped` without `subjects` (removed in place, its sources too): what
+    `drop_unused_subjects` dropped from a graph that `drops_alike` this one."""
+    mapped.triples.remove_subjects(set(subjects))
+    for s in subjects:
+        mapped.sources.pop(s, None)
+    return mapped
 
 
 def _is_iri(node: object) -> TypeGuard[URIRef]:

@@ -2,6 +2,13 @@
 
 They never stop a build; `kg check` prints them with the errors (and in its JSON and GitHub
 formats as warnings).
+
+A build keeps each profile's warnings by the key of its file's bytes (`kept`, decision
+0076: one signed entry of the parse cache), so a rebuild looks again only at the
+profiles whose files changed. Invariant: a profile's warnings are a function of its
+record as the build makes it ready, that is of its file's bytes (the parse cache's key
+names them) and of the registries and static files (`inputs`: the table is dropped
+when they differ); `kept` gives what `warnings` gives, in the same order.
 """
 
 from __future__ import annotations
@@ -9,17 +16,53 @@ from __future__ import annotations
 import unicodedata
 from collections.abc import Iterator
 from functools import lru_cache
+from pathlib import Path
 
+from kg.cache import SignedCache, digest, package_digest
 from kg.errors import Problem
 from kg.model import ACCOUNT_SERVICES, Dataset, PersonRef, Profile, Source
+
+VERSION = "1"
 
 
 def warnings(data: Dataset) -> list[Problem]:
     found: list[Problem] = []
     for profile in data.profiles:
-        found += [_starred(ref, path) for ref, path in _people(profile) if "*" in ref.name]
-        found += _accounts(profile)
-        found += _mixed_scripts(profile)
+        found += profile_warnings(profile)
+    return sorted(found)
+
+
+def profile_warnings(profile: Profile) -> list[Problem]:
+    """One profile's warnings, in the order `warnings` finds them."""
+    found = [_starred(ref, path) for ref, path in _people(profile) if "*" in ref.name]
+    return found + _accounts(profile) + _mixed_scripts(profile)
+
+
+def _key(data_dir: Path) -> str:
+    return digest("lint", VERSION, package_digest(), str(data_dir.resolve()))
+
+
+def kept(
+    cache: SignedCache, data_dir: Path, data: Dataset, keys: dict[str, str], inputs: str
+) -> list[Problem]:
+    """`warnings(data)`, a profile's taken from the last build's table when its file's
+    key (`keys`: each data file's) is there (see the module); the table kept anew."""
+    key = _key(data_dir)
+    last = cache.get(key)
+    table = last[1] if isinstance(last, tuple) and len(last) == 2 and last[0] == inputs else {}
+    table = table if isinstance(table, dict) else {}
+    now: dict[str, tuple[Problem, ...]] = {}
+    found: list[Problem] = []
+    for profile in data.profiles:
+        file = keys.get(f"data/profiles/{profile.slug}.yaml")
+        mine = table.get(file) if file is not None else None
+        if not isinstance(mine, tuple):
+            mine = tuple(profile_warnings(profile))
+        if file is not None:
+            now[file] = mine
+        found += mine
+    if now != table:
+        cache.put(key, (inputs, now))
     return sorted(found)
 
 

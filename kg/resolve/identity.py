@@ -108,6 +108,8 @@ class Resolution:
     _org_index: dict[str, str] = field(default_factory=dict, repr=False)
     _venue_index: dict[str, str] = field(default_factory=dict, repr=False)
     _titles: dict[str, str] = field(default_factory=dict, repr=False)
+    # the data's lint warnings, when the build kept them (kg.ingest.lint.kept); else None
+    warnings: tuple[Problem, ...] | None = field(default=None, repr=False, compare=False)
 
     def publication_titled(self, title: str) -> str:
         """The key of the publication with this title (project references were checked)."""
@@ -911,18 +913,30 @@ def _resolve_publications(
     refs: _Refs,
     venue_index: dict[str, str],
     problems: list[Problem],
+    changed: frozenset[str] | None = None,
 ):
+    """Every publication entity, merged from its listings (a group: same title key).
+    `changed`: the profiles whose listings may differ from those of a last build that
+    resolved without problems (kg.resolve.kept); a group none of them lists is a part
+    of a group that passed then, with the same persons, so its listings are not checked
+    against each other again (None: every group is checked)."""
     groups: dict[str, list[tuple[str, Publication]]] = defaultdict(list)
+    checked: set[str] = set()  # the groups a changed profile lists
     for profile in data.profiles:
+        mine = changed is None or profile.slug in changed
         for pub in profile.publications:
-            groups[text_key(pub.title)].append((profile.slug, pub))
+            title = text_key(pub.title)
+            groups[title].append((profile.slug, pub))
+            if mine:
+                checked.add(title)
     kinds = {v.key: v.kind for v in data.venues}
     publications: dict[str, PublicationEntity] = {}
     publication_of: dict[Source, str] = {}
     notes: list[Note] = []
-    for listings in sorted(groups.values(), key=lambda ls: text_key(ls[0][1].title)):
+    for title, listings in sorted(groups.items()):  # (by title key: each group has one)
         key = _publication_key(listings, publications)
-        entity = _merge_listings(key, listings, person_of, (venue_index, kinds), problems)
+        check = title in checked
+        entity = _merge_listings(key, listings, person_of, (venue_index, kinds), problems, check)
         if entity is None:
             continue
         publications[key] = entity
@@ -945,10 +959,12 @@ def _publication_key(listings: list[tuple[str, Publication]], taken: dict) -> st
     return key
 
 
-def _merge_listings(key, listings, person_of, venues, problems) -> PublicationEntity | None:
+def _merge_listings(
+    key, listings, person_of, venues, problems, check=True
+) -> PublicationEntity | None:
     venue_index, kinds = venues
     first = listings[0][1]
-    authors = _merge_authors(listings, person_of, problems)
+    authors = _merge_authors(listings, person_of, problems, check)
     if authors is None:
         return None
     venue, year = _merge_venue(listings, venue_index, problems)
@@ -989,11 +1005,13 @@ def _status(pub: Publication, kind: str | None) -> str:
     return "published"
 
 
-def _merge_authors(listings, person_of, problems) -> tuple[AuthorSlot, ...] | None:
+def _merge_authors(listings, person_of, problems, check=True) -> tuple[AuthorSlot, ...] | None:
+    """The author slots of a group's listings; None when a listing names other authors
+    than the first (`check`: False when that is known not to be so)."""
     first_slug, first = listings[0]
     people = [person_of.get(r.source) for r in first.authors]  # each Source hashed once
-    a = _author_keys(first.authors, people) if listings[1:] else []
-    for _, pub in listings[1:]:
+    a = _author_keys(first.authors, people) if check and listings[1:] else []
+    for _, pub in listings[1:] if check else ():
         if a != _author_keys(pub.authors, [person_of.get(r.source) for r in pub.authors]):
             message = (
                 f"this listing of {pub.title!r} names different authors than "
@@ -1008,12 +1026,21 @@ def _merge_authors(listings, person_of, problems) -> tuple[AuthorSlot, ...] | No
     slots = []
     for rank, refs in enumerate(zip(*(p.authors for _, p in listings), strict=True), start=1):
         head = refs[0]
+        printed = tuple(dict.fromkeys([r.name for r in refs]))
+        if not any(
+            [r.equal_contribution or r.corresponding is not None or r.annotation for r in refs]
+        ):
+            person = None if head.group else people[rank - 1]  # no marks (most slots)
+            group = slugify(head.name) if head.group else None
+            members = claimants if head.group else ()
+            slots.append(AuthorSlot(rank, person, group, printed, members=members))
+            continue
         slots.append(
             AuthorSlot(
                 rank=rank,
                 person=None if head.group else people[rank - 1],
                 group=slugify(head.name) if head.group else None,
-                printed=tuple(dict.fromkeys(r.name for r in refs)),
+                printed=printed,
                 equal_contribution=any(r.equal_contribution for r in refs),
                 corresponding=_corresponding(refs),
                 annotation=next((r.annotation for r in refs if r.annotation), None),

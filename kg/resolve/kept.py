@@ -19,7 +19,10 @@ made from names, mentions and registries only), and so is each mention's person.
 follows from the publications is made again over the whole dataset as `resolve` makes
 it (grouping, keys, merging, which is most of the rest), except the identity basis,
 made again only for the persons named in the changed profiles' author lists (the only
-persons whose shared-publication joins can differ). A problem in the patched run is
+persons whose shared-publication joins can differ), and the check that a group's
+listings name the same authors, made again only for the groups a changed profile lists
+(decision 0076: any other group is part of a group the last build checked, its
+listings' persons the same). A problem in the patched run is
 not reported from here: the caller resolves in full, which reports every problem.
 """
 
@@ -144,8 +147,9 @@ def patched(kept: Kept, data: Dataset, inputs: str, files: dict[str, str]) -> Pa
     _check_references(only, refs)
     _check_units(replace(only, organizations=data.organizations), org_index, problems)
     person_of = _person_of(data, kept.parts.mentioned)
+    slugs = frozenset(p.slug for p in changed)
     publications, publication_of, pub_notes = _resolve_publications(
-        data, person_of, refs, venue_index, problems
+        data, person_of, refs, venue_index, problems, slugs
     )
     named = {person_of.get(r.source) for p in changed for w in p.publications for r in w.authors}
     only_named = {key for key in named if key is not None}
@@ -159,13 +163,13 @@ def patched(kept: Kept, data: Dataset, inputs: str, files: dict[str, str]) -> Pa
         return None
     works, indexes = (publications, publication_of), (org_index, venue_index, titles)
     resolution = assemble(data, persons, person_of, works, notes + pub_notes, indexes)
-    slugs, rebased = tuple(p.slug for p in changed), frozenset(only_named)
+    order, rebased = tuple(p.slug for p in changed), frozenset(only_named)
     if not changed:
-        return Patched(resolution, kept, slugs, rebased)  # nothing to write again
+        return Patched(resolution, kept, order, rebased)  # nothing to write again
     new_files = dict(kept.files)
     new_files.update((p.slug, files[profile_file(p.slug)]) for p in changed)
     keeping = Kept(inputs, kept.slugs, new_files, kept.signatures, persons, kept.parts)
-    return Patched(resolution, keeping, slugs, rebased)
+    return Patched(resolution, keeping, order, rebased)
 
 
 def _changed(kept: Kept, data: Dataset, inputs: str, files: dict[str, str]) -> list[Profile] | None:
