@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 from stat import S_ISDIR, S_ISREG
-from typing import BinaryIO, Protocol, TypeVar, cast
+from typing import Protocol, TypeVar, cast
 
 from rdflib import BNode, Literal, URIRef
 from rdflib.term import Identifier, Node
@@ -954,26 +954,6 @@ def write_part(staging: Path, previous: Previous | None, part: Part) -> dict[str
     }
 
 
-def write_streamed(
-    staging: Path, rels: tuple[str, ...], produce: Callable[[_DigestSink], T]
-) -> tuple[dict[str, Written], T]:
-    """Write one file of the staging folder of `write_outputs` by streaming: `produce`
-    writes its bytes to the sink it is given (never one string in memory); the file is
-    at `rels[0]` and hard-linked (else copied) at the others. Returns the stamps and
-    what `produce` returned."""
-    writer = TreeWriter(staging, None)
-    for rel in rels:
-        writer.clear(rel)
-    target = writer._target(rels[0])
-    fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)  # less the umask
-    with open(fd, "wb", buffering=1 << 20) as file:
-        sink = _DigestSink(file)
-        made = produce(sink)
-        file.flush()
-        stamp = _stamp(sink.hash.hexdigest(), os.fstat(fd))
-    return linked_copies(writer, target, rels, stamp), made
-
-
 def linked_copies(
     writer: TreeWriter, target: Path, rels: tuple[str, ...], stamp: Stamp
 ) -> dict[str, Written]:
@@ -986,18 +966,6 @@ def linked_copies(
             shutil.copyfile(target, other)
         stamps[rel] = Written(_stamp(stamp[0], other.stat()))
     return stamps
-
-
-class _DigestSink:
-    """A binary file that also digests what is written to it (as `content_digest`)."""
-
-    def __init__(self, file: BinaryIO) -> None:
-        self.file = file
-        self.hash = hashlib.blake2b(digest_size=16)
-
-    def write(self, data: bytes) -> int:
-        self.hash.update(data)
-        return self.file.write(data)
 
 
 def content_digest(data: bytes) -> str:
