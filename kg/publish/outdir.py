@@ -13,9 +13,11 @@ The tree a build replaces is not removed: it is kept as `.dist.versions/spare` a
 next build fills it again as its staging folder (decision 0050; kg.publish.export keeps
 each file that is the current tree's very file with the new bytes and replaces the
 rest), so a rebuild neither links every kept file into a new folder nor unlinks the
-old tree. The spare is never the tree `dist` shows: writing into it cannot change the
-published tree (files are only ever unlinked and made anew there, never written in
-place, so a hard link it shares with the current tree is never written through).
+old tree. A first tree (none replaced) is linked file by file as the spare (decision
+0079), so the next build recycles one too. The spare is never the tree `dist` shows:
+writing into it cannot change the published tree (files are only ever unlinked and made
+anew there, never written in place, so a hard link it shares with the current tree is
+never written through).
 
 A project may come from someone else, so nothing here writes or deletes through a link
 kg did not make: `dist` must be absent, a real folder, or kg's own link (to a real folder
