@@ -43,8 +43,9 @@ def _edit(project: Path, old: str, new: str) -> None:
 
 @pytest.fixture(scope="module")
 def trees(tmp_path_factory) -> tuple[Path, dict, dict]:
-    """A project built twice (so it has a spare; its first build went into a new
-    folder), its tree, and the tree a new folder gets for the edited data."""
+    """A project built twice (so it has a spare: the tree its second build replaced;
+    the first went into a new folder and linked its files as the spare, decision 0079),
+    its tree, and the tree a new folder gets for the edited data."""
     base = tmp_path_factory.mktemp("recycled")
     project = base / "project"
     shutil.copytree(MINI, project)
