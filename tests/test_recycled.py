@@ -43,8 +43,9 @@ def _edit(project: Path, old: str, new: str) -> None:
 
 @pytest.fixture(scope="module")
 def trees(tmp_path_factory) -> tuple[Path, dict, dict]:
-    """A project built twice (so it has a spare; its first build went into a new
-    folder), its tree, and the tree a new folder gets for the edited data."""
+    """A project built twice (so it has a spare: the tree its second build replaced;
+    the first went into a new folder and linked its files as the spare, decision 0079),
+    its tree, and the tree a new folder gets for the edited data."""
     base = tmp_path_factory.mktemp("recycled")
     project = base / "project"
     shutil.copytree(MINI, project)
@@ -146,3 +147,39 @@ def test_a_build_killed_after_filling_the_spare_leaves_the_old_tree(trees, tmp_p
     assert main(["--project", str(project), "build"]) == 0
     assert _tree(project / "dist") == edited
     assert len(list((project / ".dist.versions").glob("v-*"))) == 1
+
+
+def test_a_first_tree_leaves_a_linked_spare_and_changes_to_it_are_noticed(
+    trees, tmp_path, monkeypatch
+):
+    """A build that replaces no tree links its files as the spare (decision 0079), so
+    the spare's files are the tree's very files: files of `dist` then changed in place
+    (the spare's too), removed, or replaced by links are noticed by the next build,
+    which gives a new folder's tree and writes nothing through the links."""
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1700000000")
+    project, same, edited = trees
+    project = _copy(project, tmp_path)
+    (project / "dist").unlink()
+    shutil.rmtree(project / ".dist.versions")
+    assert main(["--project", str(project), "build"]) == 0
+    dist, spare = project / "dist", project / ".dist.versions" / SPARE
+    files = sorted(p for p in dist.rglob("*") if p.is_file())
+    assert _tree(dist) == same and _tree(spare) == same
+    assert all((spare / p.relative_to(dist)).stat().st_ino == p.stat().st_ino for p in files)
+    outside = tmp_path / "outside.txt"
+    outside.write_text("not kg's\n", encoding="utf-8")
+    for n, path in enumerate(files):
+        if n % 7 == 1:  # in place: the inode kept (the spare's file too), the size too
+            with path.open("r+b") as file:
+                first = file.read(1)
+                file.seek(0)
+                file.write(b"X" if first != b"X" else b"Y")
+        elif n % 7 == 3:
+            path.unlink()
+        elif n % 7 == 5:
+            path.unlink()
+            path.symlink_to(outside)
+    _edit(project, "Ann Bee", "Ann Bea-Changed")
+    assert main(["--project", str(project), "build"]) == 0
+    assert _tree(project / "dist") == edited
+    assert outside.read_text(encoding="utf-8") == "not kg's\n"

@@ -117,16 +117,18 @@ def _hash_list(dump: bytes) -> str:
 
 
 @pytest.fixture(scope="module")
-def edited_twice(tmp_path_factory) -> tuple[Path, list[tuple[str, int, int]]]:
+def edited_twice(tmp_path_factory) -> tuple[Path, list[tuple[str, int, int]], tuple]:
     """The seed project built cold, then after a title edit: the stamp digest of each
-    build's graph.nt and how many bytes the second copied from the first's."""
+    build's graph.nt and how many bytes the second copied from the first's; the edit's
+    graph.ttl: its stamp digest, the bytes copied from kept ranges, its size."""
     root = seed_project(tmp_path_factory.mktemp("dump") / "project")
-    found, copied = [], []
+    found, copied, ranges = [], [], []
     real = os.copy_file_range
 
     def spy(src: int, dst: int, count: int, *args: int) -> int:
         done = real(src, dst, count, *args)
-        copied.append(done)
+        to = os.readlink(f"/proc/self/fd/{dst}")  # (copy_file_range is Linux's)
+        (copied if to.endswith("graph.nt") else ranges).append((to.rpartition("/")[2], done))
         return done
 
     for edit in (
@@ -134,6 +136,7 @@ def edited_twice(tmp_path_factory) -> tuple[Path, list[tuple[str, int, int]]]:
         lambda: replace_first(_profiles(root)[0], r'^(\s*- title: "?)', r"\1Revised: "),
     ):
         edit()
+        ranges.clear()
         config = load_config(root)
         with pytest.MonkeyPatch.context() as patch:
             patch.setattr(dumpfile.os, "copy_file_range", spy)
@@ -141,18 +144,30 @@ def edited_twice(tmp_path_factory) -> tuple[Path, list[tuple[str, int, int]]]:
         previous = previous_tree(root / "dist", output_manifest(config, root / "dist"))
         assert previous is not None
         size = (root / "dist" / "graph.nt").stat().st_size
-        found.append((previous[1]["graph.nt"][0], sum(copied), size))
+        found.append((previous[1]["graph.nt"][0], sum(n for _, n in copied), size))
         copied.clear()
-    return root, found
+    ttl = (root / "dist" / "graph.ttl").stat().st_size
+    stamp = previous[1]["graph.ttl"][0]
+    return root, found, (stamp, sum(n for name, n in ranges if name == "graph.ttl"), ttl)
 
 
 def test_the_dump_digest_is_the_hash_list_of_its_bytes(edited_twice):
-    root, found = edited_twice
+    root, found, _ = edited_twice
     (cold, cold_copied, cold_size), (edit, edit_copied, _) = found
     dump = (root / "dist" / "graph.nt").read_bytes()
     assert edit == _hash_list(dump) != cold
     assert cold_copied == cold_size  # every chunk, as the digest walk kept it (0071)
     assert 0 < edit_copied < len(dump)  # the unchanged runs, copied by the kernel
+
+
+def test_the_turtle_dump_copies_its_kept_ranges_and_names_them_in_its_digest(edited_twice):
+    """The Turtle dump after an edit (decision 0079): the ranges, kept in their files,
+    copied by the kernel (all but the head and the separators), the digest made of
+    what the ranges are made of (never a content digest: nothing links the dump in
+    place of a text)."""
+    _, _, (stamp, copied, size) = edited_twice
+    assert stamp.startswith(dumpfile.RANGES_PREFIX)
+    assert size * 0.9 < copied < size
 
 
 def test_dump_sink_copies_exactly_and_fails_short(tmp_path, monkeypatch):

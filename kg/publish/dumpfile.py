@@ -11,6 +11,14 @@ of its bytes, which the build's digest table or `SubjectChunks` has already), a 
 list: two dumps have the same digest exactly when (up to blake2b collisions) they
 have the same chunks, so the same bytes.
 
+The Turtle and JSON-LD dumps are written alike (decision 0079, `write_ranges`): their
+head, the block table's ranges joined by the format's separator, their tail; a range
+kept in `.kg-cache/blocks` is copied from its file by the kernel, and named in the
+digest by what its bytes are made from (its cache key, in its file's name, and its
+subjects' N-Triples digests: `kg.publish.blocks` keeps a range under its key only
+while these are the same), so it is never read into the process either; a range
+made in memory (a build without a render cache) is hashed.
+
 Invariant: the file holds exactly the bytes a write of every chunk gives (a copy that
 comes out short fails the build: OSError), and its stamp is (`DIGEST_PREFIX` + the hash
 list's digest, inode, size, mtime). The prefix keeps the digest from ever equalling a
@@ -29,10 +37,13 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TypeVar
 
+from kg.publish.blocks import SEPARATOR, BlockTable
 from kg.publish.export import TreeWriter, Written, _stamp, linked_copies
 
 T = TypeVar("T")
 DIGEST_PREFIX = "chunks:"
+RANGES_PREFIX = "ranges:"  # the Turtle and JSON-LD dumps' digests (never a content digest)
+_READ = os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
 BUFFER = 1 << 20  # formatted bytes gathered before one write
 # copy_file_range cannot here (another file system on an old kernel, a file system or
 # a sandbox without it): the same bytes read and written instead
@@ -117,3 +128,44 @@ def write_dump(
     finally:
         os.close(fd)
     return linked_copies(writer, target, rels, stamp), made
+
+
+def write_ranges(sink: DumpSink, table: BlockTable, ext: str, head: bytes, tail: bytes) -> str:
+    """The dump of format `ext` written to `sink`: `head`, the table's ranges joined by
+    the format's separator, `tail`; a kept range's file copied (`DumpSink.copy`). Its
+    digest: of the head's, each range's (see the module) and the tail's."""
+    parts = [_digest(b"h", head)]
+    sink.write(head)
+    for n, made in enumerate(table.ranges):
+        if n:
+            sink.write(SEPARATOR[ext])
+        data = made.data[ext]
+        if isinstance(data, bytes) or not made.stamps or not made.digests:
+            data = data if isinstance(data, bytes) else _read(table.folder, data)
+            sink.write(data)
+            parts.append(_digest(b"b", data))
+            continue
+        fd = os.open(data, _READ, dir_fd=table.folder)
+        try:
+            sink.copy(fd, 0, os.fstat(fd).st_size)
+        finally:
+            os.close(fd)
+        parts.append(_digest(b"k", data.encode(), made.digests))
+    sink.write(tail)
+    parts.append(_digest(b"t", tail))
+    return RANGES_PREFIX + hashlib.blake2b(b"".join(parts), digest_size=16).hexdigest()
+
+
+def _digest(kind: bytes, *data: bytes) -> bytes:
+    """blake2b-16 of `data`, each part's length first (no two sequences share one)."""
+    made = hashlib.blake2b(kind, digest_size=16)
+    for part in data:
+        made.update(len(part).to_bytes(8, "little"))
+        made.update(part)
+    return made.digest()
+
+
+def _read(folder: int | None, name: str) -> bytes:
+    fd = os.open(name, _READ, dir_fd=folder)
+    with open(fd, "rb") as file:
+        return file.read()

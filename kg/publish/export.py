@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 from stat import S_ISDIR, S_ISREG
-from typing import BinaryIO, Protocol, TypeVar, cast
+from typing import Protocol, TypeVar, cast
 
 from rdflib import BNode, Literal, URIRef
 from rdflib.term import Identifier, Node
@@ -889,7 +889,7 @@ def write_outputs(
         return sorted(names)
 
     try:
-        return replace_tree(out_dir, fill, inside)
+        return replace_tree(out_dir, fill, inside, spare=manifest is not None)
     except OSError as exc:
         where = f" ({exc.filename})" if exc.filename else ""
         raise ProjectError(
@@ -943,30 +943,15 @@ def encoded(files: Mapping[str, str]) -> dict[str, Encoded]:
 
 def write_part(staging: Path, previous: Previous | None, part: Part) -> dict[str, Written]:
     """Write one part into the staging folder of `write_outputs` (in the process that
-    rendered it) and return what the parent needs: each file's stamp."""
+    rendered it) and return what the parent needs: each file's stamp. A file given as
+    `Written` (a writer of this process made or kept it: its path was checked then) is
+    passed on as it is (decision 0079: most of a rebuild's files are kept ones)."""
     writer = TreeWriter(staging, previous)
-    writer.write(part)
-    return {rel: Written(stamp) for rel, stamp in writer.done.items()}
-
-
-def write_streamed(
-    staging: Path, rels: tuple[str, ...], produce: Callable[[_DigestSink], T]
-) -> tuple[dict[str, Written], T]:
-    """Write one file of the staging folder of `write_outputs` by streaming: `produce`
-    writes its bytes to the sink it is given (never one string in memory); the file is
-    at `rels[0]` and hard-linked (else copied) at the others. Returns the stamps and
-    what `produce` returned."""
-    writer = TreeWriter(staging, None)
-    for rel in rels:
-        writer.clear(rel)
-    target = writer._target(rels[0])
-    fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)  # less the umask
-    with open(fd, "wb", buffering=1 << 20) as file:
-        sink = _DigestSink(file)
-        made = produce(sink)
-        file.flush()
-        stamp = _stamp(sink.hash.hexdigest(), os.fstat(fd))
-    return linked_copies(writer, target, rels, stamp), made
+    writer.write({rel: file for rel, file in part.items() if not isinstance(file, Written)})
+    done = writer.done
+    return {
+        rel: file if isinstance(file, Written) else Written(done[rel]) for rel, file in part.items()
+    }
 
 
 def linked_copies(
@@ -981,18 +966,6 @@ def linked_copies(
             shutil.copyfile(target, other)
         stamps[rel] = Written(_stamp(stamp[0], other.stat()))
     return stamps
-
-
-class _DigestSink:
-    """A binary file that also digests what is written to it (as `content_digest`)."""
-
-    def __init__(self, file: BinaryIO) -> None:
-        self.file = file
-        self.hash = hashlib.blake2b(digest_size=16)
-
-    def write(self, data: bytes) -> int:
-        self.hash.update(data)
-        return self.file.write(data)
 
 
 def content_digest(data: bytes) -> str:
@@ -1235,14 +1208,31 @@ class TreeWriter:
         their stamps; None when one is not there as it was, and then none of them is
         left in the staging folder (the caller renders them): the render's check that
         its kept files are still there and the writer's are one (decision 0059). The
-        folders stay open for the next call, until `close`."""
-        taken: list[str] = []
+        folders stay open for the next call, until `close`. In a recycled tree a file
+        that is the previous tree's very file costs one `stat` in its folder's
+        descriptor (decision 0079)."""
+        if self.previous is None:
+            return None
+        stamps, taken = self.previous[1], list[str]()
         for rel, digest in files.items():
-            if not self._taken(rel, digest):
+            stamp = stamps.get(rel)
+            if stamp is None or stamp[0] != digest or not self._kept_one(rel, digest, stamp):
                 self._drop(taken)
                 return None
             taken.append(rel)
         return {rel: Written(self.done[rel]) for rel in taken}
+
+    def _kept_one(self, rel: str, digest: str, stamp: Stamp) -> bool:
+        """`_taken`, with a recycled tree's file that is the previous tree's very file
+        found by one `stat` in its folder's descriptor (the folder's path checked once)."""
+        folder, _, name = rel.rpartition("/")
+        fd = self.fds.get(folder)
+        if fd is None or name in ("", ".", ".."):
+            fd, name = self._place(rel)
+        if self.recycled and _same_file(fd, name, stamp):
+            self.done[rel] = stamp
+            return True
+        return self._taken(rel, digest)
 
     def close(self) -> None:
         """The folders' descriptors `keep_all` left open (for its next items), closed."""
@@ -1300,6 +1290,22 @@ def _write_new(folder: int, name: str, data: bytes) -> os.stat_result:
         return os.fstat(fd)
     finally:
         os.close(fd)
+
+
+def _same_file(folder: int, name: str, stamp: Stamp) -> bool:
+    """Whether `name` in the folder `folder` is a regular file with `stamp`'s inode,
+    size and mtime (the previous tree's very file, untouched since: `_here` without
+    removing what fails, which `_taken` does)."""
+    try:
+        found = os.stat(name, dir_fd=folder, follow_symlinks=False)
+    except OSError:
+        return False
+    return (
+        found.st_ino == stamp[1]
+        and found.st_size == stamp[2]
+        and found.st_mtime_ns == stamp[3]
+        and S_ISREG(found.st_mode)
+    )
 
 
 def _clear_at(folder: int, name: str) -> None:

@@ -13,9 +13,11 @@ The tree a build replaces is not removed: it is kept as `.dist.versions/spare` a
 next build fills it again as its staging folder (decision 0050; kg.publish.export keeps
 each file that is the current tree's very file with the new bytes and replaces the
 rest), so a rebuild neither links every kept file into a new folder nor unlinks the
-old tree. The spare is never the tree `dist` shows: writing into it cannot change the
-published tree (files are only ever unlinked and made anew there, never written in
-place, so a hard link it shares with the current tree is never written through).
+old tree. A first tree (none replaced) is linked file by file as the spare (decision
+0079), so the next build recycles one too. The spare is never the tree `dist` shows:
+writing into it cannot change the published tree (files are only ever unlinked and made
+anew there, never written in place, so a hard link it shares with the current tree is
+never written through).
 
 A project may come from someone else, so nothing here writes or deletes through a link
 kg did not make: `dist` must be absent, a real folder, or kg's own link (to a real folder
@@ -47,9 +49,12 @@ SPARE = "spare"  # the tree before the current one, the next build's staging fol
 CRASH_ENV = "KG_TEST_CRASH_AT"  # tests: SIGKILL this process at the named step
 
 
-def replace_tree(out_dir: Path, fill: Callable[[Path], T], inside: Path | None = None) -> T:
+def replace_tree(
+    out_dir: Path, fill: Callable[[Path], T], inside: Path | None = None, spare: bool = False
+) -> T:
     """Call `fill(staging)` to write the new tree, then make it `out_dir` atomically.
-    With `inside` (the project), `out_dir` must really be inside it (links resolved)."""
+    With `inside` (the project), `out_dir` must really be inside it (links resolved).
+    With `spare`, a first tree (none replaced) is also linked as the spare."""
     out_dir = _own_path(out_dir, inside)
     _check_replaceable(out_dir)
     out_dir.parent.mkdir(parents=True, exist_ok=True)
@@ -73,6 +78,8 @@ def replace_tree(out_dir: Path, fill: Callable[[Path], T], inside: Path | None =
         _crash_point("switched")
         if replaced is not None:
             _keep_spare(versions, replaced)
+        elif spare:
+            _linked_spare(versions, staging)
         clean_leftovers(out_dir)
     return result
 
@@ -107,6 +114,56 @@ def _keep_spare(versions: Path, replaced: str) -> None:
     _remove(versions / SPARE)
     with contextlib.suppress(OSError):
         os.rename(versions / replaced, versions / SPARE)
+
+
+def _linked_spare(versions: Path, tree: Path) -> None:
+    """A first tree's files hard-linked, in folders of their own, as the spare (decision
+    0079): the next build recycles a spare as every later one does, and takes each
+    unchanged file with one `stat` instead of a link and a `stat`. Made under a name
+    `clean_leftovers` removes, then renamed; without hard links, there is no spare."""
+    if os.path.lexists(versions / SPARE):
+        return
+    made = Path(tempfile.mkdtemp(prefix="s-", dir=versions))
+    try:
+        with _opened(tree) as source, _opened(made) as target:
+            linked = _link_tree(source, target, 0)
+    except OSError:
+        linked = False
+    if linked:
+        with contextlib.suppress(OSError):
+            os.rename(made, versions / SPARE)
+            return
+    _remove(made)
+
+
+@contextlib.contextmanager
+def _opened(folder: Path | str, parent: int | None = None) -> Iterator[int]:
+    """The folder's descriptor (opened without following a link), closed after."""
+    fd = os.open(folder, FOLDER_FLAGS, dir_fd=parent)
+    try:
+        yield fd
+    finally:
+        os.close(fd)
+
+
+def _link_tree(source: int, target: int, depth: int) -> bool:
+    """Each file of the folder `source` hard-linked into `target`, each folder made
+    there and filled alike (never through a link: links are not kg's, and are left
+    out); False for folders nested too deep, OSError when a file cannot be linked."""
+    if depth > MAX_DEPTH:
+        return False
+    with os.scandir(source) as found:
+        entries = list(found)
+    for entry in entries:
+        name = entry.name
+        if entry.is_dir(follow_symlinks=False):
+            os.mkdir(name, 0o777, dir_fd=target)  # less the umask, as a build's folders
+            with _opened(name, source) as sub, _opened(name, target) as made:
+                if not _link_tree(sub, made, depth + 1):
+                    return False
+        elif entry.is_file(follow_symlinks=False):
+            os.link(name, name, src_dir_fd=source, dst_dir_fd=target, follow_symlinks=False)
+    return True
 
 
 def _own_path(out_dir: Path, inside: Path | None) -> Path:

@@ -51,7 +51,7 @@ from kg.publish.blocks import (
 )
 from kg.publish.deploy import deploy_files
 from kg.publish.dirty import DirtyState, Made, Reached
-from kg.publish.dumpfile import chunks_digest, write_dump
+from kg.publish.dumpfile import chunks_digest, write_dump, write_ranges
 from kg.publish.export import (
     Encoded,
     Kept,
@@ -73,7 +73,6 @@ from kg.publish.export import (
     still_there,
     to_turtle,
     write_part,
-    write_streamed,
 )
 from kg.publish.fingerprint import (
     Fingerprints,
@@ -789,7 +788,8 @@ def _dump(state: _State, fmt: str, keys: list[str]) -> Files:
         return {kind: text, f"site/{kind}": text}
     head, tail = dump_ends(table, fmt, state.graph, state.unusable)
     rels = (kind, f"site/{kind}")
-    files, _ = write_streamed(state.staging, rels, lambda to: table.dump(fmt, head, tail, to.write))
+    write = partial(write_ranges, table=table, ext=fmt, head=head, tail=tail)
+    files, _ = write_dump(state.staging, rels, write, str)  # its digest, of its ranges'
     return files
 
 
