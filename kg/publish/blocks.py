@@ -102,12 +102,13 @@ class Range:
 
     def blocks(self, ext: str, folder: int | None) -> list[bytes]:
         """The blocks of format `ext` (a file's read whole, from `folder`)."""
-        data = _bytes(self.data[ext], folder)
+        data = range_bytes(self.data[ext], folder)
         starts, cut = self.starts[ext], len(SEPARATOR[ext])
         return [data[starts[i] : starts[i + 1] - cut] for i in range(len(starts) - 1)]
 
 
-def _bytes(data: bytes | str, folder: int | None = None) -> bytes:
+def range_bytes(data: bytes | str, folder: int | None = None) -> bytes:
+    """A range's data in one format: its bytes, or its file's (in `folder`) read whole."""
     if isinstance(data, bytes):
         return data
     fd = os.open(data, os.O_RDONLY | os.O_NOFOLLOW, dir_fd=folder)
@@ -193,7 +194,7 @@ def write_range(folder: int, name: str, made: Range) -> Range:
     folder kg made for this build)."""
     data: dict[str, bytes | str] = {}
     for ext, blob in made.data.items():
-        data[ext] = _write_new(folder, f"{name}.{ext}", _bytes(blob, folder))
+        data[ext] = _write_new(folder, f"{name}.{ext}", range_bytes(blob, folder))
     return Range(data, made.starts, made.masks, made.sizes, made.digests)
 
 
@@ -215,7 +216,7 @@ def keep_range(folder: int, key: str, made: Range) -> Range:
         name, temporary = f"{key}.{ext}", f".{key}.{ext}.{os.getpid()}"
         with contextlib.suppress(FileNotFoundError):
             os.unlink(temporary, dir_fd=folder)  # a killed run's (or a planted link)
-        _write_new(folder, temporary, _bytes(blob, folder))
+        _write_new(folder, temporary, range_bytes(blob, folder))
         os.replace(temporary, name, src_dir_fd=folder, dst_dir_fd=folder)
         stamps[ext] = _stamp(os.stat(name, dir_fd=folder, follow_symlinks=False))
         data[ext] = name
@@ -368,8 +369,18 @@ class BlockTable:
                 mask |= m
         return self.used(mask)
 
-    def dump(self, ext: str, head: bytes, tail: bytes, write: Callable[[bytes], object]) -> None:
-        """`head`, the ranges' data joined by the format's separator, `tail`: a dump."""
+    def dump(
+        self,
+        ext: str,
+        head: bytes,
+        tail: bytes,
+        write: Callable[[bytes], object],
+        copy: Callable[[int, int, int], None] | None = None,
+    ) -> None:
+        """`head`, the ranges' data joined by the format's separator, `tail`: a dump (the
+        one owner of its layout). A range kept in a file is handed to `copy(fd, at,
+        count)` when given (kg.publish.dumpfile: the kernel copies it, never read into
+        the process), else read and written."""
         write(head)
         for n, r in enumerate(self.ranges):
             if n:
@@ -379,8 +390,14 @@ class BlockTable:
                 write(data)
                 continue
             fd = os.open(data, os.O_RDONLY | os.O_NOFOLLOW, dir_fd=self.folder)
-            with open(fd, "rb") as file:
-                shutil.copyfileobj(file, _Writer(write), 1 << 20)
+            try:
+                if copy is not None:
+                    copy(fd, 0, os.fstat(fd).st_size)
+                else:
+                    with open(fd, "rb", closefd=False) as file:
+                        shutil.copyfileobj(file, _Writer(write), 1 << 20)
+            finally:
+                os.close(fd)
         write(tail)
 
 

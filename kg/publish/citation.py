@@ -432,10 +432,10 @@ class Citations:
         return text
 
     def of(self, slug: str) -> list[Citable]:
-        return [
-            citable(self.r, pub, self.keys[pub.key], own, self.profiles)
-            for pub, own in self.works.get(slug, [])
-        ]
+        return [self._citable(pub, own) for pub, own in self.works.get(slug, [])]
+
+    def _citable(self, pub: PublicationEntity, own: Publication | None) -> Citable:
+        return citable(self.r, pub, self.keys[pub.key], own, self.profiles)
 
     def bibtex(
         self,
@@ -461,7 +461,7 @@ class Citations:
         return head + "".join("\n" + text for text in made)
 
     def _entry(self, pub: PublicationEntity, own: Publication | None) -> str:
-        return self.entry(citable(self.r, pub, self.keys[pub.key], own, self.profiles))
+        return self.entry(self._citable(pub, own))
 
     def csl(self, slug: str) -> str:
         """A person's publications as a CSL-JSON array, newest first."""

@@ -37,13 +37,12 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TypeVar
 
-from kg.publish.blocks import SEPARATOR, BlockTable
+from kg.publish.blocks import BlockTable, range_bytes
 from kg.publish.export import TreeWriter, Written, _stamp, linked_copies
 
 T = TypeVar("T")
 DIGEST_PREFIX = "chunks:"
 RANGES_PREFIX = "ranges:"  # the Turtle and JSON-LD dumps' digests (never a content digest)
-_READ = os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
 BUFFER = 1 << 20  # formatted bytes gathered before one write
 # copy_file_range cannot here (another file system on an old kernel, a file system or
 # a sandbox without it): the same bytes read and written instead
@@ -85,12 +84,12 @@ class DumpSink:
                 self.kernel = False
                 break
             if not done:
-                raise OSError(f"the previous N-Triples dump came out short at {at}")
+                raise OSError(f"a file copied into a dump came out short at {at}")
             at += done
         while at < end:
             data = os.pread(source, min(BUFFER * 4, end - at), at)
             if not data:
-                raise OSError(f"the previous N-Triples dump came out short at {at}")
+                raise OSError(f"a file copied into a dump came out short at {at}")
             _write_all(self.fd, data)
             at += len(data)
 
@@ -131,27 +130,23 @@ def write_dump(
 
 
 def write_ranges(sink: DumpSink, table: BlockTable, ext: str, head: bytes, tail: bytes) -> str:
-    """The dump of format `ext` written to `sink`: `head`, the table's ranges joined by
-    the format's separator, `tail`; a kept range's file copied (`DumpSink.copy`). Its
-    digest: of the head's, each range's (see the module) and the tail's."""
+    """The dump of format `ext` written to `sink` (`BlockTable.dump`, a kept range's
+    file copied by `DumpSink.copy`) and its digest (`ranges_digest`)."""
+    table.dump(ext, head, tail, sink.write, sink.copy)
+    return ranges_digest(table, ext, head, tail)
+
+
+def ranges_digest(table: BlockTable, ext: str, head: bytes, tail: bytes) -> str:
+    """The digest of a dump of the table's ranges: of the head's, each range's (a kept
+    range by its file's name and its subjects' digests, any other by its bytes: see the
+    module) and the tail's."""
     parts = [_digest(b"h", head)]
-    sink.write(head)
-    for n, made in enumerate(table.ranges):
-        if n:
-            sink.write(SEPARATOR[ext])
+    for made in table.ranges:
         data = made.data[ext]
-        if isinstance(data, bytes) or not made.stamps or not made.digests:
-            data = data if isinstance(data, bytes) else _read(table.folder, data)
-            sink.write(data)
-            parts.append(_digest(b"b", data))
-            continue
-        fd = os.open(data, _READ, dir_fd=table.folder)
-        try:
-            sink.copy(fd, 0, os.fstat(fd).st_size)
-        finally:
-            os.close(fd)
-        parts.append(_digest(b"k", data.encode(), made.digests))
-    sink.write(tail)
+        if isinstance(data, str) and made.stamps and made.digests:
+            parts.append(_digest(b"k", data.encode(), made.digests))
+        else:
+            parts.append(_digest(b"b", range_bytes(data, table.folder)))
     parts.append(_digest(b"t", tail))
     return RANGES_PREFIX + hashlib.blake2b(b"".join(parts), digest_size=16).hexdigest()
 
@@ -163,9 +158,3 @@ def _digest(kind: bytes, *data: bytes) -> bytes:
         made.update(len(part).to_bytes(8, "little"))
         made.update(part)
     return made.digest()
-
-
-def _read(folder: int | None, name: str) -> bytes:
-    fd = os.open(name, _READ, dir_fd=folder)
-    with open(fd, "rb") as file:
-        return file.read()

@@ -1210,29 +1210,14 @@ class TreeWriter:
         its kept files are still there and the writer's are one (decision 0059). The
         folders stay open for the next call, until `close`. In a recycled tree a file
         that is the previous tree's very file costs one `stat` in its folder's
-        descriptor (decision 0079)."""
-        if self.previous is None:
-            return None
-        stamps, taken = self.previous[1], list[str]()
+        descriptor (`_here`, decision 0079)."""
+        taken: list[str] = []
         for rel, digest in files.items():
-            stamp = stamps.get(rel)
-            if stamp is None or stamp[0] != digest or not self._kept_one(rel, digest, stamp):
+            if not self._taken(rel, digest):
                 self._drop(taken)
                 return None
             taken.append(rel)
         return {rel: Written(self.done[rel]) for rel in taken}
-
-    def _kept_one(self, rel: str, digest: str, stamp: Stamp) -> bool:
-        """`_taken`, with a recycled tree's file that is the previous tree's very file
-        found by one `stat` in its folder's descriptor (the folder's path checked once)."""
-        folder, _, name = rel.rpartition("/")
-        fd = self.fds.get(folder)
-        if fd is None or name in ("", ".", ".."):
-            fd, name = self._place(rel)
-        if self.recycled and _same_file(fd, name, stamp):
-            self.done[rel] = stamp
-            return True
-        return self._taken(rel, digest)
 
     def close(self) -> None:
         """The folders' descriptors `keep_all` left open (for its next items), closed."""
@@ -1290,22 +1275,6 @@ def _write_new(folder: int, name: str, data: bytes) -> os.stat_result:
         return os.fstat(fd)
     finally:
         os.close(fd)
-
-
-def _same_file(folder: int, name: str, stamp: Stamp) -> bool:
-    """Whether `name` in the folder `folder` is a regular file with `stamp`'s inode,
-    size and mtime (the previous tree's very file, untouched since: `_here` without
-    removing what fails, which `_taken` does)."""
-    try:
-        found = os.stat(name, dir_fd=folder, follow_symlinks=False)
-    except OSError:
-        return False
-    return (
-        found.st_ino == stamp[1]
-        and found.st_size == stamp[2]
-        and found.st_mtime_ns == stamp[3]
-        and S_ISREG(found.st_mode)
-    )
 
 
 def _clear_at(folder: int, name: str) -> None:

@@ -1026,25 +1026,25 @@ def _merge_authors(listings, person_of, problems, check=True) -> tuple[AuthorSlo
     slots = []
     for rank, refs in enumerate(zip(*(p.authors for _, p in listings), strict=True), start=1):
         head = refs[0]
+        person = None if head.group else people[rank - 1]
+        group = slugify(head.name) if head.group else None
+        members = claimants if head.group else ()
         printed = tuple(dict.fromkeys([r.name for r in refs]))
         if not any(
             [r.equal_contribution or r.corresponding is not None or r.annotation for r in refs]
-        ):
-            person = None if head.group else people[rank - 1]  # no marks (most slots)
-            group = slugify(head.name) if head.group else None
-            members = claimants if head.group else ()
+        ):  # no listing marks the slot (most slots): the marks' defaults
             slots.append(AuthorSlot(rank, person, group, printed, members=members))
             continue
         slots.append(
             AuthorSlot(
                 rank=rank,
-                person=None if head.group else people[rank - 1],
-                group=slugify(head.name) if head.group else None,
+                person=person,
+                group=group,
                 printed=printed,
                 equal_contribution=any(r.equal_contribution for r in refs),
                 corresponding=_corresponding(refs),
                 annotation=next((r.annotation for r in refs if r.annotation), None),
-                members=claimants if head.group else (),
+                members=members,
                 marked_by=tuple(
                     slug
                     for (slug, _), r in zip(listings, refs, strict=True)
